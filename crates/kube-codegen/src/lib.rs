@@ -1,22 +1,168 @@
 //! kube-codegen: CustomResourceDefinition YAML -> typed Rust modules.
 //!
-//! (CONTRACT STUB: the public API below is fixed; the implementation is being written.)
+//! # Pipeline
+//!
+//! `crd` (bytes -> documents -> normalised CRDs, errors with file:line:column or CRD/version/JSON
+//! pointer) -> `model` (IR; every naming decision made once) -> `emit` (IR -> `TokenStream` via
+//! `quote!`) -> `render` (prettyplease + header, write-if-changed, `--check` diffs).
+//!
+//! # Type mapping
+//!
+//! | schema | Rust |
+//! |---|---|
+//! | object with properties | struct; required -> `T`, optional -> `Option<T>` skipped when `None` |
+//! | properties + preserve-unknown-fields / `additionalProperties` | typed fields + `#[serde(flatten)] extra_fields: BTreeMap<String, V>` |
+//! | object without properties, `additionalProperties: true`, preserve-unknown | `BTreeMap<String, serde_json::Value>` (never an empty struct) |
+//! | `additionalProperties: <schema>` | `BTreeMap<String, T>` |
+//! | untyped / preserve-unknown without type | `serde_json::Value` |
+//! | array | `Vec<T>` (`Vec<Option<T>>` when items are nullable) |
+//! | string enum | enum with unit variants renamed to the wire value + `#[serde(untagged)] Other(String)` |
+//! | integer enum | `#[serde(transparent)]` newtype over `i64` with one associated const per value |
+//! | integer (int32 / other) | `i32` / `i64` |
+//! | number | `serde_json::Number` (see below) |
+//! | int-or-string, anyOf/oneOf of integer+string | `k8s_openapi::...::IntOrString` (wins over anyOf) |
+//! | oneOf/anyOf of distinct JSON types | `#[serde(untagged)]` enum, one variant per type |
+//! | oneOf/anyOf of constraint-only branches | ignored for typing, noted in docs |
+//! | oneOf/anyOf with repeated or mixed types | `serde_json::Value` |
+//! | top-level `metadata` | `k8s_openapi::...::ObjectMeta` |
+//! | `x-kubernetes-embedded-resource` | struct with `apiVersion`, `kind`, `metadata` (JSON map) + declared fields (+ flattened rest) |
+//! | formats, defaults, validations, list types | listed in rustdoc |
+//!
+//! Every top-level property of the schema becomes a field of the root type, not only `spec` and
+//! `status`.
+//!
+//! ## Nullable
+//!
+//! An explicit `null` must survive a round trip. Required+nullable -> `Option<T>` always
+//! serialized (`None` <-> `null`). Optional+nullable -> `Option<Option<T>>`: `None` = absent,
+//! `Some(None)` = `null`, with a private `nullable` deserializer helper emitted in the kind's module
+//! (plain serde code, no runtime crate). Non-nullable fields use `Option<T>`; the API server drops
+//! `null` there.
+//!
+//! ## Numbers
+//!
+//! `type: number` maps to `serde_json::Number`, not `f64`: a JSON `1` must come back as `1`, and
+//! `f64` would re-serialize it as `1.0` (a different `serde_json::Value`). `Number` keeps integer
+//! and float apart exactly and converts with `as_f64()`. It has no `Default`, so a struct with a
+//! *required* number field does not derive `Default`.
+//!
+//! ## Enums
+//!
+//! String enums keep unknown values: `Other(String)` is a variant-level `#[serde(untagged)]` catch-all,
+//! so a newer server's value deserializes and re-serializes unchanged. Enums derive `Default` only
+//! when the schema gives a default (`#[default]` on that variant). Enums inside arrays and maps are
+//! typed too.
+//!
+//! # Naming policy
+//!
+//! - Group module: the first DNS label of the group (`samplecontroller.k8s.io` -> `samplecontroller`);
+//!   when two different groups in one run share that label, both use the whole group in snake case
+//!   (`monitoring_coreos_com`). Version module: the version (`v1alpha1`). Kind module: the kind in
+//!   snake case; the root type is the kind in UpperCamelCase, re-exported from the version module.
+//! - Nested types: path-derived UpperCamelCase, the parent type's name plus the property
+//!   (`Foo` -> `FooSpec` -> `FooSpecTemplate`); array items and map values take the name of the
+//!   property holding them; untagged variants append the JSON type (`FooSpecPortString`).
+//! - Fields: snake case (heck) of the ASCII part of the wire name; keywords become raw identifiers
+//!   (`r#type`, `r#gen` for edition 2024), except `self`/`Self`/`crate`/`super` which get a `_` suffix;
+//!   a leading digit gets a `_` prefix. `#[serde(rename)]` is emitted exactly when the Rust name
+//!   differs from the wire name. Type names that would shadow prelude types (`Option`, `String`, ...)
+//!   get a `Type` suffix.
+//! - Enum variants: UpperCamelCase of the value; a value made only of symbols is spelled out
+//!   (`=` -> `Eq`, `!=` -> `NotEq`), `""` -> `Empty`, a leading digit gets a `V` prefix.
+//!
+//! ## Collision rule
+//!
+//! Within one scope (fields of one struct, types of one kind module, variants of one enum, kinds of
+//! one version), the items that want the same name are sorted by (exact match first, then a stable
+//! key: wire name for fields, JSON pointer for types, list position for variants, CRD name for
+//! kinds). The first keeps the name; the others get the smallest free suffix `2`, `3`, ... (`_2` for
+//! snake-case names). The rule depends only on the set of names, never on traversal or input
+//! order, and adding an unrelated CRD never renames anything (names are scoped per kind module).
+//! The flattened catch-all field is `extra_fields` unless a declared property takes that name.
+//!
+//! ## Dedupe
+//!
+//! Structurally identical nested types within one CRD version (same fields, field docs, variants)
+//! are emitted once; the others become `pub type Alias = Representative;` where the representative
+//! is the one whose name sorts first, so every path-derived name stays usable.
+//!
+//! # Output
+//!
+//! Module tree by default (`mod.rs`, `<group>/mod.rs`, `<group>/<version>/mod.rs`,
+//! `<group>/<version>/<kind>.rs`); `--single-file NAME.rs` (inline modules, for `include!`);
+//! `--crate NAME` (`Cargo.toml` + `src/lib.rs`). Generated code depends only on `serde`,
+//! `serde_json` and `k8s-openapi`, and compiles under editions 2021 and 2024.
+
+mod crd;
+mod docs;
+mod emit;
+mod model;
+mod options;
+mod render;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use options::{FLAGS, Flag, Options, VersionSelection};
+
 /// Everything that went wrong, with a location a user can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// Anything else (internal errors).
     #[error("{0}")]
     Other(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// YAML/JSON syntax, or a resource budget (alias bomb, nesting) exceeded.
+    #[error("{}:{line}:{column}: {message}", file.display())]
+    Syntax {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// A CRD document without the fields every CRD has.
+    #[error("{}: document {document}: CRD {crd:?} at {pointer}: {message}", file.display())]
+    Crd {
+        file: PathBuf,
+        document: usize,
+        crd: String,
+        pointer: String,
+        message: String,
+    },
+    /// A schema the generator cannot map.
+    #[error("{}: CRD {crd} version {version}: openAPIV3Schema{pointer}: {message}", file.display())]
+    Schema {
+        file: PathBuf,
+        crd: String,
+        version: String,
+        pointer: String,
+        message: String,
+    },
+    /// Bad options (exit code 2 in the CLI).
+    #[error("{0}")]
+    Usage(String),
+    /// `Builder::generate` without `out_dir` outside a build script.
+    #[error("no output directory: OUT_DIR is not set (call Builder::out_dir outside build.rs)")]
+    OutDirUnset,
+    /// `--check` found differences; the diff is in the message.
+    #[error("generated files differ from the files on disk:\n{diff}")]
+    Check { diff: String },
+    #[error("no CustomResourceDefinition found in the inputs")]
+    NoCrds,
 }
 
-/// Generation options, declared once; the CLI flags and the Builder methods both feed this.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Options {
-    /// `--single-file <NAME>.rs`: one file with inline modules, for `include!`.
-    pub single_file: Option<String>,
+impl Error {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
 }
 
 /// One generated resource (a served CRD version), so harnesses can find the Rust type for an apiVersion/kind.
@@ -45,6 +191,8 @@ pub struct Generated {
     pub resources: Vec<ResourceInfo>,
     /// Non-fatal problems (skipped documents, ...), each naming file and document index.
     pub warnings: Vec<String>,
+    /// Files written by [`Builder::generate`] (those whose bytes changed).
+    pub written: Vec<PathBuf>,
 }
 
 /// Entry point for `build.rs` and for programs.
@@ -53,15 +201,25 @@ pub struct Builder {
     inputs: Vec<PathBuf>,
     out_dir: Option<PathBuf>,
     options: Options,
+    sources: Vec<(PathBuf, String)>,
 }
+
+/// Name of the include file [`Builder::generate`] writes into `OUT_DIR` by default.
+pub const INCLUDE_FILE: &str = "kube_codegen.rs";
 
 impl Builder {
     pub fn new() -> Self {
         Self::default()
     }
-    /// A CRD file or a directory of them (recursive, `*.yaml|*.yml|*.json`).
+    /// A CRD file or a directory of them (recursive, `*.yaml|*.yml|*.json`); `-` reads stdin.
     pub fn input(mut self, path: impl AsRef<Path>) -> Self {
         self.inputs.push(path.as_ref().to_path_buf());
+        self
+    }
+    /// CRD text given directly; `name` is used in messages and [`ResourceInfo::source`].
+    pub fn input_text(mut self, name: impl AsRef<Path>, text: impl Into<String>) -> Self {
+        self.sources
+            .push((name.as_ref().to_path_buf(), text.into()));
         self
     }
     pub fn out_dir(mut self, path: impl AsRef<Path>) -> Self {
@@ -74,12 +232,100 @@ impl Builder {
     }
     /// Generates in memory without touching the disk.
     pub fn render(&self) -> Result<Generated, Error> {
-        let _ = (&self.inputs, &self.options);
-        Err(Error::Other("not yet implemented".into()))
+        let mut warnings = Vec::new();
+        let files = crd::load::expand_inputs(&self.inputs)?;
+        let mut crds = crd::load_all(&files, &mut warnings)?;
+        for (name, text) in &self.sources {
+            crd::load_text(name, text, &mut crds, &mut warnings)?;
+        }
+        if crds.is_empty() {
+            return Err(Error::NoCrds);
+        }
+        let model = model::build(&crds, &self.options, &mut warnings)?;
+        let files = emit::files(&model, &self.options)?;
+        let mut resources = Vec::new();
+        for g in &model.groups {
+            for v in &g.versions {
+                for r in &v.resources {
+                    resources.push(ResourceInfo {
+                        crd_name: r.crd_name.clone(),
+                        source: r.source.clone(),
+                        group: r.group.clone(),
+                        version: r.version.clone(),
+                        kind: r.kind.clone(),
+                        plural: r.plural.clone(),
+                        namespaced: r.namespaced,
+                        rust_path: format!("{}::{}::{}", g.module, v.module, r.root),
+                        schema: r.schema.clone(),
+                    });
+                }
+            }
+        }
+        Ok(Generated {
+            files,
+            resources,
+            warnings,
+            written: Vec::new(),
+        })
     }
-    /// Generates and writes into `out_dir` (default `$OUT_DIR`), only files whose bytes changed.
-    pub fn generate(self) -> Result<Generated, Error> {
-        let _ = &self.out_dir;
-        self.render()
+    /// Generates and writes into `out_dir` (default `$OUT_DIR`, where the default layout is the
+    /// single include file [`INCLUDE_FILE`]), only files whose bytes changed. Inside a build
+    /// script it prints `cargo:rerun-if-changed` for every input file and directory. With
+    /// `check` set, writes nothing and returns [`Error::Check`] with a diff when files differ.
+    pub fn generate(mut self) -> Result<Generated, Error> {
+        let in_build_script = std::env::var_os("OUT_DIR").is_some();
+        let dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => {
+                let d = std::env::var_os("OUT_DIR").ok_or(Error::OutDirUnset)?;
+                if self.options.single_file.is_none() && self.options.crate_name.is_none() {
+                    self.options.single_file = Some(INCLUDE_FILE.to_string());
+                }
+                PathBuf::from(d)
+            }
+        };
+        if in_build_script {
+            let files = crd::load::expand_inputs(&self.inputs)?;
+            for f in files.iter().chain(&crd::load::input_dirs(&self.inputs)) {
+                if f.as_os_str() != crd::load::STDIN {
+                    println!("cargo:rerun-if-changed={}", f.display());
+                }
+            }
+        }
+        let mut generated = self.render()?;
+        if self.options.check {
+            if let Some(diff) = render::check(&dir, &generated.files) {
+                return Err(Error::Check { diff });
+            }
+            return Ok(generated);
+        }
+        generated.written = render::write_changed(&dir, &generated.files)?;
+        Ok(generated)
     }
+}
+
+/// The one definition of a golden: the single-file output for one CRD file, with the options of
+/// its `# kube-codegen-flags: ...` header line (if any).
+pub fn render_golden(path: &Path) -> Result<String, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut options = Options::default();
+    for line in text.lines() {
+        if let Some(flags) = line.trim().strip_prefix("# kube-codegen-flags:") {
+            let args: Vec<&str> = flags.split_whitespace().collect();
+            options = Options::from_args(&args)?;
+            break;
+        }
+    }
+    options.crate_name = None;
+    options.check = false;
+    let name = "golden.rs".to_string();
+    options.single_file = Some(name.clone());
+    let g = Builder::new()
+        .input_text(path, text)
+        .options(options)
+        .render()?;
+    g.files
+        .get(Path::new(&name))
+        .cloned()
+        .ok_or_else(|| Error::Other("single-file output missing".into()))
 }

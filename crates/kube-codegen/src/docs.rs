@@ -1,0 +1,231 @@
+//! CRD descriptions -> rustdoc lines that neither warn nor become doctests.
+//!
+//! Rules: fenced code keeps its text but is re-fenced as ```` ```text ````; indentation is dropped
+//! outside fences (an indented block would be a Rust doctest); `[`, `]`, `<`, `>` and `\` are
+//! backslash-escaped outside inline code (no broken intra-doc links, no HTML); bare
+//! `http(s)://` URLs become `<...>` autolinks; unbalanced backticks are escaped.
+
+use serde_json::Value;
+
+use crate::crd::Schema;
+
+/// Docs for a type: its description plus schema facts.
+pub fn type_docs(s: &Schema) -> Vec<String> {
+    let mut out = description(s);
+    facts(s, &mut out);
+    out
+}
+
+/// Docs for a field (same content as the type: the property is where users read it).
+pub fn field_docs(s: &Schema) -> Vec<String> {
+    type_docs(s)
+}
+
+fn description(s: &Schema) -> Vec<String> {
+    match &s.description {
+        Some(d) if !d.trim().is_empty() => markdown(d),
+        _ => Vec::new(),
+    }
+}
+
+/// Inline code span that survives any content.
+pub fn code(v: &str) -> String {
+    let v = v.replace(['\n', '\r'], " ");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in v.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let ticks = "`".repeat(longest + 1);
+    if longest > 0 || v.starts_with(' ') || v.ends_with(' ') {
+        format!("{ticks} {v} {ticks}")
+    } else {
+        format!("{ticks}{v}{ticks}")
+    }
+}
+
+fn json(v: &Value) -> String {
+    let s = serde_json::to_string(v).unwrap_or_default();
+    // Very long defaults or validation lists would bloat docs; they stay in the CRD.
+    if s.len() > 200 {
+        let cut = s.char_indices().nth(197).map(|(i, _)| i).unwrap_or(s.len());
+        format!("{}...", &s[..cut])
+    } else {
+        s
+    }
+}
+
+fn facts(s: &Schema, out: &mut Vec<String>) {
+    let mut lines: Vec<String> = Vec::new();
+    if let Some(f) = &s.format {
+        lines.push(format!("- format: {}", code(f)));
+    }
+    if let Some(d) = &s.default {
+        lines.push(format!("- default: {}", code(&json(d))));
+    }
+    if s.nullable {
+        lines.push("- nullable: an explicit `null` is kept".into());
+    }
+    if !s.enum_values.is_empty() && s.effective_type() != Some("string") {
+        lines.push(format!(
+            "- enum: {}",
+            code(&json(&Value::Array(s.enum_values.clone())))
+        ));
+    }
+    for (k, v) in &s.constraints {
+        if *k == "x-kubernetes-validations" {
+            for rule in v.as_array().into_iter().flatten() {
+                if let Some(r) = rule.get("rule").and_then(Value::as_str) {
+                    lines.push(format!("- validation rule: {}", code(r)));
+                }
+            }
+        } else {
+            let text = match v {
+                Value::String(x) => x.clone(),
+                other => json(other),
+            };
+            lines.push(format!("- {k}: {}", code(&text)));
+        }
+    }
+    if s.embedded_resource {
+        lines.push("- embedded Kubernetes resource".into());
+    }
+    if s.preserve_unknown_fields {
+        lines.push("- unknown fields are preserved".into());
+    }
+    let constraint_branches = s
+        .any_of
+        .iter()
+        .chain(&s.one_of)
+        .chain(&s.all_of)
+        .filter(|b| b.effective_type().is_none() && !b.int_or_string)
+        .count();
+    if constraint_branches > 0 {
+        lines.push("- has oneOf/anyOf/allOf constraints (not expressed in the type)".into());
+    }
+    if !lines.is_empty() {
+        if !out.is_empty() {
+            out.push(String::new());
+        }
+        out.push("Schema:".into());
+        out.extend(lines);
+    }
+}
+
+/// Converts free text to safe rustdoc lines.
+pub fn markdown(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_fence: Option<String> = None;
+    for raw in text.lines() {
+        let line = raw.trim_end();
+        let trimmed = line.trim_start();
+        if let Some(fence) = &in_fence {
+            if trimmed.starts_with(fence.as_str()) {
+                out.push(fence.clone());
+                in_fence = None;
+            } else {
+                out.push(line.to_string());
+            }
+            continue;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            let ch = trimmed.chars().next().unwrap_or('`');
+            let n = trimmed.chars().take_while(|c| *c == ch).count();
+            let fence: String = std::iter::repeat_n(ch, n).collect();
+            out.push(format!("{fence}text"));
+            in_fence = Some(fence);
+            continue;
+        }
+        out.push(escape_line(trimmed));
+    }
+    if let Some(fence) = in_fence {
+        out.push(fence);
+    }
+    while out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    out
+}
+
+fn escape_line(line: &str) -> String {
+    let balanced = line.matches('`').count() % 2 == 0;
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut in_code = false;
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if c == '`' {
+            if balanced {
+                in_code = !in_code;
+                out.push('`');
+            } else {
+                out.push_str("\\`");
+            }
+            rest = &rest[1..];
+            continue;
+        }
+        if in_code {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if rest.starts_with("http://") || rest.starts_with("https://") {
+            let end = rest
+                .find(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '`' | '|'))
+                .unwrap_or(rest.len());
+            let mut url = &rest[..end];
+            // Trailing punctuation belongs to the sentence, not the URL.
+            while let Some(last) = url.chars().last() {
+                if matches!(
+                    last,
+                    '.' | ',' | ';' | ':' | ')' | ']' | '\'' | '!' | '?' | '*' | '_'
+                ) {
+                    url = &url[..url.len() - last.len_utf8()];
+                } else {
+                    break;
+                }
+            }
+            if url.len() > "https://".len() && !url.contains(['[', ']', '\\']) {
+                out.push('<');
+                out.push_str(url);
+                out.push('>');
+                rest = &rest[url.len()..];
+                continue;
+            }
+        }
+        match c {
+            '[' | ']' | '<' | '>' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(escape_line("see [foo] <bar>"), "see \\[foo\\] \\<bar\\>");
+        assert_eq!(escape_line("`[x]` ok"), "`[x]` ok");
+        assert_eq!(
+            escape_line("at https://example.com/x)."),
+            "at <https://example.com/x>)."
+        );
+        assert_eq!(escape_line("a ` b"), "a \\` b");
+        assert_eq!(
+            markdown("    indented\n```yaml\nkey: [1]\n```"),
+            vec!["indented", "```text", "key: [1]", "```"]
+        );
+        assert_eq!(code("a`b"), "`` a`b ``");
+    }
+}

@@ -1,0 +1,97 @@
+//! Output layouts: module tree (default), single file, standalone crate.
+//!
+//! Module tree: `mod.rs` declares one module per group; `<group>/mod.rs` one per version;
+//! `<group>/<version>/mod.rs` one per kind and re-exports each root type; `<group>/<version>/<kind>.rs`
+//! holds the kind. Single file: the same tree as inline modules. Crate: `Cargo.toml` (from
+//! `templates/crate/Cargo.toml`) and `src/lib.rs` (the single-file content).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::ident;
+use super::resource::kind_module;
+use crate::model::{Model, VersionMod};
+use crate::render::format_file;
+use crate::{Error, Options};
+
+const CARGO_TEMPLATE: &str = include_str!("../../../../templates/crate/Cargo.toml");
+
+fn version_reexports(v: &VersionMod) -> TokenStream {
+    let items = v.resources.iter().map(|r| {
+        let m = ident(&r.module);
+        let root = ident(&r.root);
+        let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
+        quote!(#allow pub use self::#m::#root;)
+    });
+    quote!(#(#items)*)
+}
+
+/// The whole tree as inline modules.
+pub fn single_tokens(model: &Model) -> TokenStream {
+    let groups = model.groups.iter().map(|g| {
+        let gm = ident(&g.module);
+        let gdoc = format!(" API group `{}`.", g.group);
+        let versions = g.versions.iter().map(|v| {
+            let vm = ident(&v.module);
+            let kinds = v.resources.iter().map(|r| {
+                let km = ident(&r.module);
+                let body = kind_module(r);
+                quote!(pub mod #km { #body })
+            });
+            let re = version_reexports(v);
+            let vdoc = format!(" Version `{}` of `{}`.", v.version, g.group);
+            quote!(#[doc = #vdoc] pub mod #vm { #(#kinds)* #re })
+        });
+        quote!(#[doc = #gdoc] pub mod #gm { #(#versions)* })
+    });
+    quote!(#(#groups)*)
+}
+
+pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, String>, Error> {
+    let mut out = BTreeMap::new();
+    if let Some(name) = &options.crate_name {
+        let lib = format_file(single_tokens(model))?;
+        out.insert(PathBuf::from("src/lib.rs"), lib);
+        let toml = CARGO_TEMPLATE
+            .replace("{{name}}", name)
+            .replace("{{version}}", env!("CARGO_PKG_VERSION"));
+        out.insert(PathBuf::from("Cargo.toml"), toml);
+        return Ok(out);
+    }
+    if let Some(name) = &options.single_file {
+        out.insert(PathBuf::from(name), format_file(single_tokens(model))?);
+        return Ok(out);
+    }
+    let top = model.groups.iter().map(|g| {
+        let gm = ident(&g.module);
+        let gdoc = format!(" API group `{}`.", g.group);
+        quote!(#[doc = #gdoc] pub mod #gm;)
+    });
+    out.insert(PathBuf::from("mod.rs"), format_file(quote!(#(#top)*))?);
+    for g in &model.groups {
+        let gdir = PathBuf::from(&g.module.trim_start_matches("r#").to_string());
+        let vs = g.versions.iter().map(|v| {
+            let vm = ident(&v.module);
+            let vdoc = format!(" Version `{}` of `{}`.", v.version, g.group);
+            quote!(#[doc = #vdoc] pub mod #vm;)
+        });
+        out.insert(gdir.join("mod.rs"), format_file(quote!(#(#vs)*))?);
+        for v in &g.versions {
+            let vdir = gdir.join(v.module.trim_start_matches("r#"));
+            let kinds = v.resources.iter().map(|r| {
+                let km = ident(&r.module);
+                quote!(pub mod #km;)
+            });
+            let re = version_reexports(v);
+            out.insert(vdir.join("mod.rs"), format_file(quote!(#(#kinds)* #re))?);
+            for r in &v.resources {
+                let file = format!("{}.rs", r.module.trim_start_matches("r#"));
+                out.insert(vdir.join(file), format_file(kind_module(r))?);
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,268 @@
+//! The language-level IR: resources, versions, type definitions, fields. Every naming decision is
+//! made here, once; `emit` only prints.
+
+mod convert;
+mod dedupe;
+pub mod naming;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use crate::crd::{Crd, PrinterColumn, Scale};
+use crate::{Error, Options, VersionSelection};
+
+/// A type reference inside a field or variant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Bool,
+    I32,
+    I64,
+    /// `serde_json::Number`: keeps `1` and `1.5` exactly as sent.
+    Number,
+    String,
+    IntOrString,
+    Json,
+    Vec(Box<Ty>),
+    Map(Box<Ty>),
+    Option(Box<Ty>),
+    /// Index into [`Resource::types`] while building; resolved to a name before emission.
+    Named(usize),
+}
+
+/// How a field's presence and `null` map to Rust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Presence {
+    /// Required, not nullable: `T`.
+    Required,
+    /// Optional: `Option<T>`, absent when `None`.
+    Optional,
+    /// Required and nullable: `Option<T>`, always serialized (`null` for `None`).
+    RequiredNullable,
+    /// Optional and nullable: `Option<Option<T>>`; outer `None` = absent, `Some(None)` = `null`.
+    OptionalNullable,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Field {
+    /// Identifier text as printed (`r#type`, `self_`).
+    pub ident: String,
+    pub wire: String,
+    pub ty: Ty,
+    pub presence: Presence,
+    pub docs: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeBody {
+    Struct {
+        fields: Vec<Field>,
+        /// `#[serde(flatten)]` map of everything not declared: (field ident, map value type).
+        flatten: Option<(String, Ty)>,
+    },
+    /// Unit variants renamed to the wire value, then `#[serde(untagged)] Other(String)`.
+    StringEnum {
+        /// (variant ident, wire value)
+        variants: Vec<(String, String)>,
+        other: String,
+        default: Option<usize>,
+    },
+    /// Newtype over `i64` with associated constants, so unknown numbers survive.
+    IntEnum {
+        consts: Vec<(String, i64)>,
+        default: Option<i64>,
+    },
+    /// `#[serde(untagged)]` enum, one variant per JSON type.
+    Untagged { variants: Vec<(String, Ty)> },
+}
+
+#[derive(Debug, Clone)]
+pub struct TypeDef {
+    pub name: String,
+    pub pointer: String,
+    pub docs: Vec<String>,
+    pub body: TypeBody,
+    /// Filled by finalisation.
+    pub default: bool,
+    /// `Some(target)`: emitted as `pub type name = target;` (structural duplicate).
+    pub alias_of: Option<usize>,
+    pub extra_derives: Vec<String>,
+}
+
+/// One served version of one CRD.
+#[derive(Debug, Clone)]
+pub struct Resource {
+    pub crd_name: String,
+    pub source: PathBuf,
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// Module holding this kind (`foo` for `Foo`).
+    pub module: String,
+    /// Root type name (UpperCamelCase of the kind).
+    pub root: String,
+    pub plural: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub list_kind: String,
+    pub categories: Vec<String>,
+    pub namespaced: bool,
+    pub storage: bool,
+    pub served: bool,
+    /// `Some(message)` when the version is deprecated.
+    pub deprecated: Option<String>,
+    pub status_subresource: bool,
+    pub scale: Option<Scale>,
+    pub printer_columns: Vec<PrinterColumn>,
+    pub root_docs: Vec<String>,
+    /// Root fields besides apiVersion/kind/metadata.
+    pub root_fields: Vec<Field>,
+    pub root_flatten: Option<(String, Ty)>,
+    pub root_default: bool,
+    pub root_extra_derives: Vec<String>,
+    pub types: Vec<TypeDef>,
+    pub uses_nullable: bool,
+    pub schema: serde_json::Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct VersionMod {
+    pub module: String,
+    pub version: String,
+    pub resources: Vec<Resource>,
+}
+
+#[derive(Debug, Clone)]
+pub struct GroupMod {
+    pub module: String,
+    pub group: String,
+    pub versions: Vec<VersionMod>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Model {
+    pub groups: Vec<GroupMod>,
+}
+
+/// Builds the model. CRDs with the same `metadata.name` after the first (in input order) are
+/// skipped with a warning.
+pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Result<Model, Error> {
+    let derives = options.parsed_derives()?;
+    let mut seen: BTreeMap<&str, &Crd> = BTreeMap::new();
+    let mut unique: Vec<&Crd> = Vec::new();
+    for crd in crds {
+        if let Some(first) = seen.get(crd.name.as_str()) {
+            warnings.push(format!(
+                "{}: document {}: CRD {} already read from {}, skipped",
+                crd.source.display(),
+                crd.doc_index,
+                crd.name,
+                first.source.display()
+            ));
+            continue;
+        }
+        seen.insert(&crd.name, crd);
+        unique.push(crd);
+    }
+
+    // Group modules: first DNS label, unless two different groups share it.
+    let groups: BTreeSet<&str> = unique.iter().map(|c| c.group.as_str()).collect();
+    let mut by_label: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for g in &groups {
+        by_label
+            .entry(naming::module_ident(g.split('.').next().unwrap_or(g)))
+            .or_default()
+            .push(g);
+    }
+    let mut group_module: BTreeMap<&str, String> = BTreeMap::new();
+    for (label, gs) in &by_label {
+        for g in gs {
+            let m = if gs.len() == 1 {
+                label.clone()
+            } else {
+                naming::module_ident(g)
+            };
+            group_module.insert(g, m);
+        }
+    }
+
+    let mut tree: BTreeMap<String, GroupMod> = BTreeMap::new();
+    for crd in unique {
+        let gm = group_module[crd.group.as_str()].clone();
+        let group = tree.entry(gm.clone()).or_insert_with(|| GroupMod {
+            module: gm,
+            group: crd.group.clone(),
+            versions: Vec::new(),
+        });
+        for v in &crd.versions {
+            let wanted = match &options.versions {
+                VersionSelection::Served => v.served,
+                VersionSelection::All => true,
+                VersionSelection::List(l) => l.iter().any(|x| x == &v.name),
+            };
+            if !wanted {
+                continue;
+            }
+            let res = convert::resource(crd, v, options, &derives)?;
+            let vm = naming::module_ident(&v.name);
+            match group.versions.iter_mut().find(|x| x.module == vm) {
+                Some(x) => x.resources.push(res),
+                None => group.versions.push(VersionMod {
+                    module: vm,
+                    version: v.name.clone(),
+                    resources: vec![res],
+                }),
+            }
+        }
+    }
+    let mut groups: Vec<GroupMod> = tree
+        .into_values()
+        .filter(|g| !g.versions.is_empty())
+        .collect();
+    for g in &mut groups {
+        g.versions.sort_by(|a, b| a.module.cmp(&b.module));
+        for v in &mut g.versions {
+            v.resources
+                .sort_by(|a, b| a.kind.cmp(&b.kind).then(a.crd_name.cmp(&b.crd_name)));
+            // Kind modules: snake kind; same-module kinds (rare) get a documented numeric suffix.
+            let wanted: Vec<(String, String, bool)> = v
+                .resources
+                .iter()
+                .map(|r| (naming::module_ident(&r.kind), r.crd_name.clone(), false))
+                .collect();
+            let mut taken = BTreeSet::new();
+            let names = naming::assign_unique(&wanted, &mut taken, "_");
+            let wanted_roots: Vec<(String, String, bool)> = v
+                .resources
+                .iter()
+                .map(|r| (r.root.clone(), r.crd_name.clone(), false))
+                .collect();
+            let roots = naming::assign_unique(&wanted_roots, &mut BTreeSet::new(), "");
+            for ((r, m), root) in v.resources.iter_mut().zip(names).zip(roots) {
+                r.module = m;
+                r.root = root;
+            }
+        }
+    }
+    Ok(Model { groups })
+}
+
+/// Per-type extra derives: global ones plus `Type=Derive` entries.
+#[derive(Debug, Clone, Default)]
+pub struct Derives {
+    pub global: Vec<String>,
+    pub per_type: BTreeMap<String, Vec<String>>,
+}
+
+impl Derives {
+    pub fn for_type(&self, name: &str) -> Vec<String> {
+        let mut out = self.global.clone();
+        if let Some(x) = self.per_type.get(name) {
+            for d in x {
+                if !out.contains(d) {
+                    out.push(d.clone());
+                }
+            }
+        }
+        out
+    }
+}

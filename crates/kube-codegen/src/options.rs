@@ -1,0 +1,289 @@
+//! Generation options, declared once in [`FLAGS`]: the CLI builds its clap arguments from this
+//! table and [`Options::from_args`] parses with it, so the two cannot drift.
+
+use crate::Error;
+use crate::model::Derives;
+
+/// Which CRD versions to generate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum VersionSelection {
+    /// Every version with `served: true` (default).
+    #[default]
+    Served,
+    /// Every version, served or not.
+    All,
+    /// Exactly these version names.
+    List(Vec<String>),
+}
+
+/// Generation options, declared once; the CLI flags and the Builder methods both feed this.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--single-file <NAME>.rs`: one file with inline modules, for `include!`.
+    pub single_file: Option<String>,
+    /// `--crate <NAME>`: a standalone crate (`Cargo.toml` + `src/lib.rs`).
+    pub crate_name: Option<String>,
+    /// `--versions <served|all|LIST>`.
+    pub versions: VersionSelection,
+    /// `--derive <DERIVE>` / `--derive <Type>=<DERIVE>`, comma-separated lists allowed.
+    pub derives: Vec<String>,
+    /// `--no-docs`: no rustdoc from descriptions and schema facts.
+    pub no_docs: bool,
+    /// `--check`: compare with the files on disk instead of writing; differences are an error.
+    pub check: bool,
+}
+
+/// One option: its flag, help, and how it reads from / writes to [`Options`].
+pub struct Flag {
+    pub long: &'static str,
+    /// `None` for switches.
+    pub value_name: Option<&'static str>,
+    pub repeatable: bool,
+    pub help: &'static str,
+    set: fn(&mut Options, Option<&str>) -> Result<(), String>,
+    get: fn(&Options) -> Vec<Option<String>>,
+}
+
+impl Flag {
+    /// Applies one occurrence of the flag.
+    pub fn apply(&self, options: &mut Options, value: Option<&str>) -> Result<(), Error> {
+        (self.set)(options, value).map_err(|m| Error::Usage(format!("--{}: {m}", self.long)))
+    }
+}
+
+fn need(v: Option<&str>) -> Result<&str, String> {
+    v.ok_or_else(|| "a value is required".to_string())
+}
+
+fn check_rs_name(v: &str) -> Result<(), String> {
+    if v.is_empty() || v.contains(['/', '\\']) || !v.ends_with(".rs") {
+        Err(format!("expected a file name ending in .rs, got {v:?}"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Every option, in help order.
+pub const FLAGS: &[Flag] = &[
+    Flag {
+        long: "check",
+        value_name: None,
+        repeatable: false,
+        help: "Don't write: compare the output directory with what would be generated; print a unified diff and exit 1 when they differ",
+        set: |o, _| {
+            o.check = true;
+            Ok(())
+        },
+        get: |o| if o.check { vec![None] } else { vec![] },
+    },
+    Flag {
+        long: "single-file",
+        value_name: Some("NAME.rs"),
+        repeatable: false,
+        help: "Write one file with inline modules (for include!) instead of a module tree",
+        set: |o, v| {
+            let v = need(v)?;
+            check_rs_name(v)?;
+            o.single_file = Some(v.to_string());
+            Ok(())
+        },
+        get: |o| o.single_file.iter().map(|s| Some(s.clone())).collect(),
+    },
+    Flag {
+        long: "crate",
+        value_name: Some("NAME"),
+        repeatable: false,
+        help: "Write a standalone crate NAME (Cargo.toml + src/lib.rs) into the output directory",
+        set: |o, v| {
+            let v = need(v)?;
+            if v.is_empty()
+                || !v
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                || v.starts_with(|c: char| c.is_ascii_digit())
+            {
+                return Err(format!("{v:?} is not a valid crate name"));
+            }
+            o.crate_name = Some(v.to_string());
+            Ok(())
+        },
+        get: |o| o.crate_name.iter().map(|s| Some(s.clone())).collect(),
+    },
+    Flag {
+        long: "versions",
+        value_name: Some("served|all|LIST"),
+        repeatable: false,
+        help: "Versions to generate: `served` (default), `all`, or a comma-separated list such as v1,v1beta1",
+        set: |o, v| {
+            let v = need(v)?;
+            o.versions = match v {
+                "served" => VersionSelection::Served,
+                "all" => VersionSelection::All,
+                list => {
+                    let items: Vec<String> = list
+                        .split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect();
+                    if items.is_empty() {
+                        return Err("empty version list".into());
+                    }
+                    VersionSelection::List(items)
+                }
+            };
+            Ok(())
+        },
+        get: |o| match &o.versions {
+            VersionSelection::Served => vec![],
+            VersionSelection::All => vec![Some("all".into())],
+            VersionSelection::List(l) => vec![Some(l.join(","))],
+        },
+    },
+    Flag {
+        long: "derive",
+        value_name: Some("[TYPE=]DERIVE"),
+        repeatable: true,
+        help: "Extra derive for every generated type (e.g. Hash), or for one type with TYPE=DERIVE (e.g. FooSpec=Eq); repeatable, comma-separated lists allowed",
+        set: |o, v| {
+            for item in need(v)?.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                parse_derive(item)?;
+                o.derives.push(item.to_string());
+            }
+            Ok(())
+        },
+        get: |o| o.derives.iter().map(|d| Some(d.clone())).collect(),
+    },
+    Flag {
+        long: "no-docs",
+        value_name: None,
+        repeatable: false,
+        help: "Leave out rustdoc generated from descriptions and schema facts",
+        set: |o, _| {
+            o.no_docs = true;
+            Ok(())
+        },
+        get: |o| if o.no_docs { vec![None] } else { vec![] },
+    },
+];
+
+/// Splits `Type=Derive` / `Derive` and checks both parts are Rust paths.
+fn parse_derive(item: &str) -> Result<(Option<String>, String), String> {
+    let (ty, d) = match item.split_once('=') {
+        Some((t, d)) => (Some(t.trim().to_string()), d.trim().to_string()),
+        None => (None, item.to_string()),
+    };
+    if syn::parse_str::<syn::Path>(&d).is_err() {
+        return Err(format!("{d:?} is not a derive path"));
+    }
+    if let Some(t) = &ty
+        && syn::parse_str::<syn::Ident>(t).is_err()
+    {
+        return Err(format!("{t:?} is not a type name"));
+    }
+    Ok((ty, d))
+}
+
+impl Options {
+    /// Parses the same flags as `kube-codegen gen` (without inputs and `-o`), e.g. from a
+    /// `# kube-codegen-flags:` header. Accepts `--flag value` and `--flag=value`.
+    pub fn from_args(args: &[&str]) -> Result<Options, Error> {
+        let mut o = Options::default();
+        let mut i = 0;
+        while i < args.len() {
+            let arg = args[i];
+            let Some(name) = arg.strip_prefix("--") else {
+                return Err(Error::Usage(format!("unexpected argument {arg:?}")));
+            };
+            let (name, inline) = match name.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (name, None),
+            };
+            let flag = FLAGS
+                .iter()
+                .find(|f| f.long == name)
+                .ok_or_else(|| Error::Usage(format!("unknown flag --{name}")))?;
+            let value = if flag.value_name.is_some() {
+                match inline {
+                    Some(v) => Some(v),
+                    None => {
+                        i += 1;
+                        Some(*args.get(i).ok_or_else(|| {
+                            Error::Usage(format!("--{name}: a value is required"))
+                        })?)
+                    }
+                }
+            } else {
+                if inline.is_some() {
+                    return Err(Error::Usage(format!("--{name} takes no value")));
+                }
+                None
+            };
+            flag.apply(&mut o, value)?;
+            i += 1;
+        }
+        Ok(o)
+    }
+
+    /// The flags that reproduce these options (inverse of [`Options::from_args`]).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in FLAGS {
+            for v in (f.get)(self) {
+                out.push(format!("--{}", f.long));
+                if let Some(v) = v {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    pub(crate) fn parsed_derives(&self) -> Result<Derives, Error> {
+        let mut d = Derives::default();
+        for item in &self.derives {
+            let (ty, derive) =
+                parse_derive(item).map_err(|m| Error::Usage(format!("--derive: {m}")))?;
+            let list = match ty {
+                Some(t) => d.per_type.entry(t).or_default(),
+                None => &mut d.global,
+            };
+            if !list.contains(&derive) {
+                list.push(derive);
+            }
+        }
+        Ok(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_round_trip() {
+        let o = Options {
+            single_file: Some("x.rs".into()),
+            crate_name: Some("my-crds".into()),
+            versions: VersionSelection::List(vec!["v1".into(), "v2".into()]),
+            derives: vec!["Hash".into(), "FooSpec=Eq".into()],
+            no_docs: true,
+            check: true,
+        };
+        let args = o.to_args();
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(Options::from_args(&refs).unwrap(), o);
+        assert_eq!(Options::from_args(&[]).unwrap(), Options::default());
+        assert_eq!(
+            Options::from_args(&["--versions=all", "--derive", "Hash,Eq"]).unwrap(),
+            Options {
+                versions: VersionSelection::All,
+                derives: vec!["Hash".into(), "Eq".into()],
+                ..Options::default()
+            }
+        );
+        assert!(Options::from_args(&["--nope"]).is_err());
+        assert!(Options::from_args(&["--derive"]).is_err());
+        assert!(Options::from_args(&["--derive", "1x"]).is_err());
+        assert!(Options::from_args(&["--single-file", "a/b.rs"]).is_err());
+    }
+}
