@@ -1,6 +1,286 @@
-//! An in-memory Kubernetes API server for tests.
+//! An in-memory Kubernetes API server for tests: real HTTP protocol, real watch semantics, fault injection.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kube_fake_apiserver::Error> {
+//! let server = kube_fake_apiserver::FakeApiServer::start().await?;
+//! let client = server.client();
+//! // ... use `client` with kube::Api, then:
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
 
+mod crd;
+mod faults;
+mod handlers;
+mod http;
+mod kubeconfig;
+mod objects;
 pub mod openapi;
+mod registry;
 pub mod schema;
 pub mod selector;
+mod state;
+pub mod status;
+mod store;
 pub mod table;
+mod tls;
+mod util;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use faults::{Faults, RecordedRequest};
+use state::Shared;
+
+/// Errors starting or controlling the server.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("binding 127.0.0.1:{port}: {source}")]
+    Bind { port: u16, source: std::io::Error },
+    #[error("TLS setup: {0}")]
+    Tls(String),
+    #[error("building the kube client: {0}")]
+    Client(String),
+    /// A CRD given to `register_crd` was rejected (the message is the Status message).
+    #[error("CRD rejected ({code}): {message}")]
+    Rejected { code: u16, message: String },
+}
+
+/// Options for [`FakeApiServer::builder`].
+#[derive(Debug, Clone)]
+pub struct ServerBuilder {
+    tls: bool,
+    history_limit: usize,
+    builtins: bool,
+    port: u16,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            tls: false,
+            history_limit: 10_000,
+            builtins: true,
+            port: 0,
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// Serve HTTPS with a generated self-signed certificate (the kubeconfig carries it as CA data).
+    pub fn tls(mut self, on: bool) -> Self {
+        self.tls = on;
+        self
+    }
+    /// How many events the watch history keeps (older resourceVersions get 410).
+    pub fn history_limit(mut self, n: usize) -> Self {
+        self.history_limit = n;
+        self
+    }
+    /// Register the built-in kinds (namespaces, configmaps, secrets, events, services, pods,
+    /// serviceaccounts, deployments, events.k8s.io events, leases) and the `default` namespace.
+    pub fn builtins(mut self, on: bool) -> Self {
+        self.builtins = on;
+        self
+    }
+    /// Port on 127.0.0.1 (0: any free port).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    pub async fn start(self) -> Result<FakeApiServer, Error> {
+        let shared = Shared::new(self.history_limit, self.builtins);
+        let listener = TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .map_err(|source| Error::Bind {
+                port: self.port,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind {
+            port: self.port,
+            source,
+        })?;
+        *shared.address.lock() = addr.to_string();
+        let tls = if self.tls {
+            Some(tls::generate()?)
+        } else {
+            None
+        };
+        let accept = http::serve::spawn_accept(
+            shared.clone(),
+            listener,
+            tls.as_ref().map(|t| t.acceptor.clone()),
+        );
+        Ok(FakeApiServer {
+            shared,
+            addr,
+            accept: Some(accept),
+            ca_pem: tls.as_ref().map(|t| t.cert_pem.clone()),
+            ca_der: tls.map(|t| t.cert_der),
+        })
+    }
+}
+
+/// A running in-memory API server on 127.0.0.1. Dropping it stops accepting connections.
+pub struct FakeApiServer {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    accept: Option<JoinHandle<()>>,
+    ca_pem: Option<String>,
+    ca_der: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for FakeApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeApiServer")
+            .field("url", &self.url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeApiServer {
+    /// Starts a server on 127.0.0.1 with a free port and the built-in kinds registered.
+    pub async fn start() -> Result<FakeApiServer, Error> {
+        Self::builder().start().await
+    }
+
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT` (or `https://` with TLS).
+    pub fn url(&self) -> String {
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// A `kube::Config` for this server (default namespace `default`). Note kube's default retry
+    /// policy (`default_retry`) retries 429/503/504 on its own; turn it off to observe injected faults.
+    pub fn client_config(&self) -> kube::Config {
+        let uri = self.url().parse().unwrap_or_default();
+        let mut config = kube::Config::new(uri);
+        if let Some(der) = &self.ca_der {
+            config.root_cert = Some(vec![der.clone()]);
+        }
+        config
+    }
+
+    /// A `kube::Client` talking HTTP to this server.
+    ///
+    /// # Panics
+    /// Only if the kube client cannot be built from a valid local config (never expected).
+    pub fn client(&self) -> kube::Client {
+        kube::Client::try_from(self.client_config())
+            .expect("a kube client for a local URL always builds")
+    }
+
+    /// A `kube::Client` that calls the server in-process (a tower `Service`, no socket).
+    pub fn in_process_client(&self) -> kube::Client {
+        let shared = self.shared.clone();
+        let svc = tower::service_fn(move |req: ::http::Request<kube::client::Body>| {
+            let shared = shared.clone();
+            async move { Ok::<_, Infallible>(http::handle_any(shared, req).await) }
+        });
+        kube::Client::new(svc, "default")
+    }
+
+    /// A kubeconfig pointing at this server.
+    pub fn kubeconfig_yaml(&self) -> String {
+        kubeconfig::render(&self.url(), self.ca_pem.as_deref())
+    }
+
+    pub fn write_kubeconfig(&self, path: &std::path::Path) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml())
+    }
+
+    /// Fault-injection controls.
+    pub fn faults(&self) -> Faults {
+        Faults {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Every request received so far (verb, path, query, body).
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.faults().requests()
+    }
+
+    /// Creates (or replaces) a `apiextensions.k8s.io/v1` CustomResourceDefinition and serves its resources.
+    pub async fn register_crd(&self, crd_json: serde_json::Value) -> Result<(), Error> {
+        let mut db = self.shared.db.lock();
+        let res = db
+            .registry
+            .lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .ok_or_else(|| Error::Rejected {
+                code: 404,
+                message: "CRDs are not served".into(),
+            })?;
+        let name = crd_json
+            .pointer("/metadata/name")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
+        let opts = objects::WriteOpts {
+            dry_run: false,
+            manager: "kube-fake-apiserver".into(),
+        };
+        let exists = db.store.get(&objects::key_of(&res, None, &name)).is_some();
+        let result = if exists {
+            let mut body = crd_json.clone();
+            if let Some(m) = body.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                m.remove("resourceVersion");
+            }
+            objects::update(
+                &mut db,
+                &res,
+                "v1",
+                None,
+                &name,
+                body,
+                &opts,
+                objects::Mode::Main,
+                "Update",
+                &crd_json,
+            )
+        } else {
+            objects::create(&mut db, &res, "v1", None, crd_json, &opts, "Update")
+        };
+        result.map(|_| ()).map_err(|e| Error::Rejected {
+            code: e.code,
+            message: e.message,
+        })
+    }
+
+    /// Stops the server: no new connections, open connections and watches are dropped.
+    pub async fn shutdown(mut self) {
+        self.stop();
+        tokio::task::yield_now().await;
+    }
+
+    fn stop(&mut self) {
+        if let Some(a) = self.accept.take() {
+            a.abort();
+        }
+        self.shared.drop_watches();
+        self.shared.drop_connections();
+    }
+}
+
+impl Drop for FakeApiServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,271 @@
+//! CustomResourceDefinition handling: validation, defaulting, status, and turning one into a `Resource`.
+use serde_json::{Value, json};
+
+use crate::registry::{Resource, ScalePaths, Version};
+use crate::schema::Cause;
+use crate::table::PrinterColumn;
+use crate::util::now;
+
+fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
+    path.iter()
+        .try_fold(v, |cur, k| cur.get(*k))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn cause(reason: &str, field: &str, message: String) -> Cause {
+    Cause {
+        reason: reason.into(),
+        message,
+        field: field.into(),
+    }
+}
+
+/// Fills the defaults the API server sets on a CRD spec (singular, listKind, conversion).
+pub fn default_spec(crd: &mut Value) {
+    let kind = s(crd, &["spec", "names", "kind"]).to_string();
+    if let Some(names) = crd
+        .pointer_mut("/spec/names")
+        .and_then(Value::as_object_mut)
+    {
+        if names
+            .get("singular")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            names.insert("singular".into(), json!(kind.to_lowercase()));
+        }
+        if names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            names.insert("listKind".into(), json!(format!("{kind}List")));
+        }
+    }
+    if let Some(spec) = crd.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.entry("conversion")
+            .or_insert_with(|| json!({"strategy": "None"}));
+    }
+}
+
+/// The checks of `ValidateCustomResourceDefinition` that matter for tests.
+pub fn validate(crd: &Value) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let group = s(crd, &["spec", "group"]);
+    let plural = s(crd, &["spec", "names", "plural"]);
+    let kind = s(crd, &["spec", "names", "kind"]);
+    let name = s(crd, &["metadata", "name"]);
+    if group.is_empty() {
+        out.push(cause(
+            "FieldValueRequired",
+            "spec.group",
+            "Required value".into(),
+        ));
+    } else if !group.contains('.') {
+        out.push(cause(
+            "FieldValueInvalid",
+            "spec.group",
+            format!("Invalid value: \"{group}\": should be a domain with at least one dot"),
+        ));
+    }
+    if plural.is_empty() {
+        out.push(cause(
+            "FieldValueRequired",
+            "spec.names.plural",
+            "Required value".into(),
+        ));
+    }
+    if kind.is_empty() {
+        out.push(cause(
+            "FieldValueRequired",
+            "spec.names.kind",
+            "Required value".into(),
+        ));
+    }
+    if !plural.is_empty() && !group.is_empty() && name != format!("{plural}.{group}") {
+        out.push(cause(
+            "FieldValueInvalid",
+            "metadata.name",
+            format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
+        ));
+    }
+    match s(crd, &["spec", "scope"]) {
+        "Namespaced" | "Cluster" => {}
+        "" => out.push(cause(
+            "FieldValueRequired",
+            "spec.scope",
+            "Required value".into(),
+        )),
+        other => out.push(cause(
+            "FieldValueNotSupported",
+            "spec.scope",
+            format!(
+                "Unsupported value: \"{other}\": supported values: \"Cluster\", \"Namespaced\""
+            ),
+        )),
+    }
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if versions.is_empty() {
+        out.push(cause(
+            "FieldValueRequired",
+            "spec.versions",
+            "Required value: must have exactly one version marked as storage version".into(),
+        ));
+    }
+    let storage = versions
+        .iter()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .count();
+    if !versions.is_empty() && storage != 1 {
+        out.push(cause(
+            "FieldValueInvalid",
+            "spec.versions",
+            format!("Invalid value: []apiextensions.CustomResourceDefinitionVersion{{...}}: must have exactly one version marked as storage version, status has {storage}"),
+        ));
+    }
+    for (i, v) in versions.iter().enumerate() {
+        if s(v, &["name"]).is_empty() {
+            out.push(cause(
+                "FieldValueRequired",
+                &format!("spec.versions[{i}].name"),
+                "Required value".into(),
+            ));
+        }
+        if v.pointer("/schema/openAPIV3Schema").is_none() {
+            out.push(cause(
+                "FieldValueRequired",
+                &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                "Required value: schemas are required".into(),
+            ));
+        }
+    }
+    out
+}
+
+fn str_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Builds the served `Resource` of a (validated, defaulted) CRD.
+pub fn to_resource(crd: &Value) -> Resource {
+    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let kind = s(&names, &["kind"]).to_string();
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    Resource {
+        group: s(crd, &["spec", "group"]).into(),
+        plural: s(&names, &["plural"]).into(),
+        singular: s(&names, &["singular"]).into(),
+        list_kind: s(&names, &["listKind"]).into(),
+        short_names: str_list(names.get("shortNames")),
+        categories: str_list(names.get("categories")),
+        namespaced: s(crd, &["spec", "scope"]) == "Namespaced",
+        kind,
+        versions: versions
+            .iter()
+            .map(|v| Version {
+                name: s(v, &["name"]).into(),
+                served: v.get("served").and_then(Value::as_bool).unwrap_or(false),
+                storage: v.get("storage").and_then(Value::as_bool).unwrap_or(false),
+                schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                columns: v
+                    .get("additionalPrinterColumns")
+                    .and_then(Value::as_array)
+                    .map(|cols| {
+                        cols.iter()
+                            .map(|c| PrinterColumn {
+                                name: s(c, &["name"]).into(),
+                                type_: s(c, &["type"]).into(),
+                                format: s(c, &["format"]).into(),
+                                description: s(c, &["description"]).into(),
+                                priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0)
+                                    as i32,
+                                json_path: s(c, &["jsonPath"]).into(),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                status: v.pointer("/subresources/status").is_some(),
+                scale: v.pointer("/subresources/scale").map(|sc| ScalePaths {
+                    spec_replicas: s(sc, &["specReplicasPath"]).into(),
+                    status_replicas: s(sc, &["statusReplicasPath"]).into(),
+                    label_selector: sc
+                        .get("labelSelectorPath")
+                        .and_then(Value::as_str)
+                        .map(String::from),
+                }),
+                warning: if v.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                    Some(
+                        v.get("deprecationWarning")
+                            .and_then(Value::as_str)
+                            .map(String::from)
+                            .unwrap_or_else(|| {
+                                format!(
+                                    "{}/{} {} is deprecated",
+                                    s(crd, &["spec", "group"]),
+                                    s(v, &["name"]),
+                                    s(&names, &["kind"])
+                                )
+                            }),
+                    )
+                } else {
+                    None
+                },
+            })
+            .collect(),
+        generation: true,
+        return_deleted: true,
+        custom: true,
+    }
+}
+
+/// The status the apiextensions controllers would set: names accepted, established.
+pub fn set_status(crd: &mut Value) {
+    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let storage: Vec<Value> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                .filter_map(|v| v.get("name").cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut stored = crd
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for v in storage {
+        if !stored.contains(&v) {
+            stored.push(v);
+        }
+    }
+    let t = now();
+    crd["status"] = json!({
+        "acceptedNames": names,
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": t, "reason": "NoConflicts",
+             "message": "no conflicts found"},
+            {"type": "Established", "status": "True", "lastTransitionTime": t, "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted"}
+        ],
+        "storedVersions": stored,
+    });
+}

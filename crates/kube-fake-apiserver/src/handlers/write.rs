@@ -1,0 +1,241 @@
+//! create, update (main and status), delete, deletecollection, and the scale subresource.
+use http::Response;
+use serde_json::{Value, json};
+
+use super::{Ctx, decode_body, write_opts};
+use crate::http::{Body, json_response};
+use crate::objects::{self, Mode, Preconditions, key_of};
+use crate::registry::{Resource, ScalePaths};
+use crate::status::ApiError;
+use crate::util::{get_path, meta_str, set_path};
+
+pub fn create(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+    let body = decode_body(ctx.req)?;
+    let opts = write_opts(ctx.req)?;
+    let mut db = ctx.shared.db.lock();
+    let obj = objects::create(
+        &mut db,
+        &ctx.res,
+        ctx.version(),
+        ctx.ns(),
+        body,
+        &opts,
+        "Update",
+    )?;
+    Ok(json_response(201, &obj))
+}
+
+pub fn update(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
+    let body = decode_body(ctx.req)?;
+    let opts = write_opts(ctx.req)?;
+    let mut db = ctx.shared.db.lock();
+    let obj = objects::update(
+        &mut db,
+        &ctx.res,
+        ctx.version(),
+        ctx.ns(),
+        ctx.name(),
+        body.clone(),
+        &opts,
+        mode,
+        "Update",
+        &body,
+    )?;
+    Ok(json_response(200, &obj))
+}
+
+/// `DeleteOptions` from the body (optional) and query.
+fn delete_options(ctx: &Ctx) -> Result<(Preconditions, bool), ApiError> {
+    let mut dry_run = write_opts(ctx.req)?.dry_run;
+    let mut pre = Preconditions::default();
+    if !ctx.req.body.is_empty() {
+        let v: Value = serde_json::from_slice(&ctx.req.body).map_err(|e| {
+            ApiError::bad_request(format!("the request body is not valid DeleteOptions: {e}"))
+        })?;
+        pre.uid = v
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(String::from);
+        pre.resource_version = v
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            .map(String::from);
+        if let Some(d) = v.get("dryRun").and_then(Value::as_array) {
+            dry_run |= d.iter().any(|x| x == "All");
+        }
+    }
+    Ok((pre, dry_run))
+}
+
+pub fn delete(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+    let (pre, dry_run) = delete_options(ctx)?;
+    let mut db = ctx.shared.db.lock();
+    let (code, body) = objects::delete(
+        &mut db,
+        &ctx.res,
+        ctx.version(),
+        ctx.ns(),
+        ctx.name(),
+        &pre,
+        dry_run,
+    )?;
+    Ok(json_response(code, &body))
+}
+
+pub fn delete_collection(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+    let (labels, fields) = super::read::selectors(ctx)?;
+    let (_, dry_run) = delete_options(ctx)?;
+    let mut db = ctx.shared.db.lock();
+    let targets: Vec<String> = db
+        .store
+        .list(&ctx.res.group, &ctx.res.plural, ctx.ns())
+        .into_iter()
+        .filter(|(_, o)| labels.matches(o) && fields.matches(o))
+        .map(|(k, _)| format!("{}/{}", k.namespace, k.name))
+        .collect();
+    let mut items = Vec::new();
+    for t in targets {
+        let (ns, name) = t.split_once('/').unwrap_or(("", &t));
+        let ns = if ctx.res.namespaced { Some(ns) } else { None };
+        let (_, body) = objects::delete(
+            &mut db,
+            &ctx.res,
+            ctx.version(),
+            ns,
+            name,
+            &Preconditions::default(),
+            dry_run,
+        )?;
+        if body.get("kind").and_then(Value::as_str) != Some("Status") {
+            items.push(body);
+        }
+    }
+    let list = json!({
+        "kind": ctx.res.list_kind,
+        "apiVersion": ctx.res.api_version(ctx.version()),
+        "metadata": {"resourceVersion": db.store.rv().to_string()},
+        "items": items,
+    });
+    Ok(json_response(200, &list))
+}
+
+pub fn scale_paths(ctx: &Ctx) -> Result<ScalePaths, ApiError> {
+    ctx.ver.scale.clone().ok_or_else(ApiError::path_not_found)
+}
+
+/// The `autoscaling/v1 Scale` view of an object.
+pub fn to_scale(res: &Resource, paths: &ScalePaths, obj: &Value) -> Value {
+    let m = obj.get("metadata").cloned().unwrap_or(json!({}));
+    let mut meta = json!({});
+    for f in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = m.get(f) {
+            meta[f] = v.clone();
+        }
+    }
+    let mut status =
+        json!({"replicas": get_path(obj, &paths.status_replicas).cloned().unwrap_or(json!(0))});
+    if let Some(sel) = paths
+        .label_selector
+        .as_deref()
+        .and_then(|p| get_path(obj, p))
+        .and_then(Value::as_str)
+    {
+        status["selector"] = json!(sel);
+    } else if res.group == "apps" {
+        // Deployments expose their label selector as a string.
+        if let Some(ml) = obj
+            .pointer("/spec/selector/matchLabels")
+            .and_then(Value::as_object)
+        {
+            let s: Vec<String> = ml
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect();
+            status["selector"] = json!(s.join(","));
+        }
+    }
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": meta,
+        "spec": {"replicas": get_path(obj, &paths.spec_replicas).cloned().unwrap_or(json!(0))},
+        "status": status,
+    })
+}
+
+pub fn get_scale(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+    let paths = scale_paths(ctx)?;
+    let key = key_of(&ctx.res, ctx.ns(), ctx.name());
+    let obj = ctx.shared.db.lock().store.get(&key).cloned();
+    let obj =
+        obj.ok_or_else(|| ApiError::not_found(&ctx.res.group, &ctx.res.plural, ctx.name()))?;
+    Ok(json_response(200, &to_scale(&ctx.res, &paths, &obj)))
+}
+
+/// Writes a (possibly patched) Scale back into the object.
+pub fn write_scale(
+    ctx: &Ctx,
+    db: &mut crate::state::Db,
+    scale: &Value,
+    source: &Value,
+) -> Result<Value, ApiError> {
+    let paths = scale_paths(ctx)?;
+    let key = key_of(&ctx.res, ctx.ns(), ctx.name());
+    let old = db
+        .store
+        .get(&key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&ctx.res.group, &ctx.res.plural, ctx.name()))?;
+    let rv = meta_str(scale, "resourceVersion");
+    if !rv.is_empty() && rv != meta_str(&old, "resourceVersion") {
+        return Err(ApiError::stale(&ctx.res.group, &ctx.res.plural, ctx.name()));
+    }
+    let replicas = scale.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
+    if !replicas.is_i64() || replicas.as_i64().is_some_and(|r| r < 0) {
+        let cause = crate::schema::Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+            field: "spec.replicas".into(),
+        };
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            ctx.name(),
+            &[cause],
+        ));
+    }
+    let mut new = objects::view(&ctx.res, ctx.version(), &old);
+    set_path(&mut new, &paths.spec_replicas, replicas);
+    let opts = write_opts(ctx.req)?;
+    let obj = objects::update(
+        db,
+        &ctx.res,
+        ctx.version(),
+        ctx.ns(),
+        ctx.name(),
+        new,
+        &opts,
+        Mode::Main,
+        "Update",
+        source,
+    )?;
+    Ok(to_scale(&ctx.res, &paths, &obj))
+}
+
+pub fn put_scale(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+    let body = decode_body(ctx.req)?;
+    let mut db = ctx.shared.db.lock();
+    let scale = write_scale(
+        ctx,
+        &mut db,
+        &body,
+        &json!({"spec": {"replicas": body.pointer("/spec/replicas")}}),
+    )?;
+    Ok(json_response(200, &scale))
+}

@@ -1,0 +1,194 @@
+//! HTTP plumbing: request/response types, content negotiation, dispatch, and the listener.
+pub mod router;
+pub mod serve;
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
+use serde_json::Value;
+
+use crate::faults::RecordedRequest;
+use crate::handlers;
+use crate::state::Shared;
+use crate::status::ApiError;
+use crate::util::parse_query;
+use router::Route;
+
+/// Response body type of every handler (watch bodies stream).
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+pub fn full(b: impl Into<Bytes>) -> Body {
+    Full::new(b.into()).boxed_unsync()
+}
+
+/// A request with its body already read.
+pub struct Req {
+    pub method: Method,
+    pub path: String,
+    pub raw_query: String,
+    pub query: BTreeMap<String, String>,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Req {
+    pub fn from_parts(req: Request<Bytes>) -> Self {
+        let (parts, body) = req.into_parts();
+        let raw_query = parts.uri.query().unwrap_or("").to_string();
+        Req {
+            method: parts.method,
+            path: parts.uri.path().to_string(),
+            query: parse_query(Some(&raw_query)),
+            raw_query,
+            headers: parts.headers,
+            body,
+        }
+    }
+    pub fn q(&self, k: &str) -> Option<&str> {
+        self.query.get(k).map(String::as_str)
+    }
+    pub fn flag(&self, k: &str) -> bool {
+        matches!(self.q(k), Some("true" | "1"))
+    }
+    pub fn header(&self, k: header::HeaderName) -> &str {
+        self.headers
+            .get(k)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+    /// Media type of the body without parameters.
+    pub fn content_type(&self) -> String {
+        self.header(header::CONTENT_TYPE)
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    }
+}
+
+/// What representation the client asked for in `Accept`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Json,
+    Table,
+    PartialMetadata,
+}
+
+/// Picks the first representation from `Accept` this server can produce; 406 when none.
+pub fn negotiate(accept: &str) -> Result<Output, ApiError> {
+    if accept.trim().is_empty() {
+        return Ok(Output::Json);
+    }
+    for range in accept.split(',') {
+        let mut parts = range.split(';').map(str::trim);
+        let media = parts.next().unwrap_or("").to_ascii_lowercase();
+        let params: BTreeMap<String, String> = parts
+            .filter_map(|p| p.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        if !matches!(
+            media.as_str(),
+            "application/json" | "*/*" | "application/*" | "application/yaml"
+        ) {
+            continue;
+        }
+        match params.get("as").map(String::as_str) {
+            None => return Ok(Output::Json),
+            Some("Table") => return Ok(Output::Table),
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
+                return Ok(Output::PartialMetadata);
+            }
+            // e.g. APIGroupDiscoveryList: not served, so fall through to the next choice like a server without it.
+            Some(_) => continue,
+        }
+    }
+    Err(ApiError::not_acceptable(format!(
+        "only the following media types are accepted: application/json, application/yaml (requested: {accept})"
+    )))
+}
+
+pub fn json_response(code: u16, v: &Value) -> Response<Body> {
+    let mut body = serde_json::to_vec(v).unwrap_or_default();
+    body.push(b'\n');
+    Response::builder()
+        .status(StatusCode::from_u16(code).unwrap_or(StatusCode::OK))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(full(body))
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
+}
+
+pub fn error_response(e: &ApiError) -> Response<Body> {
+    let mut r = json_response(e.code, &e.to_status());
+    if let Some(secs) = e.retry_after
+        && let Ok(v) = secs.to_string().parse()
+    {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
+fn verb_of(route: &Route, req: &Req) -> String {
+    match route {
+        Route::Resource(t) => {
+            let watch = t.watch_path || req.flag("watch");
+            match (&req.method, t.name.is_some()) {
+                (&Method::GET, _) if watch => "watch",
+                (&Method::GET, true) => "get",
+                (&Method::GET, false) => "list",
+                (&Method::POST, _) => "create",
+                (&Method::PUT, _) => "update",
+                (&Method::PATCH, _) => "patch",
+                (&Method::DELETE, true) => "delete",
+                (&Method::DELETE, false) => "deletecollection",
+                _ => "unknown",
+            }
+            .to_string()
+        }
+        _ => req.method.as_str().to_ascii_lowercase(),
+    }
+}
+
+/// Handles one request end to end (recording, injected faults and latency, routing).
+pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> {
+    let req = Req::from_parts(req);
+    let route = router::parse(&req.path);
+    if shared.faults.recording.load(Ordering::Relaxed) {
+        shared.requests.lock().push(RecordedRequest {
+            verb: verb_of(&route, &req),
+            method: req.method.to_string(),
+            path: req.path.clone(),
+            query: req.raw_query.clone(),
+            body: String::from_utf8_lossy(&req.body).into_owned(),
+        });
+    }
+    let latency = shared.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(code) = shared.faults.take_failure(&req.path) {
+        return error_response(&ApiError::injected(code));
+    }
+    match handlers::dispatch(&shared, route, &req).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+/// Collects any request body and handles the request (used by both the socket and in-process paths).
+pub async fn handle_any<B>(shared: Arc<Shared>, req: Request<B>) -> Response<Body>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    let (parts, body) = req.into_parts();
+    match body.collect().await {
+        Ok(c) => handle(shared, Request::from_parts(parts, c.to_bytes())).await,
+        Err(e) => error_response(&ApiError::bad_request(format!("reading request body: {e}"))),
+    }
+}

@@ -1,0 +1,618 @@
+//! The write pipeline shared by create, update, patch, apply, status and delete: type checks,
+//! server-managed metadata, schema pruning/defaulting/validation, generation, finalizers, CRD hooks.
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::crd;
+use crate::registry::{Resource, Version};
+use crate::schema::{self, Cause};
+use crate::state::Db;
+use crate::status::ApiError;
+use crate::store::Key;
+use crate::util::{finalizers, is_dns_subdomain, meta_mut, meta_str, name_suffix, now, uid};
+
+/// Options common to writes.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOpts {
+    pub dry_run: bool,
+    /// `fieldManager`, or the one derived from the User-Agent.
+    pub manager: String,
+}
+
+/// Which part of the object a write may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Main,
+    Status,
+}
+
+pub fn is_crd(res: &Resource) -> bool {
+    res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions"
+}
+
+pub fn key_of(res: &Resource, ns: Option<&str>, name: &str) -> Key {
+    Key {
+        group: res.group.clone(),
+        resource: res.plural.clone(),
+        namespace: if res.namespaced {
+            ns.unwrap_or("").to_string()
+        } else {
+            String::new()
+        },
+        name: name.to_string(),
+    }
+}
+
+/// The object as served through `version` (conversion `None`: only apiVersion is rewritten).
+pub fn view(res: &Resource, version: &str, obj: &Value) -> Value {
+    let mut o = obj.clone();
+    if let Some(m) = o.as_object_mut() {
+        m.insert("apiVersion".into(), json!(res.api_version(version)));
+        m.insert("kind".into(), json!(res.kind));
+    }
+    o
+}
+
+fn check_type_meta(res: &Resource, version: &str, obj: &mut Value) -> Result<(), ApiError> {
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request is not a JSON object",
+        ));
+    }
+    let want = res.api_version(version);
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if !api_version.is_empty() && api_version != want {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({want})"
+        )));
+    }
+    if !kind.is_empty() && kind != res.kind {
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {}: the kind in the data does not match",
+            res.kind
+        )));
+    }
+    obj["apiVersion"] = json!(want);
+    obj["kind"] = json!(res.kind);
+    Ok(())
+}
+
+fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<(), ApiError> {
+    let body_ns = meta_str(obj, "namespace").to_string();
+    let m = meta_mut(obj);
+    if res.namespaced {
+        let ns = ns.unwrap_or("");
+        if body_ns.is_empty() {
+            m.insert("namespace".into(), json!(ns));
+        } else if body_ns != ns {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    } else {
+        m.remove("namespace");
+    }
+    Ok(())
+}
+
+/// Prune, default, validate (schema and metadata) as the server does on every write.
+fn admit(res: &Resource, ver: &Version, obj: &mut Value) -> Result<(), ApiError> {
+    let mut causes: Vec<Cause> = Vec::new();
+    if let Some(s) = &ver.schema {
+        schema::prune(s, obj);
+        schema::apply_defaults(s, obj);
+        causes.extend(schema::validate(s, obj));
+    }
+    let name = meta_str(obj, "name").to_string();
+    if !is_dns_subdomain(&name) {
+        causes.insert(
+            0,
+            Cause {
+                reason: "FieldValueInvalid".into(),
+                field: "metadata.name".into(),
+                message: format!(
+                    "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                ),
+            },
+        );
+    }
+    if is_crd(res) {
+        crd::default_spec(obj);
+        causes.extend(crd::validate(obj));
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(&res.group, &res.kind, &name, &causes))
+    }
+}
+
+/// Everything whose change bumps `metadata.generation`.
+fn spec_part(ver: &Version, obj: &Value) -> Value {
+    let mut o = obj.clone();
+    if let Some(m) = o.as_object_mut() {
+        m.remove("metadata");
+        m.remove("apiVersion");
+        m.remove("kind");
+        if ver.status {
+            m.remove("status");
+        }
+    }
+    o
+}
+
+/// `fieldsV1` for the fields present in `v` (lists are treated as atomic).
+pub fn fields_v1(v: &Value, root: bool) -> Value {
+    let mut out = Map::new();
+    if let Value::Object(m) = v {
+        for (k, val) in m {
+            if root && (k == "apiVersion" || k == "kind") {
+                continue;
+            }
+            let sub = if root && k == "metadata" {
+                let mut keep = Map::new();
+                for f in ["labels", "annotations", "finalizers", "ownerReferences"] {
+                    if let Some(x) = val.get(f) {
+                        keep.insert(f.into(), x.clone());
+                    }
+                }
+                if keep.is_empty() {
+                    continue;
+                }
+                fields_v1(&Value::Object(keep), false)
+            } else if val.as_object().is_some_and(|o| !o.is_empty()) {
+                fields_v1(val, false)
+            } else {
+                json!({})
+            };
+            out.insert(format!("f:{k}"), sub);
+        }
+    }
+    Value::Object(out)
+}
+
+/// Records `manager`'s operation in `managedFields`, replacing its previous entry for the same operation.
+fn record_manager(
+    obj: &mut Value,
+    old: Option<&Value>,
+    manager: &str,
+    operation: &str,
+    api_version: &str,
+    source: &Value,
+    subresource: Option<&str>,
+) {
+    if manager.is_empty() {
+        return;
+    }
+    let mut entries: Vec<Value> = old
+        .and_then(|o| o.pointer("/metadata/managedFields"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    entries.retain(|e| {
+        !(e.get("manager").and_then(Value::as_str) == Some(manager)
+            && e.get("operation").and_then(Value::as_str) == Some(operation)
+            && e.get("subresource").and_then(Value::as_str) == subresource)
+    });
+    let mut entry = json!({
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": api_version,
+        "time": now(),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_v1(source, true),
+    });
+    if let Some(s) = subresource {
+        entry["subresource"] = json!(s);
+    }
+    entries.push(entry);
+    meta_mut(obj).insert("managedFields".into(), Value::Array(entries));
+}
+
+/// `POST` (and apply of a missing object). `operation` is `Update` or `Apply`.
+pub fn create(
+    db: &mut Db,
+    res: &Arc<Resource>,
+    version: &str,
+    ns: Option<&str>,
+    mut obj: Value,
+    opts: &WriteOpts,
+    operation: &str,
+) -> Result<Value, ApiError> {
+    let ver = res
+        .version(version)
+        .ok_or_else(ApiError::path_not_found)?
+        .clone();
+    check_type_meta(res, version, &mut obj)?;
+    check_namespace(res, ns, &mut obj)?;
+    let source = obj.clone();
+    let m = meta_mut(&mut obj);
+    let name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let generate = m
+        .get("generateName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if name.is_empty() && generate.is_empty() {
+        let cause = Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value: name or generateName is required".into(),
+            field: "metadata.name".into(),
+        };
+        return Err(ApiError::invalid(&res.group, &res.kind, "", &[cause]));
+    }
+    if m.get("resourceVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Err(ApiError::bad_request(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    let name = if name.is_empty() {
+        format!("{generate}{}", name_suffix())
+    } else {
+        name
+    };
+    m.insert("name".into(), json!(name));
+    for f in [
+        "uid",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "selfLink",
+    ] {
+        m.remove(f);
+    }
+    m.insert("uid".into(), json!(uid()));
+    m.insert("creationTimestamp".into(), json!(now()));
+    if res.generation {
+        m.insert("generation".into(), json!(1));
+    } else {
+        m.remove("generation");
+    }
+    if ver.status && (res.custom || is_crd(res)) {
+        // Status is dropped on create when the status subresource is enabled.
+        if let Some(o) = obj.as_object_mut() {
+            o.remove("status");
+        }
+    }
+    admit(res, &ver, &mut obj)?;
+    record_manager(
+        &mut obj,
+        None,
+        &opts.manager,
+        operation,
+        &res.api_version(version),
+        &source,
+        None,
+    );
+    if is_crd(res) {
+        crd::set_status(&mut obj);
+    }
+    let key = key_of(res, ns, &name);
+    if db.store.get(&key).is_some() {
+        return Err(ApiError::already_exists(&res.group, &res.plural, &name));
+    }
+    if opts.dry_run {
+        return Ok(view(res, version, &obj));
+    }
+    if is_crd(res) {
+        register_crd(db, &obj)?;
+    }
+    let stored = db.store.put(key, obj);
+    Ok(view(res, version, &stored))
+}
+
+fn register_crd(db: &mut Db, crd_obj: &Value) -> Result<(), ApiError> {
+    let r = crd::to_resource(crd_obj);
+    if let Some(existing) = db.registry.get(&r.group, &r.plural)
+        && !existing.custom
+    {
+        return Err(ApiError::conflict(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            meta_str(crd_obj, "name"),
+            "the resource is built in",
+        ));
+    }
+    db.registry.insert(r);
+    Ok(())
+}
+
+/// `PUT` of the main resource or `/status`; also the tail of patch and apply.
+#[allow(clippy::too_many_arguments)]
+pub fn update(
+    db: &mut Db,
+    res: &Arc<Resource>,
+    version: &str,
+    ns: Option<&str>,
+    name: &str,
+    mut obj: Value,
+    opts: &WriteOpts,
+    mode: Mode,
+    operation: &str,
+    source: &Value,
+) -> Result<Value, ApiError> {
+    let ver = res
+        .version(version)
+        .ok_or_else(ApiError::path_not_found)?
+        .clone();
+    check_type_meta(res, version, &mut obj)?;
+    let body_name = meta_str(&obj, "name").to_string();
+    if body_name.is_empty() {
+        meta_mut(&mut obj).insert("name".into(), json!(name));
+    } else if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    check_namespace(res, ns, &mut obj)?;
+    let key = key_of(res, ns, name);
+    let old = db
+        .store
+        .get(&key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
+    let body_rv = meta_str(&obj, "resourceVersion").to_string();
+    if !body_rv.is_empty() && body_rv != meta_str(&old, "resourceVersion") {
+        return Err(ApiError::stale(&res.group, &res.plural, name));
+    }
+    let mut new = match mode {
+        Mode::Main => {
+            let mut n = obj;
+            if ver.status {
+                match old.get("status") {
+                    Some(s) => n["status"] = s.clone(),
+                    None => {
+                        n.as_object_mut().map(|o| o.remove("status"));
+                    }
+                }
+            }
+            n
+        }
+        Mode::Status => {
+            let mut n = old.clone();
+            match obj.get("status") {
+                Some(s) => n["status"] = s.clone(),
+                None => {
+                    n.as_object_mut().map(|o| o.remove("status"));
+                }
+            }
+            n["apiVersion"] = obj["apiVersion"].clone();
+            n
+        }
+    };
+    // Server-managed metadata always comes from the stored object.
+    let old_meta = old
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let m = meta_mut(&mut new);
+    for f in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "namespace",
+        "name",
+    ] {
+        match old_meta.get(f) {
+            Some(v) => m.insert(f.into(), v.clone()),
+            None => m.remove(f),
+        };
+    }
+    m.insert(
+        "resourceVersion".into(),
+        old_meta
+            .get("resourceVersion")
+            .cloned()
+            .unwrap_or(json!("")),
+    );
+    m.remove("selfLink");
+    let deleting = old_meta.contains_key("deletionTimestamp");
+    if deleting {
+        let before = finalizers(&old);
+        let added: Vec<String> = finalizers(&new)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        if !added.is_empty() {
+            let cause = Cause {
+                reason: "FieldValueForbidden".into(),
+                field: "metadata.finalizers".into(),
+                message: format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    added
+                        .iter()
+                        .map(|f| format!("\"{f}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            return Err(ApiError::invalid(&res.group, &res.kind, name, &[cause]));
+        }
+    }
+    admit(res, &ver, &mut new)?;
+    if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
+        let g = old_meta
+            .get("generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        meta_mut(&mut new).insert("generation".into(), json!(g + 1));
+    }
+    if is_crd(res) && mode == Mode::Main {
+        crd::set_status(&mut new);
+    }
+    // A write that changes nothing is not a write: no new resourceVersion, no event.
+    let strip = |o: &Value| {
+        let mut o = o.clone();
+        o.as_object_mut().map(|x| x.remove("apiVersion"));
+        meta_mut(&mut o).remove("managedFields");
+        o
+    };
+    if strip(&new) == strip(&old) {
+        return Ok(view(res, version, &old));
+    }
+    let sub = (mode == Mode::Status).then_some("status");
+    record_manager(
+        &mut new,
+        Some(&old),
+        &opts.manager,
+        operation,
+        &res.api_version(version),
+        source,
+        sub,
+    );
+    if opts.dry_run {
+        return Ok(view(res, version, &new));
+    }
+    if deleting && finalizers(&new).is_empty() {
+        // The last finalizer is gone: the object is deleted now.
+        let last = remove(db, res, &key, Some(new));
+        return Ok(view(res, version, &last.unwrap_or_default()));
+    }
+    if is_crd(res) {
+        register_crd(db, &new)?;
+    }
+    let stored = db.store.put(key, new);
+    Ok(view(res, version, &stored))
+}
+
+/// Removes an object for good (a CRD takes its resources and their objects with it).
+fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option<Value> {
+    let last = db.store.delete_as(key, last)?;
+    if is_crd(res) {
+        let group = last
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let plural = last
+            .pointer("/spec/names/plural")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        for (k, _) in db.store.list(&group, &plural, None) {
+            db.store.delete(&k);
+        }
+        db.registry.remove(&group, &plural);
+    }
+    Some(last)
+}
+
+/// `DeleteOptions.preconditions`.
+#[derive(Debug, Clone, Default)]
+pub struct Preconditions {
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
+}
+
+/// `DELETE` of one object. Returns the HTTP code (200 deleted, 202 pending finalizers) and the body.
+pub fn delete(
+    db: &mut Db,
+    res: &Arc<Resource>,
+    version: &str,
+    ns: Option<&str>,
+    name: &str,
+    pre: &Preconditions,
+    dry_run: bool,
+) -> Result<(u16, Value), ApiError> {
+    let key = key_of(res, ns, name);
+    let old = db
+        .store
+        .get(&key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
+    if let Some(u) = &pre.uid {
+        let actual = meta_str(&old, "uid");
+        if u != actual {
+            return Err(ApiError::conflict(
+                &res.group,
+                &res.plural,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {u}, UID in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = &pre.resource_version {
+        let actual = meta_str(&old, "resourceVersion");
+        if rv != actual {
+            return Err(ApiError::conflict(
+                &res.group,
+                &res.plural,
+                name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if !finalizers(&old).is_empty() {
+        if old.pointer("/metadata/deletionTimestamp").is_some() {
+            return Ok((202, view(res, version, &old)));
+        }
+        let mut new = old.clone();
+        let m = meta_mut(&mut new);
+        m.insert("deletionTimestamp".into(), json!(now()));
+        m.insert("deletionGracePeriodSeconds".into(), json!(0));
+        if let Some(g) = m.get("generation").and_then(Value::as_i64) {
+            m.insert("generation".into(), json!(g + 1));
+        }
+        if dry_run {
+            return Ok((202, view(res, version, &new)));
+        }
+        let stored = db.store.put(key, new);
+        return Ok((202, view(res, version, &stored)));
+    }
+    let last = if dry_run {
+        old
+    } else {
+        remove(db, res, &key, None).unwrap_or(old)
+    };
+    if res.return_deleted {
+        Ok((200, view(res, version, &last)))
+    } else {
+        Ok((
+            200,
+            crate::status::success_status(&res.group, &res.plural, name, meta_str(&last, "uid")),
+        ))
+    }
+}
+
+/// Server-side apply as create-or-merge: maps merge recursively, everything else is replaced.
+pub fn apply_merge(dst: &mut Value, src: &Value) {
+    match (dst, src) {
+        (Value::Object(d), Value::Object(s)) => {
+            for (k, v) in s {
+                match d.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => {
+                        apply_merge(existing, v)
+                    }
+                    _ => {
+                        d.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (d, s) => *d = s.clone(),
+    }
+}
