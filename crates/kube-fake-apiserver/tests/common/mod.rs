@@ -1,0 +1,177 @@
+//! Helpers shared by the integration tests: raw requests through a `kube::Client`, watch readers, a test CRD.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use kube_fake_apiserver::FakeApiServer;
+use serde_json::{Value, json};
+
+pub struct Resp {
+    pub code: u16,
+    pub body: Value,
+    pub headers: http::HeaderMap,
+}
+
+/// One raw request; `ct` is the Content-Type of `body`.
+pub async fn call(
+    c: &kube::Client,
+    method: &str,
+    path: &str,
+    ct: &str,
+    body: Option<&Value>,
+) -> Resp {
+    call_accept(c, method, path, ct, body, "application/json").await
+}
+
+pub async fn call_accept(
+    c: &kube::Client,
+    method: &str,
+    path: &str,
+    ct: &str,
+    body: Option<&Value>,
+    accept: &str,
+) -> Resp {
+    let bytes = match body {
+        Some(Value::String(s)) => s.clone().into_bytes(),
+        Some(v) => serde_json::to_vec(v).unwrap(),
+        None => Vec::new(),
+    };
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", ct)
+        .header("accept", accept)
+        .body(kube::client::Body::from(bytes))
+        .unwrap();
+    let resp = c.send(req).await.expect("request sent");
+    let code = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let raw = resp.into_body().collect().await.expect("body").to_bytes();
+    let body = serde_json::from_slice(&raw)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into()));
+    Resp {
+        code,
+        body,
+        headers,
+    }
+}
+
+pub async fn get(c: &kube::Client, path: &str) -> Resp {
+    call(c, "GET", path, "application/json", None).await
+}
+pub async fn post(c: &kube::Client, path: &str, body: Value) -> Resp {
+    call(c, "POST", path, "application/json", Some(&body)).await
+}
+pub async fn put(c: &kube::Client, path: &str, body: Value) -> Resp {
+    call(c, "PUT", path, "application/json", Some(&body)).await
+}
+pub async fn patch(c: &kube::Client, path: &str, ct: &str, body: Value) -> Resp {
+    call(c, "PATCH", path, ct, Some(&body)).await
+}
+pub async fn delete(c: &kube::Client, path: &str) -> Resp {
+    call(c, "DELETE", path, "application/json", None).await
+}
+
+/// Reads watch events until `max` arrived, the stream ended, or `wait` passed.
+/// Returns the events and whether the stream ended by itself.
+pub async fn watch(c: &kube::Client, path: &str, max: usize, wait: Duration) -> (Vec<Value>, bool) {
+    let req = http::Request::builder()
+        .uri(path)
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let resp = c.send(req).await.expect("watch request");
+    assert_eq!(resp.status().as_u16(), 200, "watch {path}");
+    let mut body = resp.into_body();
+    let mut buf = Vec::new();
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        if events.len() >= max {
+            return (events, false);
+        }
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return (events, false),
+            Ok(None) => return (events, true),
+            Ok(Some(f)) => f.expect("watch frame"),
+        };
+        if let Ok(data) = frame.into_data() {
+            buf.extend_from_slice(&data);
+            while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=pos).collect();
+                events.push(serde_json::from_slice(&line).expect("watch line is JSON"));
+            }
+        }
+    }
+}
+
+pub fn types(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+pub fn names(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            e["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+/// `widgets.example.com`: namespaced, v1 (storage; status + scale; printer column) and v2 (served).
+pub fn widget_crd() -> Value {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer", "maximum": 10},
+                "color": {"type": "string"},
+                "selector": {"type": "string"}
+            }},
+            "status": {"type": "object", "properties": {
+                "replicas": {"type": "integer"},
+                "phase": {"type": "string"}
+            }}
+        }
+    });
+    let version = |name: &str, storage: bool| {
+        json!({
+            "name": name, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": schema},
+            "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+            "additionalPrinterColumns": [{"name": "Color", "type": "string", "jsonPath": ".spec.color"}]
+        })
+    };
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"], "categories": ["all"]},
+            "versions": [version("v1", true), version("v2", false)]
+        }
+    })
+}
+
+pub const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+
+pub fn widget(name: &str, replicas: i64) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name, "labels": {"app": "w"}},
+           "spec": {"replicas": replicas, "color": "red"}})
+}
+
+/// A server with the widget CRD registered, and an in-process client.
+pub async fn with_widgets() -> (FakeApiServer, kube::Client) {
+    let s = FakeApiServer::start().await.expect("server starts");
+    s.register_crd(widget_crd()).await.expect("CRD registers");
+    let c = s.in_process_client();
+    (s, c)
+}
