@@ -1,1 +1,53 @@
-fn main() {}
+//! Project automation: `cargo xtask <command>`.
+
+mod bench;
+mod bless;
+mod corpus;
+mod paths;
+mod scratch;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "kube-codegen project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Rewrite testdata/golden/<stem>.rs from every testdata/crds file (and drop goldens whose CRD is gone).
+    Bless,
+    /// Generate, compile and round-trip a real-world corpus (`crds/<project>/*`, `samples/<project>/*`).
+    Corpus(corpus::Args),
+    /// Run a benchmark group and print `name value unit` lines.
+    Bench {
+        #[command(subcommand)]
+        group: bench::Group,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bless => bless::run(),
+        Command::Corpus(args) => corpus::run(&args),
+        Command::Bench { group } => bench::run(group),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Default corpus location: `../shared/corpus/public` next to the repository.
+fn default_corpus() -> PathBuf {
+    paths::repo_root().join("../shared/corpus/public")
+}

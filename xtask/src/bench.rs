@@ -1,0 +1,263 @@
+//! `cargo xtask bench <group>`: benchmark figures as `name value unit` lines (see shared BENCHMARKS.md).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+
+use crate::corpus;
+use crate::paths;
+use crate::scratch::{self, Extras};
+
+#[derive(Subcommand)]
+pub enum Group {
+    /// `cargo bench -p kube-codegen-runtime --bench workqueue -- [ARGS]` (W1, W2).
+    Workqueue {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// G1 (generation speed) and G2 (compile cost of the generated code) on a corpus.
+    Gen(GenArgs),
+}
+
+#[derive(clap::Args)]
+pub struct GenArgs {
+    /// Corpus directory (default: ../shared/corpus/public beside the repository).
+    pub dir: Option<PathBuf>,
+    /// G1 repetitions; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// G2 repetitions of `cargo check` and `cargo build --release`; the median is reported.
+    #[arg(long, default_value_t = 1)]
+    pub compile_runs: usize,
+    /// Only G1.
+    #[arg(long)]
+    pub skip_compile: bool,
+    /// G2 without `cargo build --release`.
+    #[arg(long)]
+    pub skip_release: bool,
+    /// Upper bound of generated lines per scratch crate.
+    #[arg(long, default_value_t = 40_000)]
+    pub max_lines: usize,
+}
+
+pub fn run(group: Group) -> Result<ExitCode> {
+    match group {
+        Group::Workqueue { args } => {
+            let status = Command::new(cargo())
+                .current_dir(paths::repo_root())
+                .args([
+                    "bench",
+                    "-p",
+                    "kube-codegen-runtime",
+                    "--bench",
+                    "workqueue",
+                    "--",
+                ])
+                .args(args)
+                .status()
+                .context("running cargo bench")?;
+            Ok(if status.success() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Group::Gen(args) => {
+            let dir = args.dir.clone().unwrap_or_else(crate::default_corpus);
+            g1(&dir, args.runs)?;
+            if !args.skip_compile {
+                g2(&dir, &args)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+fn figure(name: &str, value: impl std::fmt::Display, unit: &str) {
+    println!("{name} {value} {unit}");
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// User+system CPU seconds of this process so far.
+fn self_cpu_s() -> f64 {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    tv_s(usage.ru_utime) + tv_s(usage.ru_stime)
+}
+
+fn tv_s(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
+}
+
+/// G1: render every CRD file with default options (all outputs), in process.
+fn g1(dir: &Path, runs: usize) -> Result<()> {
+    let mut files = Vec::new();
+    for project in
+        paths::subdirs(&dir.join("crds")).with_context(|| format!("listing {}", dir.display()))?
+    {
+        files.extend(paths::crd_files(&project)?);
+    }
+    if files.is_empty() {
+        bail!("no CRD files under {}/crds", dir.display());
+    }
+    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    let (mut versions, mut lines, mut errors) = (0, 0, 0);
+    for _ in 0..runs.max(1) {
+        (versions, lines, errors) = (0, 0, 0);
+        let (cpu0, t0) = (self_cpu_s(), Instant::now());
+        for file in &files {
+            match kube_codegen::Builder::new().input(file).render() {
+                Ok(generated) => {
+                    versions += generated.resources.len();
+                    lines += generated
+                        .files
+                        .values()
+                        .map(|f| f.lines().count())
+                        .sum::<usize>();
+                }
+                Err(_) => errors += 1,
+            }
+        }
+        walls.push(t0.elapsed().as_secs_f64() * 1e3);
+        cpus.push(self_cpu_s() - cpu0);
+    }
+    figure("g1_crds", files.len(), "files");
+    figure("g1_errors", errors, "files");
+    figure("g1_versions", versions, "versions");
+    figure("g1_output_lines", lines, "lines");
+    figure("g1_wall_ms", format!("{:.1}", median(walls)), "ms");
+    let cpu = median(cpus);
+    figure("g1_cpu_s", format!("{cpu:.3}"), "s");
+    figure(
+        "g1_versions_per_cpu_sec",
+        format!("{:.0}", versions as f64 / cpu.max(1e-9)),
+        "versions/s",
+    );
+    Ok(())
+}
+
+/// G2: compile the single-file corpus output in scratch crates; dependencies are built first, untimed.
+fn g2(dir: &Path, args: &GenArgs) -> Result<()> {
+    let generation = corpus::generate(dir, &[])?;
+    let crates = scratch::pack(&generation.units, args.max_lines);
+    let root = paths::repo_root().join("target/corpus-bench");
+    let no_runners = Default::default();
+    scratch::write_workspace(
+        &root,
+        &generation.units,
+        &crates,
+        &Extras {
+            runners: &no_runners,
+            warmup: true,
+        },
+    )?;
+    let lines: usize = generation.units.iter().map(|u| u.lines).sum();
+    let target = root.join("target");
+    let cargo_in = |args: &[&str]| {
+        let mut cmd = Command::new(cargo());
+        cmd.current_dir(&root)
+            .env("CARGO_TARGET_DIR", &target)
+            .args(args);
+        cmd
+    };
+    let mut clean = cargo_in(&["clean", "--quiet"]);
+    for spec in &crates {
+        clean.args(["-p", &spec.name]);
+    }
+
+    eprintln!("g2: building dependencies (untimed)...");
+    for warm in [
+        &["check", "-p", "deps"][..],
+        &["build", "--release", "-p", "deps"][..],
+    ] {
+        if !args.skip_release || warm[0] == "check" {
+            measured(&mut cargo_in(warm))?;
+        }
+    }
+    let mut phases = vec![("check", &["check", "--workspace"][..])];
+    if !args.skip_release {
+        phases.push(("build", &["build", "--release", "--workspace"][..]));
+    }
+    figure("g2_crates", crates.len(), "crates");
+    figure("g2_lines", lines, "lines");
+    for (name, cmd) in phases {
+        let (mut walls, mut cpus, mut rss) = (Vec::new(), Vec::new(), 0);
+        for _ in 0..args.compile_runs.max(1) {
+            measured(&mut clean)?;
+            let m = measured(&mut cargo_in(cmd))?;
+            if !m.success {
+                bail!(
+                    "cargo {} failed on the generated corpus (run `cargo xtask corpus` for details)",
+                    cmd.join(" ")
+                );
+            }
+            walls.push(m.wall.as_secs_f64());
+            cpus.push(m.cpu_s);
+            rss = rss.max(m.max_rss_kb);
+        }
+        figure(
+            &format!("g2_{name}_s"),
+            format!("{:.1}", median(walls)),
+            "s",
+        );
+        figure(
+            &format!("g2_{name}_cpu_s"),
+            format!("{:.1}", median(cpus)),
+            "s",
+        );
+        let rss_name = if name == "check" {
+            "g2_peak_rss_mb".to_string()
+        } else {
+            format!("g2_{name}_peak_rss_mb")
+        };
+        figure(&rss_name, rss / 1024, "MiB");
+    }
+    Ok(())
+}
+
+struct Measured {
+    wall: Duration,
+    cpu_s: f64,
+    /// Largest resident set of any process in the command's tree (Linux wait4 semantics).
+    max_rss_kb: u64,
+    success: bool,
+}
+
+/// Runs `cmd` and reaps it with `wait4`, whose rusage covers the process and its waited-for descendants.
+fn measured(cmd: &mut Command) -> Result<Measured> {
+    let started = Instant::now();
+    let child = cmd.spawn().context("starting cargo")?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: wait4 writes only into the status int and the zeroed rusage we pass; the pid is our child, reaped
+    // here exactly once (std's Child is dropped without waiting).
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::wait4(pid, &mut status, 0, &mut usage) < 0 {
+            bail!("wait4 failed: {}", std::io::Error::last_os_error());
+        }
+        usage
+    };
+    drop(child);
+    Ok(Measured {
+        wall: started.elapsed(),
+        cpu_s: tv_s(usage.ru_utime) + tv_s(usage.ru_stime),
+        max_rss_kb: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    })
+}

@@ -1,0 +1,181 @@
+//! `cargo xtask corpus <DIR>`: the real-world acceptance bar. Generates single-file output for every CRD file of
+//! `DIR/crds/<project>/`, compiles it (warnings denied) in scratch crates under `target/corpus/`, and round-trips
+//! every `DIR/samples/<project>/` object whose apiVersion/kind a file of the same project generated.
+
+mod cargo;
+mod cases;
+mod report;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::paths;
+use crate::scratch::{self, Extras, Unit};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Corpus directory laid out as `crds/<project>/*.yaml` and `samples/<project>/*.yaml`.
+    pub dir: PathBuf,
+    /// Upper bound of generated lines per scratch crate (bounds rustc's memory).
+    #[arg(long, default_value_t = 40_000)]
+    pub max_lines: usize,
+    /// Only these projects (repeatable).
+    #[arg(long = "project")]
+    pub projects: Vec<String>,
+    /// Passed to cargo as `--jobs`.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// A CRD file the generator rejected.
+pub struct GenFailure {
+    pub project: String,
+    pub file: PathBuf,
+    pub error: String,
+}
+
+/// The generated corpus, in memory.
+pub struct Generation {
+    pub units: Vec<Unit>,
+    pub failures: Vec<GenFailure>,
+    pub warnings: Vec<String>,
+    /// Project -> number of CRD files.
+    pub files: BTreeMap<String, usize>,
+}
+
+/// Renders every CRD file of `dir/crds/<project>/` in single-file mode, one unit per file.
+pub fn generate(dir: &Path, only: &[String]) -> Result<Generation> {
+    let crds = dir.join("crds");
+    let mut generation = Generation {
+        units: Vec::new(),
+        failures: Vec::new(),
+        warnings: Vec::new(),
+        files: BTreeMap::new(),
+    };
+    let mut taken = BTreeSet::new();
+    for project_dir in
+        paths::subdirs(&crds).with_context(|| format!("listing {}", crds.display()))?
+    {
+        let project = paths::stem(&project_dir);
+        if !only.is_empty() && !only.contains(&project) {
+            continue;
+        }
+        let files = paths::crd_files(&project_dir)?;
+        generation.files.insert(project.clone(), files.len());
+        for file in files {
+            match render_single_file(&file) {
+                Ok((code, generated)) => {
+                    generation.warnings.extend(generated.warnings);
+                    let module = scratch::module_name(&project, &file, &mut taken);
+                    generation.units.push(Unit {
+                        project: project.clone(),
+                        lines: code.lines().count(),
+                        code,
+                        file,
+                        module,
+                        resources: generated.resources,
+                    });
+                }
+                Err(error) => generation.failures.push(GenFailure {
+                    project: project.clone(),
+                    file,
+                    error,
+                }),
+            }
+        }
+    }
+    Ok(generation)
+}
+
+fn render_single_file(file: &Path) -> Result<(String, kube_codegen::Generated), String> {
+    let options = kube_codegen::Options {
+        single_file: Some("lib.rs".into()),
+        ..Default::default()
+    };
+    let mut generated = kube_codegen::Builder::new()
+        .input(file)
+        .options(options)
+        .render()
+        .map_err(|e| e.to_string())?;
+    let files = std::mem::take(&mut generated.files);
+    if files.len() != 1 {
+        return Err(format!(
+            "single-file mode produced {} files instead of one",
+            files.len()
+        ));
+    }
+    let code = files.into_values().next().unwrap_or_default();
+    Ok((code, generated))
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let started = Instant::now();
+    let root = paths::repo_root().join("target/corpus");
+
+    let generation = generate(&args.dir, &args.projects)?;
+    let gen_time = started.elapsed();
+    let crates = scratch::pack(&generation.units, args.max_lines);
+    let samples = cases::collect(&args.dir, &generation.units, &args.projects)?;
+    let mut runners: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    let unit_crate: BTreeMap<usize, usize> = crates
+        .iter()
+        .enumerate()
+        .flat_map(|(c, spec)| spec.units.iter().map(move |&u| (u, c)))
+        .collect();
+    for case in &samples.cases {
+        runners
+            .entry(unit_crate[&case.unit])
+            .or_default()
+            .insert(case.type_path.clone());
+    }
+    scratch::write_workspace(
+        &root,
+        &generation.units,
+        &crates,
+        &Extras {
+            runners: &runners,
+            warmup: false,
+        },
+    )?;
+    let lines: usize = generation.units.iter().map(|u| u.lines).sum();
+    eprintln!(
+        "corpus: generated {} files ({} lines) in {:.1}s into {} crates; compiling...",
+        generation.units.len(),
+        lines,
+        gen_time.as_secs_f64(),
+        crates.len()
+    );
+
+    let compile_started = Instant::now();
+    let build = cargo::build(&root, &crates, args.jobs)?;
+    let compile_time = compile_started.elapsed();
+
+    let run_started = Instant::now();
+    let results = cases::run(&root, &crates, &unit_crate, &samples, &build)?;
+    let run_time = run_started.elapsed();
+
+    let ok = report::print(
+        &generation,
+        &crates,
+        &build,
+        &samples,
+        &results,
+        &root.join("compile-errors.txt"),
+    );
+    println!(
+        "corpus: wall {:.1}s (generate {:.1}s, compile {:.1}s, round trips {:.1}s)",
+        started.elapsed().as_secs_f64(),
+        gen_time.as_secs_f64(),
+        compile_time.as_secs_f64(),
+        run_time.as_secs_f64()
+    );
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

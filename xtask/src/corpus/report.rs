@@ -1,0 +1,188 @@
+//! The per-project table, totals and failure details of a corpus run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use xtask::roundtrip::Verdict;
+
+use super::Generation;
+use super::cargo::BuildOutcome;
+use super::cases::Samples;
+use crate::scratch::CrateSpec;
+
+#[derive(Default, Clone)]
+struct Row {
+    files: usize,
+    gen_errors: usize,
+    versions: usize,
+    compile_failed: usize,
+    docs: usize,
+    matched: usize,
+    cases: usize,
+    ok: usize,
+    pruned: usize,
+    failed: usize,
+}
+
+/// Prints the report; returns whether everything passed. Full compiler output goes to `errors_file`.
+pub fn print(
+    generation: &Generation,
+    crates: &[CrateSpec],
+    build: &BuildOutcome,
+    samples: &Samples,
+    verdicts: &[Verdict],
+    errors_file: &std::path::Path,
+) -> bool {
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    for (project, files) in &generation.files {
+        rows.entry(project.clone()).or_default().files = *files;
+    }
+    for failure in &generation.failures {
+        rows.entry(failure.project.clone()).or_default().gen_errors += 1;
+    }
+    // A file fails to compile when an error points into it, or its crate failed with errors elsewhere.
+    let files_with_errors: BTreeSet<&str> = build
+        .errors
+        .iter()
+        .filter_map(|e| e.file.as_deref())
+        .collect();
+    for (c, spec) in crates.iter().enumerate() {
+        let unattributed = build
+            .errors
+            .iter()
+            .any(|e| e.krate == c && e.file.is_none());
+        for &u in &spec.units {
+            let unit = &generation.units[u];
+            let row = rows.entry(unit.project.clone()).or_default();
+            row.versions += unit.resources.len();
+            let own = files_with_errors.contains(format!("src/gen/{}.rs", unit.module).as_str());
+            if own || (!build.crate_ok[c] && unattributed) {
+                row.compile_failed += 1;
+            }
+        }
+    }
+    for (project, stats) in &samples.stats {
+        let row = rows.entry(project.clone()).or_default();
+        row.docs = stats.docs;
+        row.matched = stats.matched;
+        row.pruned = stats.pruned;
+    }
+    for (case, verdict) in samples.cases.iter().zip(verdicts) {
+        let row = rows.entry(case.project.clone()).or_default();
+        row.cases += 1;
+        if *verdict == Verdict::Match {
+            row.ok += 1
+        } else {
+            row.failed += 1
+        }
+    }
+
+    println!(
+        "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>6}",
+        "project",
+        "files",
+        "generr",
+        "versions",
+        "compile",
+        "docs",
+        "matched",
+        "cases",
+        "ok",
+        "pruned",
+        "failed"
+    );
+    let mut total = Row::default();
+    for (project, row) in &rows {
+        print_row(project, row);
+        total.files += row.files;
+        total.gen_errors += row.gen_errors;
+        total.versions += row.versions;
+        total.compile_failed += row.compile_failed;
+        total.docs += row.docs;
+        total.matched += row.matched;
+        total.cases += row.cases;
+        total.ok += row.ok;
+        total.pruned += row.pruned;
+        total.failed += row.failed;
+    }
+    print_row("TOTAL", &total);
+    let compiled = total.files - total.gen_errors - total.compile_failed;
+    println!(
+        "corpus: {compiled}/{} CRD files generated and compiled, {} versions; {}/{} round trips ok ({} sample \
+         objects matched of {}, {} needed pruning)",
+        total.files, total.versions, total.ok, total.cases, total.matched, total.docs, total.pruned
+    );
+
+    for failure in &generation.failures {
+        println!(
+            "GENERATION ERROR {}: {}",
+            failure.file.display(),
+            failure.error
+        );
+    }
+    if !build.errors.is_empty() {
+        let mut all = String::new();
+        for e in &build.errors {
+            let _ = writeln!(all, "[{}] {}", crates[e.krate].name, e.rendered);
+        }
+        let _ = std::fs::write(errors_file, &all);
+        println!(
+            "COMPILE ERRORS: {} (all of them in {})",
+            build.errors.len(),
+            errors_file.display()
+        );
+        for e in build.errors.iter().take(15) {
+            println!("[{}] {}", crates[e.krate].name, e.rendered.trim_end());
+        }
+    }
+    for unreadable in samples.stats.values().flat_map(|s| &s.unreadable) {
+        println!("UNREADABLE SAMPLE (skipped) {unreadable}");
+    }
+    for (case, verdict) in samples.cases.iter().zip(verdicts) {
+        let why = match verdict {
+            Verdict::Match => continue,
+            Verdict::Mismatch(d) => format!("mismatch {d}"),
+            Verdict::DecodeError(e) => e.clone(),
+        };
+        let unit = &generation.units[case.unit];
+        println!(
+            "ROUND TRIP FAILED {}#{} ({}) as {} [{}]: {why}",
+            case.sample.display(),
+            case.doc,
+            case.name,
+            case.type_path,
+            unit.file.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let causes =
+            kube_fake_apiserver::schema::validate(&unit.resources[case.resource].schema, &case.raw);
+        for cause in causes.iter().take(5) {
+            println!(
+                "    a server would reject it: {} {}: {}",
+                cause.reason, cause.field, cause.message
+            );
+        }
+    }
+    total.gen_errors == 0 && build.errors.is_empty() && total.failed == 0
+}
+
+fn print_row(project: &str, row: &Row) {
+    let compile = if row.compile_failed == 0 {
+        "ok".to_string()
+    } else {
+        format!("FAIL {}", row.compile_failed)
+    };
+    println!(
+        "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>6}",
+        project,
+        row.files,
+        row.gen_errors,
+        row.versions,
+        compile,
+        row.docs,
+        row.matched,
+        row.cases,
+        row.ok,
+        row.pruned,
+        row.failed
+    );
+}

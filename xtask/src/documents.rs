@@ -1,0 +1,95 @@
+//! Reading YAML/JSON files that hold Kubernetes objects.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+/// Every object in a file: YAML multi-document streams and JSON files, with `kind: List` (and `*List`)
+/// wrappers flattened into their items and empty documents skipped.
+pub fn load(path: &Path) -> Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let docs: Vec<Value> = if path.extension().is_some_and(|e| e == "json") {
+        vec![serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?]
+    } else {
+        serde_saphyr::from_multiple(&text).with_context(|| format!("parsing {}", path.display()))?
+    };
+    let mut out = Vec::new();
+    for doc in docs {
+        flatten(doc, &mut out);
+    }
+    Ok(out)
+}
+
+fn flatten(doc: Value, out: &mut Vec<Value>) {
+    match doc {
+        Value::Null => {}
+        Value::Object(mut map)
+            if is_list_kind(&map) && map.get("items").is_some_and(Value::is_array) =>
+        {
+            if let Some(Value::Array(items)) = map.remove("items") {
+                for item in items {
+                    flatten(item, out);
+                }
+            }
+        }
+        other => out.push(other),
+    }
+}
+
+fn is_list_kind(map: &serde_json::Map<String, Value>) -> bool {
+    map.get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k.ends_with("List"))
+}
+
+/// `(apiVersion, kind)` of an object, when both are strings.
+pub fn api_version_kind(doc: &Value) -> Option<(&str, &str)> {
+    Some((doc.get("apiVersion")?.as_str()?, doc.get("kind")?.as_str()?))
+}
+
+/// `namespace/name` (or `name`) of an object, for messages.
+pub fn object_name(doc: &Value) -> String {
+    let meta = doc.get("metadata");
+    let name = meta
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("<unnamed>");
+    match meta
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+    {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flattens_lists_and_skips_empty_documents() {
+        let dir = tempdir();
+        let path = dir.join("x.yaml");
+        std::fs::write(
+            &path,
+            "---\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: a/v1, kind: A}\n- {apiVersion: a/v1, kind: B}\n---\napiVersion: a/v1\nkind: C\n",
+        )
+        .unwrap();
+        let docs = load(&path).unwrap();
+        let kinds: Vec<_> = docs
+            .iter()
+            .map(|d| api_version_kind(d).unwrap().1)
+            .collect();
+        assert_eq!(kinds, ["A", "B", "C"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn tempdir() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-documents-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}

@@ -1,0 +1,262 @@
+//! Scratch cargo workspaces holding generated corpus code, split into crates of bounded size (one rustc per crate
+//! keeps memory bounded and lets cargo build them in parallel).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use kube_codegen::ResourceInfo;
+
+use crate::paths::{self, write_if_changed};
+
+/// The single-file output for one CRD file, placed as one module of a scratch crate.
+pub struct Unit {
+    pub project: String,
+    pub file: PathBuf,
+    /// Module name inside its scratch crate (unique across the corpus).
+    pub module: String,
+    pub code: String,
+    pub lines: usize,
+    pub resources: Vec<ResourceInfo>,
+}
+
+impl Unit {
+    /// Rust path of a resource's root type inside its scratch crate.
+    pub fn type_path(&self, res: &ResourceInfo) -> String {
+        format!("{}::{}", self.module, res.rust_path)
+    }
+}
+
+/// One scratch crate: a name and the indices of the units it holds.
+pub struct CrateSpec {
+    pub name: String,
+    pub units: Vec<usize>,
+}
+
+impl CrateSpec {
+    pub fn lib_name(&self) -> String {
+        self.name.replace('-', "_")
+    }
+}
+
+/// A module name for `project`/`file`, unique among `taken`.
+pub fn module_name(project: &str, file: &Path, taken: &mut BTreeSet<String>) -> String {
+    let raw = format!("{project}_{}", paths::stem(file));
+    let mut base: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while base.contains("__") {
+        base = base.replace("__", "_");
+    }
+    let base = format!("m_{}", base.trim_matches('_'));
+    let mut name = base.clone();
+    let mut n = 2;
+    while !taken.insert(name.clone()) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
+}
+
+/// Splits units, in order, into crates of at most `max_lines` lines (a bigger unit gets a crate of its own).
+pub fn pack(units: &[Unit], max_lines: usize) -> Vec<CrateSpec> {
+    let mut crates: Vec<CrateSpec> = Vec::new();
+    let mut lines = 0;
+    for (i, unit) in units.iter().enumerate() {
+        let start_new = match crates.last() {
+            None => true,
+            Some(_) => lines + unit.lines > max_lines,
+        };
+        if start_new {
+            crates.push(CrateSpec {
+                name: format!("corpus-c{:02}", crates.len()),
+                units: Vec::new(),
+            });
+            lines = 0;
+        }
+        lines += unit.lines;
+        crates.last_mut().expect("pushed above").units.push(i);
+    }
+    crates
+}
+
+/// Dependency lines for the scratch crates, taken verbatim from the repository's `[workspace.dependencies]` so
+/// generated code is compiled against the same versions and features as the project.
+fn dependency_lines() -> Result<String> {
+    const NEEDED: [&str; 3] = ["serde", "serde_json", "k8s-openapi"];
+    let manifest = std::fs::read_to_string(paths::repo_root().join("Cargo.toml"))?;
+    let mut out = String::new();
+    for name in NEEDED {
+        let line = manifest
+            .lines()
+            .find(|l| l.split('=').next().is_some_and(|k| k.trim() == name))
+            .with_context(|| format!("{name} missing from the root [workspace.dependencies]"))?;
+        out.push_str(line.trim());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// What to write besides the libraries.
+pub struct Extras<'a> {
+    /// Per crate index: the type paths the round-trip runner binary dispatches to (no runner when absent).
+    pub runners: &'a BTreeMap<usize, BTreeSet<String>>,
+    /// A `deps` crate that only links the dependencies, so they can be built before timing.
+    pub warmup: bool,
+}
+
+/// Writes (only changed files) the scratch workspace at `root`; removes crates and modules from earlier runs.
+pub fn write_workspace(
+    root: &Path,
+    units: &[Unit],
+    crates: &[CrateSpec],
+    extras: &Extras<'_>,
+) -> Result<()> {
+    std::fs::create_dir_all(root)?;
+    let mut members: Vec<String> = crates.iter().map(|c| format!("\"{}\"", c.name)).collect();
+    if extras.warmup {
+        members.push("\"deps\"".into());
+    }
+    let deps = dependency_lines()?;
+    write_if_changed(
+        &root.join("Cargo.toml"),
+        &format!(
+            "# Scratch workspace written by `cargo xtask`; not part of the project.\n[workspace]\nresolver = \"3\"\n\
+             members = [{}]\n\n[workspace.dependencies]\n{deps}\n[profile.dev]\ndebug = 0\nincremental = false\n\n\
+             [profile.release]\ndebug = 0\nincremental = false\n",
+            members.join(", ")
+        ),
+    )?;
+    // Same lock file as the project: same versions, no registry resolution.
+    let lock = std::fs::read_to_string(paths::repo_root().join("Cargo.lock"))?;
+    write_if_changed(&root.join("Cargo.lock"), &lock)?;
+
+    let wanted: BTreeSet<String> = crates.iter().map(|c| c.name.clone()).collect();
+    for dir in paths::subdirs(root)? {
+        let name = paths::stem(&dir);
+        if name.starts_with("corpus-c") && !wanted.contains(&name) {
+            std::fs::remove_dir_all(&dir)?;
+        }
+    }
+
+    if extras.warmup {
+        write_if_changed(&root.join("deps/Cargo.toml"), &package_toml("deps"))?;
+        write_if_changed(
+            &root.join("deps/src/lib.rs"),
+            "//! Links the scratch crates' dependencies so they build before the timed phase.\n\
+             pub use k8s_openapi;\npub use serde;\npub use serde_json;\n",
+        )?;
+    }
+
+    for (index, spec) in crates.iter().enumerate() {
+        let dir = root.join(&spec.name);
+        write_if_changed(&dir.join("Cargo.toml"), &package_toml(&spec.name))?;
+        let mut lib = String::from(
+            "//! Generated corpus code (scratch crate written by `cargo xtask`).\n#![deny(warnings)]\n",
+        );
+        let mut modules = BTreeSet::new();
+        for &u in &spec.units {
+            let unit = &units[u];
+            lib.push_str(&format!(
+                "\n/// From `{}/{}`.\n#[path = \"gen/{}.rs\"]\npub mod {};\n",
+                unit.project,
+                unit.file.file_name().unwrap_or_default().to_string_lossy(),
+                unit.module,
+                unit.module
+            ));
+            write_if_changed(&dir.join(format!("src/gen/{}.rs", unit.module)), &unit.code)?;
+            modules.insert(format!("{}.rs", unit.module));
+        }
+        write_if_changed(&dir.join("src/lib.rs"), &lib)?;
+        if let Ok(entries) = std::fs::read_dir(dir.join("src/gen")) {
+            for entry in entries {
+                let path = entry?.path();
+                if !modules.contains(
+                    &path
+                        .file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned(),
+                ) {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+        let main = dir.join("src/main.rs");
+        match extras.runners.get(&index) {
+            Some(types) => {
+                write_if_changed(&main, &runner_source(&spec.lib_name(), types))?;
+            }
+            None if main.exists() => std::fs::remove_file(&main)?,
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+fn package_toml(name: &str) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\n\
+         k8s-openapi.workspace = true\nserde.workspace = true\nserde_json.workspace = true\n"
+    )
+}
+
+/// A binary that reads `[[type, object], ...]` from the file named by its argument and prints, per case and in
+/// order, one line `{"ok": <object after the typed round trip>}` or `{"err": "<message>"}`.
+fn runner_source(lib: &str, types: &BTreeSet<String>) -> String {
+    let mut arms = String::new();
+    for ty in types {
+        arms.push_str(&format!(
+            "            {ty:?} => rt::<{lib}::{ty}>(value),\n"
+        ));
+    }
+    format!(
+        r#"//! Round-trip runner (scratch, written by `cargo xtask corpus`).
+#![allow(deprecated)]
+
+use std::io::Write;
+
+fn rt<T: serde::de::DeserializeOwned + serde::Serialize>(
+    value: serde_json::Value,
+) -> Result<serde_json::Value, String> {{
+    let typed: T = serde_json::from_value(value).map_err(|e| format!("deserialize: {{e}}"))?;
+    serde_json::to_value(&typed).map_err(|e| format!("serialize: {{e}}"))
+}}
+
+fn run() {{
+    let path = std::env::args().nth(1).expect("usage: runner CASES.json");
+    let text = std::fs::read_to_string(&path).expect("reading the cases file");
+    let cases: Vec<(String, serde_json::Value)> = serde_json::from_str(&text).expect("parsing the cases file");
+    let mut out = std::io::stdout().lock();
+    for (ty, value) in cases {{
+        let result = match ty.as_str() {{
+{arms}            other => Err(format!("no type {{other}} in this crate")),
+        }};
+        let line = match result {{
+            Ok(v) => serde_json::json!({{ "ok": v }}),
+            Err(e) => serde_json::json!({{ "err": e }}),
+        }};
+        writeln!(out, "{{line}}").expect("writing a result");
+        out.flush().expect("flushing a result");
+    }}
+}}
+
+fn main() {{
+    // Unoptimised serde code for large CRD types needs more stack than the main thread has.
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(run)
+        .expect("spawning the runner thread")
+        .join()
+        .expect("runner thread panicked");
+}}
+"#
+    )
+}
