@@ -1,0 +1,490 @@
+//! OpenAPI value validation with the messages and reasons of apiextensions-apiserver
+//! (kube-openapi validators, converted into `field.Error`s).
+use super::gofmt::{go_bad_value, go_float, go_number, go_quote};
+use super::node::{Additional, Node};
+use super::{Cause, MAX_DEPTH};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+const INVALID: &str = "FieldValueInvalid";
+const REQUIRED: &str = "FieldValueRequired";
+const NOT_SUPPORTED: &str = "FieldValueNotSupported";
+const TYPE_INVALID: &str = "FieldValueTypeInvalid";
+const TOO_LONG: &str = "FieldValueTooLong";
+const TOO_MANY: &str = "FieldValueTooMany";
+
+/// Patterns are compiled once per validation; a pattern the regex engine rejects (or that is too
+/// large) is skipped, as the real server would have refused the CRD in the first place.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+pub(super) fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
+    let mut v = Validator {
+        regexes: HashMap::new(),
+    };
+    let mut out = Vec::new();
+    v.node(Node(schema), obj, "", 0, &mut out);
+    out
+}
+
+struct Validator {
+    regexes: HashMap<String, Option<regex::Regex>>,
+}
+
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn cause(reason: &str, field: &str, message: String) -> Cause {
+    Cause {
+        reason: reason.into(),
+        message,
+        field: field.into(),
+    }
+}
+
+/// `field.Invalid(path, value, detail)`.
+fn invalid(field: &str, value: &str, detail: String) -> Cause {
+    cause(INVALID, field, format!("Invalid value: {value}: {detail}"))
+}
+
+/// The JSON type name of a decoded value, as go-openapi names it.
+fn type_name(x: &Value) -> &'static str {
+    match x {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A float that go-openapi still accepts as an integer (integral and within ±2^53).
+fn float_is_integer(x: &Value) -> bool {
+    const MAX_JSON_INT: f64 = 9_007_199_254_740_992.0;
+    match x.as_f64() {
+        Some(f) if !x.is_i64() => f.is_finite() && f.fract() == 0.0 && f.abs() <= MAX_JSON_INT,
+        _ => false,
+    }
+}
+
+fn type_matches(expected: &[&str], x: &Value) -> bool {
+    let actual = type_name(x);
+    expected.contains(&actual)
+        || (actual == "integer" && expected.contains(&"number"))
+        || (actual == "number" && expected.contains(&"integer") && float_is_integer(x))
+}
+
+/// Numbers equal by value (the server converts the value to the enum entry's type first).
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A bound (`maximum: 10`) as Go prints it next to the value: an integer bound stays an
+/// integer when the value is one (`MaximumNativeType`), otherwise float `%v`.
+fn bound_text(bound: &Value, x: &Value) -> String {
+    match bound.as_f64() {
+        Some(f) if x.is_i64() && f.fract() == 0.0 && f.abs() < 9.2e18 => (f as i64).to_string(),
+        Some(f) => go_float(f),
+        None => go_number(bound),
+    }
+}
+
+fn as_count(v: Option<&Value>) -> Option<u64> {
+    let v = v?;
+    v.as_u64()
+        .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+}
+
+impl Validator {
+    fn node(&mut self, s: Node<'_>, x: &Value, path: &str, depth: usize, out: &mut Vec<Cause>) {
+        if depth > MAX_DEPTH {
+            out.push(invalid(path, "\"\"", "nesting is too deep".into()));
+            return;
+        }
+        let types: Vec<&str> = if s.int_or_string() {
+            vec!["integer", "string"]
+        } else {
+            s.type_().into_iter().collect()
+        };
+        if x.is_null() {
+            // Only the type and enum checks apply to null.
+            if !types.is_empty() && !s.nullable() {
+                out.push(type_error(path, &types, x));
+            }
+            self.check_enum(s, x, path, out);
+            return;
+        }
+        if !types.is_empty() && !type_matches(&types, x) {
+            out.push(type_error(path, &types, x));
+            return;
+        }
+        self.composition(s, x, path, depth, out);
+        if let Value::String(text) = x {
+            self.check_string(s, text, path, out);
+        }
+        self.check_enum(s, x, path, out);
+        match x {
+            Value::Array(items) => self.check_array(s, items, path, depth, out),
+            Value::Number(_) => check_number(s, x, path, out),
+            Value::Object(map) => self.check_object(s, map, path, depth, out),
+            _ => {}
+        }
+    }
+
+    fn check_enum(&self, s: Node<'_>, x: &Value, path: &str, out: &mut Vec<Cause>) {
+        let Some(Value::Array(allowed)) = s.raw("enum") else {
+            return;
+        };
+        // An explicit null never satisfies an enum, even one listing null (measured on 1.35).
+        if !x.is_null() && allowed.iter().any(|e| json_equal(e, x)) {
+            return;
+        }
+        let quoted: Vec<String> = allowed
+            .iter()
+            .map(|e| match e {
+                Value::String(s) => go_quote(s),
+                other => go_quote(&other.to_string()),
+            })
+            .collect();
+        let mut message = format!("Unsupported value: {}", go_bad_value(x));
+        if !quoted.is_empty() {
+            message.push_str(&format!(": supported values: {}", quoted.join(", ")));
+        }
+        out.push(cause(NOT_SUPPORTED, path, message));
+    }
+
+    fn check_string(&mut self, s: Node<'_>, text: &str, path: &str, out: &mut Vec<Cause>) {
+        let chars = text.chars().count() as u64;
+        if let Some(max) = as_count(s.raw("maxLength"))
+            && chars > max
+        {
+            let unit = if max == 1 { "byte" } else { "bytes" };
+            out.push(cause(
+                TOO_LONG,
+                path,
+                format!("Too long: may not be more than {max} {unit}"),
+            ));
+        }
+        if let Some(min) = as_count(s.raw("minLength"))
+            && chars < min
+        {
+            out.push(invalid(
+                path,
+                &go_quote(text),
+                format!("{path} in body should be at least {min} chars long"),
+            ));
+        }
+        if let Some(pattern) = s.raw("pattern").and_then(Value::as_str) {
+            let re = self.regexes.entry(pattern.to_string()).or_insert_with(|| {
+                regex::RegexBuilder::new(pattern)
+                    .size_limit(REGEX_SIZE_LIMIT)
+                    .build()
+                    .ok()
+            });
+            if let Some(re) = re
+                && !re.is_match(text)
+            {
+                out.push(invalid(
+                    path,
+                    &go_quote(text),
+                    format!("{path} in body should match '{pattern}'"),
+                ));
+            }
+        }
+    }
+
+    fn check_array(
+        &mut self,
+        s: Node<'_>,
+        items: &[Value],
+        path: &str,
+        depth: usize,
+        out: &mut Vec<Cause>,
+    ) {
+        let len = items.len() as u64;
+        if let Some(min) = as_count(s.raw("minItems"))
+            && len < min
+        {
+            out.push(invalid(
+                path,
+                &len.to_string(),
+                format!("{path} in body should have at least {min} items"),
+            ));
+        }
+        if let Some(max) = as_count(s.raw("maxItems"))
+            && len > max
+        {
+            out.push(too_many(path, len, max));
+        }
+        if s.raw("uniqueItems").and_then(Value::as_bool) == Some(true) {
+            let dup = items
+                .iter()
+                .enumerate()
+                .any(|(i, a)| items[..i].iter().any(|b| json_equal(a, b)));
+            if dup {
+                out.push(invalid(
+                    path,
+                    "\"\"",
+                    format!("{path} in body shouldn't contain duplicates"),
+                ));
+            }
+        }
+        if let Some(item_schema) = s.items() {
+            for (i, v) in items.iter().enumerate() {
+                self.node(item_schema, v, &format!("{path}[{i}]"), depth + 1, out);
+            }
+        }
+    }
+
+    fn check_object(
+        &mut self,
+        s: Node<'_>,
+        map: &Map<String, Value>,
+        path: &str,
+        depth: usize,
+        out: &mut Vec<Cause>,
+    ) {
+        let len = map.len() as u64;
+        if let Some(min) = as_count(s.raw("minProperties"))
+            && len < min
+        {
+            out.push(invalid(
+                path,
+                &len.to_string(),
+                format!("{path} in body should have at least {min} properties"),
+            ));
+        }
+        if let Some(max) = as_count(s.raw("maxProperties"))
+            && len > max
+        {
+            out.push(too_many(path, len, max));
+        }
+        let root = path.is_empty();
+        if let Some(Additional::Schema(a)) = s.additional() {
+            for (k, v) in map {
+                if s.property(k).is_none() && !(root && k == "metadata") {
+                    self.node(a, v, &child(path, k), depth + 1, out);
+                }
+            }
+        }
+        if let Some(props) = s.properties() {
+            for (k, prop) in props {
+                if let Some(v) = map.get(k) {
+                    self.node(Node(prop), v, &child(path, k), depth + 1, out);
+                }
+            }
+        }
+        if let Some(Value::Array(required)) = s.raw("required") {
+            for k in required.iter().filter_map(Value::as_str) {
+                if !map.contains_key(k) {
+                    out.push(cause(REQUIRED, &child(path, k), "Required value".into()));
+                }
+            }
+        }
+        if s.embedded() {
+            check_embedded(map, path, out);
+        }
+    }
+
+    /// `allOf`/`anyOf`/`oneOf`/`not`: value validations only; composite failures are reported
+    /// the way the server reports non-field errors (at `<nil>`, value `""`).
+    fn composition(
+        &mut self,
+        s: Node<'_>,
+        x: &Value,
+        path: &str,
+        depth: usize,
+        out: &mut Vec<Cause>,
+    ) {
+        let subs = |key: &str| -> Vec<Node<'_>> {
+            match s.raw(key) {
+                Some(Value::Array(list)) => {
+                    list.iter().filter(|v| v.is_object()).map(Node).collect()
+                }
+                _ => Vec::new(),
+            }
+        };
+        for sub in subs("allOf") {
+            self.node(sub, x, path, depth + 1, out);
+        }
+        let any_of = subs("anyOf");
+        if !any_of.is_empty() {
+            let results: Vec<Vec<Cause>> = any_of
+                .iter()
+                .map(|sub| self.collect(*sub, x, path, depth))
+                .collect();
+            if !results.iter().any(Vec::is_empty) {
+                out.push(composite(format!(
+                    "{} must validate at least one schema (anyOf)",
+                    go_quote(path)
+                )));
+                out.extend(fewest(results));
+            }
+        }
+        let one_of = subs("oneOf");
+        if !one_of.is_empty() {
+            let results: Vec<Vec<Cause>> = one_of
+                .iter()
+                .map(|sub| self.collect(*sub, x, path, depth))
+                .collect();
+            let valid = results.iter().filter(|r| r.is_empty()).count();
+            if valid == 0 {
+                out.push(composite(format!(
+                    "{} must validate one and only one schema (oneOf). Found none valid",
+                    go_quote(path)
+                )));
+                out.extend(fewest(results));
+            } else if valid > 1 {
+                out.push(composite(format!(
+                    "{} must validate one and only one schema (oneOf). Found {valid} valid alternatives",
+                    go_quote(path)
+                )));
+            }
+        }
+        if let Some(not) = s.raw("not").filter(|v| v.is_object())
+            && self.collect(Node(not), x, path, depth).is_empty()
+        {
+            out.push(composite(format!(
+                "{} must not validate the schema (not)",
+                go_quote(path)
+            )));
+        }
+    }
+
+    fn collect(&mut self, s: Node<'_>, x: &Value, path: &str, depth: usize) -> Vec<Cause> {
+        let mut v = Vec::new();
+        self.node(s, x, path, depth + 1, &mut v);
+        v
+    }
+}
+
+/// The failing alternative closest to matching, whose errors the server adds to the composite one.
+fn fewest(results: Vec<Vec<Cause>>) -> Vec<Cause> {
+    results.into_iter().min_by_key(Vec::len).unwrap_or_default()
+}
+
+fn composite(detail: String) -> Cause {
+    invalid("<nil>", "\"\"", detail)
+}
+
+fn type_error(path: &str, types: &[&str], x: &Value) -> Cause {
+    let actual = type_name(x);
+    cause(
+        TYPE_INVALID,
+        path,
+        format!(
+            "Invalid value: {}: {path} in body must be of type {}: {}",
+            go_quote(actual),
+            types.join(","),
+            go_quote(actual)
+        ),
+    )
+}
+
+fn too_many(path: &str, actual: u64, max: u64) -> Cause {
+    let unit = if max == 1 { "item" } else { "items" };
+    cause(
+        TOO_MANY,
+        path,
+        format!("Too many: {actual}: must have at most {max} {unit}"),
+    )
+}
+
+fn check_number(s: Node<'_>, x: &Value, path: &str, out: &mut Vec<Cause>) {
+    let Some(value) = x.as_f64() else { return };
+    let shown = go_number(x);
+    let exclusive = |key: &str| s.raw(key).and_then(Value::as_bool).unwrap_or(false);
+    if let Some(m) = s.raw("multipleOf")
+        && let Some(f) = m.as_f64()
+        && f > 0.0
+    {
+        let q = value / f;
+        if (q - q.round()).abs() > 1e-9 * q.abs().max(1.0) {
+            out.push(invalid(
+                path,
+                &shown,
+                format!(
+                    "{path} in body should be a multiple of {}",
+                    bound_text(m, x)
+                ),
+            ));
+        }
+    }
+    if let Some(max) = s.raw("maximum")
+        && let Some(f) = max.as_f64()
+    {
+        let excl = exclusive("exclusiveMaximum");
+        if (excl && value >= f) || value > f {
+            let rel = if excl {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            out.push(invalid(
+                path,
+                &shown,
+                format!("{path} in body should be {rel} {}", bound_text(max, x)),
+            ));
+        }
+    }
+    if let Some(min) = s.raw("minimum")
+        && let Some(f) = min.as_f64()
+    {
+        let excl = exclusive("exclusiveMinimum");
+        if (excl && value <= f) || value < f {
+            let rel = if excl {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            out.push(invalid(
+                path,
+                &shown,
+                format!("{path} in body should be {rel} {}", bound_text(min, x)),
+            ));
+        }
+    }
+}
+
+/// An `x-kubernetes-embedded-resource` object needs a `apiVersion` and `kind`.
+fn check_embedded(map: &Map<String, Value>, path: &str, out: &mut Vec<Cause>) {
+    for key in ["apiVersion", "kind"] {
+        let field = child(path, key);
+        match map.get(key) {
+            None => out.push(cause(
+                REQUIRED,
+                &field,
+                "Required value: must not be empty".into(),
+            )),
+            Some(Value::String(s)) if s.is_empty() => {
+                out.push(invalid(&field, "\"\"", "must not be empty".into()));
+            }
+            Some(Value::String(_)) => {}
+            Some(other) => out.push(invalid(
+                &field,
+                &go_bad_value(other),
+                "must be a string".into(),
+            )),
+        }
+    }
+}
