@@ -253,7 +253,7 @@ mod tests {
         for i in 0..5 {
             s.put(key(&format!("o{i}")), json!({"metadata": {}}));
         }
-        assert_eq!(s.since(1), Err(s.floor()));
+        assert_eq!(s.since(1).err(), Some(s.floor()));
         assert_eq!(s.since(s.rv() - 2).unwrap().len(), 2);
         s.compact();
         assert!(s.since(s.rv() - 1).is_err());

@@ -1,0 +1,490 @@
+//! `kube::Client` / `kube::Api` against the server unchanged (HTTP, in-process and TLS), every fault,
+//! request recording, and the binary.
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube_fake_apiserver::FakeApiServer;
+use serde_json::json;
+
+fn widgets(c: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Widget"));
+    Api::namespaced_with(c.clone(), "default", &ar)
+}
+
+fn dyn_widget(name: &str, replicas: i64) -> DynamicObject {
+    serde_json::from_value(widget(name, replicas)).unwrap()
+}
+
+async fn next_event<K>(
+    s: &mut (impl futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin),
+) -> Option<WatchEvent<K>> {
+    tokio::time::timeout(Duration::from_secs(2), s.next())
+        .await
+        .expect("event in time")
+        .map(|r| r.expect("event"))
+}
+
+#[tokio::test]
+async fn dynamic_api_list_watch_patch_status() {
+    let s = FakeApiServer::start().await.unwrap();
+    s.register_crd(widget_crd()).await.unwrap();
+    let api = widgets(&s.client());
+    api.create(&PostParams::default(), &dyn_widget("a", 1))
+        .await
+        .unwrap();
+    let list = api
+        .list(&ListParams::default().labels("app=w"))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 1);
+    let rv = list.metadata.resource_version.clone().unwrap();
+
+    let mut stream = api
+        .watch(
+            &WatchParams {
+                bookmarks: true,
+                ..WatchParams::default()
+            }
+            .timeout(30),
+            &rv,
+        )
+        .await
+        .unwrap()
+        .boxed();
+    let patched = api
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"color": "blue"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data["spec"]["color"], "blue");
+    match next_event(&mut stream).await {
+        Some(WatchEvent::Modified(o)) => assert_eq!(o.data["spec"]["color"], "blue"),
+        other => panic!("expected MODIFIED, got {other:?}"),
+    }
+
+    let mut cur = api.get("a").await.unwrap();
+    cur.data["status"] = json!({"phase": "Ready", "replicas": 1});
+    let st = api
+        .replace_status("a", &PostParams::default(), &cur)
+        .await
+        .unwrap();
+    assert_eq!(st.data["status"]["phase"], "Ready");
+    let ssa = PatchParams::apply("test-manager").force();
+    let applied = api
+        .patch(
+            "b",
+            &ssa,
+            &Patch::Apply(
+                json!({"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"replicas": 2}}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        applied.metadata.managed_fields.unwrap()[0]
+            .manager
+            .as_deref(),
+        Some("test-manager")
+    );
+    let scale = api.get_scale("b").await.unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(2));
+
+    // Streaming list through kube's own parameters: ADDED for both, then the initial-events-end bookmark.
+    let mut sl = api
+        .watch(&WatchParams::streaming_lists(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let mut added = 0;
+    loop {
+        match next_event(&mut sl).await {
+            Some(WatchEvent::Added(_)) => added += 1,
+            Some(WatchEvent::Bookmark(b)) => {
+                assert_eq!(
+                    b.metadata
+                        .annotations
+                        .get("k8s.io/initial-events-end")
+                        .map(String::as_str),
+                    Some("true")
+                );
+                break;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(added, 2);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn typed_configmap_and_deployment() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let cms: Api<ConfigMap> = Api::default_namespaced(c.clone());
+    let cm: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "cm", "labels": {"k": "v"}}, "data": {"a": "1"}}),
+    )
+    .unwrap();
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    let got = cms.get("cm").await.unwrap();
+    assert_eq!(got.data.unwrap()["a"], "1");
+    let p = cms
+        .patch(
+            "cm",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"data": {"b": "2"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(p.data.unwrap().len(), 2);
+    assert_eq!(
+        cms.list(&ListParams::default().labels("k=v"))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    assert_eq!(
+        cms.list(&ListParams::default().labels("k!=v"))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        0
+    );
+    let err = cms.get("missing").await.unwrap_err();
+    match err {
+        kube::Error::Api(st) => {
+            assert_eq!(st.code, 404);
+            assert_eq!(st.reason, "NotFound");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        cms.delete("cm", &DeleteParams::default())
+            .await
+            .unwrap()
+            .is_right()
+    );
+
+    let deps: Api<Deployment> = Api::default_namespaced(c.clone());
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "d"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    }))
+    .unwrap();
+    let created = deps.create(&PostParams::default(), &d).await.unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    let st = deps
+        .patch_status(
+            "d",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"replicas": 1, "readyReplicas": 1}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(st.status.unwrap().ready_replicas, Some(1));
+    assert_eq!(st.metadata.generation, Some(1));
+    let sc = deps
+        .patch_scale(
+            "d",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sc.spec.unwrap().replicas, Some(3));
+    let after = deps.get("d").await.unwrap();
+    assert_eq!(after.spec.unwrap().replicas, Some(3));
+    assert_eq!(after.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn compaction_gives_kube_a_410_error_event() {
+    let (s, c) = with_widgets().await;
+    let api = widgets(&c);
+    let rv = api
+        .create(&PostParams::default(), &dyn_widget("a", 1))
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    api.create(&PostParams::default(), &dyn_widget("b", 1))
+        .await
+        .unwrap();
+    s.faults().compact();
+    let mut stream = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    match next_event(&mut stream).await {
+        Some(WatchEvent::Error(st)) => {
+            assert_eq!(st.code, 410);
+            assert_eq!(st.reason, "Expired");
+        }
+        other => panic!("expected ERROR 410, got {other:?}"),
+    }
+    // Watching from the current resourceVersion is still fine.
+    let cur = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut ok = api
+        .watch(&WatchParams::default(), &cur)
+        .await
+        .unwrap()
+        .boxed();
+    api.delete("a", &DeleteParams::default()).await.unwrap();
+    assert!(matches!(
+        next_event(&mut ok).await,
+        Some(WatchEvent::Deleted(_))
+    ));
+}
+
+#[tokio::test]
+async fn drop_watches_and_end_after_n_events() {
+    let s = FakeApiServer::start().await.unwrap();
+    s.register_crd(widget_crd()).await.unwrap();
+    let api = widgets(&s.client());
+    let mut stream = api
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    api.create(&PostParams::default(), &dyn_widget("a", 1))
+        .await
+        .unwrap();
+    assert!(matches!(
+        next_event(&mut stream).await,
+        Some(WatchEvent::Added(_))
+    ));
+    s.faults().drop_watches();
+    assert!(next_event(&mut stream).await.is_none(), "the watch ends");
+
+    s.faults().end_watches_after(Some(2));
+    for n in ["b", "c", "d"] {
+        api.create(&PostParams::default(), &dyn_widget(n, 1))
+            .await
+            .unwrap();
+    }
+    let all: Vec<_> = tokio::time::timeout(
+        Duration::from_secs(2),
+        api.watch(&WatchParams::default(), "0")
+            .await
+            .unwrap()
+            .try_collect::<Vec<_>>(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(all.len(), 2);
+    s.faults().end_watches_after(None);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn injected_failures() {
+    let (s, c) = with_widgets().await;
+    let f = s.faults();
+    f.fail_next(1, 500);
+    let r = get(&c, WIDGETS).await;
+    assert_eq!(r.code, 500);
+    assert_eq!(r.body["reason"], "InternalError");
+    assert_eq!(get(&c, WIDGETS).await.code, 200);
+
+    f.fail_next(2, 429);
+    let r = get(&c, WIDGETS).await;
+    assert_eq!(r.code, 429);
+    assert_eq!(r.body["reason"], "TooManyRequests");
+    assert_eq!(r.headers.get("retry-after").unwrap(), "1");
+    assert_eq!(get(&c, "/version").await.code, 429);
+    assert_eq!(get(&c, "/version").await.code, 200);
+
+    f.fail_next_matching(1, 503, "/apis/example.com/");
+    assert_eq!(get(&c, "/api/v1/namespaces").await.code, 200);
+    let r = get(&c, WIDGETS).await;
+    assert_eq!(r.code, 503);
+    assert_eq!(r.body["reason"], "ServiceUnavailable");
+    assert_eq!(get(&c, WIDGETS).await.code, 200);
+
+    f.fail_next(5, 500);
+    f.clear_failures();
+    assert_eq!(get(&c, WIDGETS).await.code, 200);
+}
+
+#[tokio::test(start_paused = true)]
+async fn latency_delays_every_request() {
+    let (s, c) = with_widgets().await;
+    s.faults().set_latency(Duration::from_secs(10));
+    let start = tokio::time::Instant::now();
+    assert_eq!(get(&c, WIDGETS).await.code, 200);
+    // Virtual time under a paused clock: the request waited the configured latency.
+    assert!(start.elapsed() >= Duration::from_secs(10));
+    s.faults().set_latency(Duration::ZERO);
+    let start = tokio::time::Instant::now();
+    get(&c, WIDGETS).await;
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn restart_keeps_data_drops_connections_and_optionally_history() {
+    let s = FakeApiServer::start().await.unwrap();
+    s.register_crd(widget_crd()).await.unwrap();
+    let client = s.client();
+    let api = widgets(&client);
+    let rv = api
+        .create(&PostParams::default(), &dyn_widget("a", 1))
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    s.faults().restart(false);
+    assert!(
+        next_event(&mut stream).await.is_none(),
+        "open watches end on restart"
+    );
+    assert_eq!(api.get("a").await.unwrap().data["spec"]["replicas"], 1);
+    api.create(&PostParams::default(), &dyn_widget("b", 1))
+        .await
+        .unwrap();
+    // History survived: replay from the old rv works.
+    let mut again = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    assert!(matches!(
+        next_event(&mut again).await,
+        Some(WatchEvent::Added(_))
+    ));
+
+    s.faults().restart(true);
+    let mut gone = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    assert!(matches!(next_event(&mut gone).await, Some(WatchEvent::Error(st)) if st.code == 410));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn requests_are_recorded() {
+    let (s, c) = with_widgets().await;
+    s.faults().clear_requests();
+    post(&c, WIDGETS, widget("a", 1)).await;
+    get(&c, &format!("{WIDGETS}?labelSelector=app%3Dw")).await;
+    patch(
+        &c,
+        &format!("{WIDGETS}/a"),
+        "application/merge-patch+json",
+        json!({"spec": {"replicas": 2}}),
+    )
+    .await;
+    get(&c, &format!("{WIDGETS}/a")).await;
+    delete(&c, &format!("{WIDGETS}/a")).await;
+    let reqs = s.requests();
+    let verbs: Vec<&str> = reqs.iter().map(|r| r.verb.as_str()).collect();
+    assert_eq!(verbs, ["create", "list", "patch", "get", "delete"]);
+    assert_eq!(reqs[0].method, "POST");
+    assert_eq!(reqs[0].path, WIDGETS);
+    assert!(reqs[0].body.contains("\"replicas\":1"));
+    assert_eq!(reqs[1].query, "labelSelector=app%3Dw");
+    s.faults().clear_requests();
+    assert!(s.requests().is_empty());
+    s.faults().set_recording(false);
+    get(&c, WIDGETS).await;
+    assert!(s.requests().is_empty());
+}
+
+#[tokio::test]
+async fn tls_server_with_kubeconfig() {
+    let s = FakeApiServer::builder().tls(true).start().await.unwrap();
+    assert!(s.url().starts_with("https://127.0.0.1:"));
+    let cms: Api<ConfigMap> = Api::default_namespaced(s.client());
+    assert!(
+        cms.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    let yaml = s.kubeconfig_yaml();
+    assert!(yaml.contains("certificate-authority-data:"));
+    let kc = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
+    assert_eq!(
+        ns.get("default").await.unwrap().metadata.name.as_deref(),
+        Some("default")
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn binary_serves_until_terminated() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    let crd_file = dir.path().join("crd.yaml");
+    std::fs::write(&crd_file, serde_json::to_string(&widget_crd()).unwrap()).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kube-fake-apiserver"))
+        .args(["--port", "0", "--kubeconfig"])
+        .arg(&kc)
+        .arg("--crd")
+        .arg(&crd_file)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("http://127.0.0.1:"), "{line}");
+    let kcfg = kube::config::Kubeconfig::read_from(&kc).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kcfg, &Default::default())
+        .await
+        .unwrap();
+    let api = widgets(&kube::Client::try_from(config).unwrap());
+    api.create(&PostParams::default(), &dyn_widget("x", 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        api.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(child.wait().unwrap().success(), "SIGTERM exits cleanly");
+}
