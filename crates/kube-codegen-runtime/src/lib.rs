@@ -1,1 +1,3 @@
-//! kube-codegen runtime.
+//! kube-codegen runtime: the pieces generated controllers run on.
+
+pub mod workqueue;

@@ -1,0 +1,380 @@
+//! Workqueue benchmarks W1, W2a, W2b and W2-default, as defined in `shared/BENCHMARKS.md`.
+//!
+//! Usage: `cargo bench -p kube-codegen-runtime --bench workqueue -- [w1|w2a|w2b|w2default]...
+//! [--runs N]`. Each selected workload runs N times (default 5; W2-default, 20 s per run,
+//! defaults to 1) and one line per figure, `name value unit`, gives the median over the runs.
+//! The runtime is Tokio multi-threaded with 2 worker threads (client-go ran with
+//! GOMAXPROCS=2). CPU figures come from getrusage (user + sys of the whole process over the
+//! timed phase); peak RSS is the process's `ru_maxrss` after the workload.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use kube_codegen_runtime::workqueue::{
+    BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimiter, WorkQueue,
+    default_controller_rate_limiter,
+};
+
+fn main() {
+    let mut filters: Vec<String> = Vec::new();
+    let mut runs: Option<usize> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--bench" => {} // passed by `cargo bench`
+            "--runs" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) if n > 0 => runs = Some(n),
+                _ => {
+                    eprintln!("--runs needs a positive integer");
+                    std::process::exit(2);
+                }
+            },
+            "w1" | "w2a" | "w2b" | "w2default" => filters.push(a),
+            other if other.starts_with('-') => {} // other harness flags are ignored
+            other => {
+                eprintln!("unknown workload {other:?}: expected w1, w2a, w2b or w2default");
+                std::process::exit(2);
+            }
+        }
+    }
+    let selected = |name: &str| filters.is_empty() || filters.iter().any(|f| f == name);
+    let n = runs.unwrap_or(5);
+    if selected("w1") {
+        report(n, w1_run);
+    }
+    if selected("w2a") {
+        report(n, w2a_run);
+    }
+    if selected("w2b") {
+        report(n, w2b_run);
+    }
+    if selected("w2default") {
+        let n = runs.unwrap_or(1);
+        println!("# w2default: {n} run(s) of ~20 s (use --runs N for more)");
+        report(n, w2default_run);
+    }
+}
+
+type Figures = Vec<(&'static str, f64, &'static str)>;
+
+/// Runs `f` `n` times and prints the median of every figure.
+fn report(n: usize, f: fn() -> Figures) {
+    let mut all: Vec<Figures> = Vec::new();
+    for _ in 0..n {
+        all.push(f());
+    }
+    for (i, &(name, _, unit)) in all[0].iter().enumerate() {
+        let mut v: Vec<f64> = all.iter().map(|r| r[i].1).collect();
+        v.sort_by(f64::total_cmp);
+        let median = if v.len() % 2 == 1 {
+            v[v.len() / 2]
+        } else {
+            (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+        };
+        println!("{name} {} {unit}", fmt(median));
+    }
+}
+
+fn fmt(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+struct Splitmix(u64);
+
+impl Splitmix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn key(i: usize) -> String {
+    format!("ns-{}/name-{}", i % 100, i)
+}
+
+/// The index `i` of a key built by [`key`].
+fn index_of(key: &str) -> usize {
+    let (_, n) = key.rsplit_once("name-").expect("benchmark key");
+    n.parse().expect("benchmark key index")
+}
+
+/// User + system CPU seconds of this process so far.
+fn cpu_seconds() -> f64 {
+    let u = rusage();
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn peak_rss_mb() -> f64 {
+    rusage().ru_maxrss as f64 / 1024.0
+}
+
+fn rusage() -> libc::rusage {
+    // SAFETY: getrusage only writes into the struct we pass; all-zero is a valid rusage.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    }
+}
+
+fn w1_run() -> Figures {
+    const KEYS: usize = 10_000;
+    const PER_PRODUCER: usize = 500_000;
+    let keys: Arc<Vec<String>> = Arc::new((0..KEYS).map(key).collect());
+    let indices: Vec<Vec<u32>> = (0..2u64)
+        .map(|p| {
+            let mut rng = Splitmix(p + 1);
+            (0..PER_PRODUCER)
+                .map(|_| (rng.next() % KEYS as u64) as u32)
+                .collect()
+        })
+        .collect();
+    let rt = runtime();
+    let (wall, cpu, processed) = rt.block_on(async move {
+        let queue: WorkQueue<String> = WorkQueue::new();
+        let barrier = Arc::new(tokio::sync::Barrier::new(5));
+        let mut producers = Vec::new();
+        for idx in indices {
+            let (q, b, keys) = (queue.clone(), barrier.clone(), keys.clone());
+            producers.push(tokio::spawn(async move {
+                b.wait().await;
+                for i in idx {
+                    // `add_ref` is the zero-copy add (a Go string is passed by reference);
+                    // the key is cloned only when it is actually queued.
+                    q.add_ref(keys[i as usize].as_str());
+                    // Let the workers on this thread run now and then (Go preempts).
+                    tokio::task::coop::consume_budget().await;
+                }
+            }));
+        }
+        let mut workers = Vec::new();
+        for _ in 0..2 {
+            let (q, b) = (queue.clone(), barrier.clone());
+            workers.push(tokio::spawn(async move {
+                b.wait().await;
+                let mut count = 0u64;
+                while let Some(item) = q.get().await {
+                    count += 1;
+                    q.done(&item);
+                }
+                count
+            }));
+        }
+        barrier.wait().await;
+        let (t0, c0) = (Instant::now(), cpu_seconds());
+        for p in producers {
+            p.await.expect("producer");
+        }
+        queue.shutdown_with_drain().await;
+        let mut processed = 0;
+        for w in workers {
+            processed += w.await.expect("worker");
+        }
+        (t0.elapsed().as_secs_f64(), cpu_seconds() - c0, processed)
+    });
+    let adds = (2 * PER_PRODUCER) as f64;
+    vec![
+        ("w1_adds_per_sec", adds / wall, "adds/s"),
+        ("w1_processed", processed as f64, "items"),
+        ("w1_processed_per_sec", processed as f64 / wall, "items/s"),
+        ("w1_adds_per_cpu_sec", adds / cpu, "adds/cpu-s"),
+        (
+            "w1_processed_per_cpu_sec",
+            processed as f64 / cpu,
+            "items/cpu-s",
+        ),
+        ("w1_wall_s", wall, "s"),
+        ("w1_cpu_s", cpu, "s"),
+        ("w1_peak_rss_mb", peak_rss_mb(), "MiB"),
+    ]
+}
+
+/// W2's limiter: the default controller composition with the bucket unthrottled.
+fn w2_limiter() -> MaxOfRateLimiter<String> {
+    MaxOfRateLimiter::new(vec![
+        Box::new(ItemExponentialFailureRateLimiter::new(
+            Duration::from_millis(5),
+            Duration::from_secs(1000),
+        )),
+        Box::new(BucketRateLimiter::new(f64::INFINITY, 100)),
+    ])
+}
+
+struct DelayRun {
+    wall: f64,
+    cpu: f64,
+    delays_ms: Vec<f64>,
+}
+
+/// W2a / W2-default: one producer adds `n` distinct keys rate-limited, two workers record the
+/// delay from add to get, forget and done. Clock: first add to the n-th done.
+fn delay_run(n: usize, limiter: impl RateLimiter<String> + 'static) -> DelayRun {
+    let keys: Vec<String> = (0..n).map(key).collect();
+    let rt = runtime();
+    rt.block_on(async move {
+        let queue: WorkQueue<String> = WorkQueue::builder().rate_limiter(limiter).build();
+        let origin = Instant::now();
+        let add_at: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
+        let delay: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
+        let finished = Arc::new(AtomicUsize::new(0));
+        let end = Arc::new(AtomicU64::new(0));
+        let barrier = Arc::new(tokio::sync::Barrier::new(3));
+        let mut workers = Vec::new();
+        for _ in 0..2 {
+            let (q, b, add_at, delay, finished, end) = (
+                queue.clone(),
+                barrier.clone(),
+                add_at.clone(),
+                delay.clone(),
+                finished.clone(),
+                end.clone(),
+            );
+            workers.push(tokio::spawn(async move {
+                b.wait().await;
+                while let Some(k) = q.get().await {
+                    let now = origin.elapsed().as_nanos() as u64;
+                    let i = index_of(&k);
+                    delay[i].store(now - add_at[i].load(Ordering::Acquire), Ordering::Relaxed);
+                    q.forget(&k);
+                    q.done(&k);
+                    if finished.fetch_add(1, Ordering::AcqRel) + 1 == n {
+                        end.store(origin.elapsed().as_nanos() as u64, Ordering::Release);
+                        q.shutdown();
+                    }
+                }
+            }));
+        }
+        barrier.wait().await;
+        let c0 = cpu_seconds();
+        let start = origin.elapsed().as_nanos() as u64;
+        for (i, k) in keys.into_iter().enumerate() {
+            add_at[i].store(origin.elapsed().as_nanos() as u64, Ordering::Release);
+            queue.add_rate_limited(k);
+        }
+        for w in workers {
+            w.await.expect("worker");
+        }
+        let cpu = cpu_seconds() - c0;
+        let wall = (end.load(Ordering::Acquire) - start) as f64 / 1e9;
+        let delays_ms = delay
+            .iter()
+            .map(|d| d.load(Ordering::Relaxed) as f64 / 1e6)
+            .collect();
+        DelayRun {
+            wall,
+            cpu,
+            delays_ms,
+        }
+    })
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn w2a_run() -> Figures {
+    const N: usize = 100_000;
+    let mut r = delay_run(N, w2_limiter());
+    r.delays_ms.sort_by(f64::total_cmp);
+    vec![
+        ("w2a_items_per_sec", N as f64 / r.wall, "items/s"),
+        ("w2a_items_per_cpu_sec", N as f64 / r.cpu, "items/cpu-s"),
+        ("w2a_delay_p50_ms", percentile(&r.delays_ms, 50.0), "ms"),
+        ("w2a_delay_p99_ms", percentile(&r.delays_ms, 99.0), "ms"),
+        (
+            "w2a_max_delay_ms",
+            *r.delays_ms.last().expect("delays"),
+            "ms",
+        ),
+        ("w2a_wall_s", r.wall, "s"),
+        ("w2a_cpu_s", r.cpu, "s"),
+        ("w2a_peak_rss_mb", peak_rss_mb(), "MiB"),
+    ]
+}
+
+fn w2default_run() -> Figures {
+    const N: usize = 300;
+    let r = delay_run(N, default_controller_rate_limiter());
+    let last_wait = r.delays_ms[N - 1] / 1e3;
+    vec![
+        ("w2default_wall_s", r.wall, "s"),
+        ("w2default_last_item_wait_s", last_wait, "s"),
+        ("w2default_cpu_s", r.cpu, "s"),
+    ]
+}
+
+fn w2b_run() -> Figures {
+    const N: usize = 1000;
+    const ATTEMPTS: u32 = 10;
+    let keys: Vec<String> = (0..N).map(key).collect();
+    let rt = runtime();
+    let (wall, cpu) = rt.block_on(async move {
+        let queue: WorkQueue<String> = WorkQueue::builder().rate_limiter(w2_limiter()).build();
+        let attempts: Arc<Vec<AtomicU32>> = Arc::new((0..N).map(|_| AtomicU32::new(0)).collect());
+        let forgotten = Arc::new(AtomicUsize::new(0));
+        let end = Arc::new(std::sync::Mutex::new(None::<Instant>));
+        let barrier = Arc::new(tokio::sync::Barrier::new(3));
+        let mut workers = Vec::new();
+        for _ in 0..2 {
+            let (q, b, attempts, forgotten, end) = (
+                queue.clone(),
+                barrier.clone(),
+                attempts.clone(),
+                forgotten.clone(),
+                end.clone(),
+            );
+            workers.push(tokio::spawn(async move {
+                b.wait().await;
+                while let Some(k) = q.get().await {
+                    let i = index_of(&k);
+                    if attempts[i].fetch_add(1, Ordering::AcqRel) + 1 < ATTEMPTS {
+                        q.add_rate_limited(k.clone());
+                        q.done(&k);
+                    } else {
+                        q.forget(&k);
+                        q.done(&k);
+                        if forgotten.fetch_add(1, Ordering::AcqRel) + 1 == N {
+                            *end.lock().expect("end") = Some(Instant::now());
+                            q.shutdown();
+                        }
+                    }
+                }
+            }));
+        }
+        barrier.wait().await;
+        let c0 = cpu_seconds();
+        let t0 = Instant::now();
+        for k in keys {
+            queue.add_rate_limited(k);
+        }
+        for w in workers {
+            w.await.expect("worker");
+        }
+        let t1 = end.lock().expect("end").expect("all items forgotten");
+        ((t1 - t0).as_secs_f64(), cpu_seconds() - c0)
+    });
+    let ideal = 0.005 * f64::from((1u32 << ATTEMPTS) - 1);
+    vec![
+        ("w2b_wall_s", wall, "s"),
+        ("w2b_overhead_ms", (wall - ideal) * 1e3, "ms"),
+        ("w2b_cpu_s", cpu, "s"),
+    ]
+}

@@ -1,0 +1,177 @@
+//! The delay heap behind `add_after`: a min-heap of ready times plus a map for deduplication.
+//! A duplicate only ever moves an item's ready time earlier (earliest deadline wins).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::hash::Hash;
+
+use tokio::time::Instant;
+
+use super::core::FastMap;
+
+struct HeapEntry<T> {
+    ready_at: Instant,
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for HeapEntry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.ready_at == other.ready_at && self.seq == other.seq
+    }
+}
+impl<T> Eq for HeapEntry<T> {}
+impl<T> PartialOrd for HeapEntry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for HeapEntry<T> {
+    // Reversed: BinaryHeap is a max-heap, we want the earliest (then first-inserted) on top.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .ready_at
+            .cmp(&self.ready_at)
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+
+/// Items waiting for their ready time. Superseded heap entries (an item moved earlier) are
+/// skipped lazily and compacted away when they outnumber live ones.
+pub(crate) struct DelayHeap<T> {
+    heap: BinaryHeap<HeapEntry<T>>,
+    /// Live entry per item: (ready_at, seq of its live heap entry).
+    waiting: FastMap<T, (Instant, u64)>,
+    next_seq: u64,
+}
+
+impl<T: Clone + Eq + Hash> DelayHeap<T> {
+    pub(crate) fn new() -> Self {
+        DelayHeap {
+            heap: BinaryHeap::new(),
+            waiting: FastMap::default(),
+            next_seq: 0,
+        }
+    }
+
+    /// Schedules `item` at `ready_at`, keeping an earlier existing schedule.
+    /// Returns whether `ready_at` became the new earliest deadline of the heap.
+    pub(crate) fn push(&mut self, item: T, ready_at: Instant) -> bool {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        match self.waiting.get_mut(&item) {
+            Some(live) if live.0 <= ready_at => return false,
+            Some(live) => *live = (ready_at, seq),
+            None => {
+                self.waiting.insert(item.clone(), (ready_at, seq));
+            }
+        }
+        let earliest = self.heap.peek().is_none_or(|top| ready_at < top.ready_at);
+        self.heap.push(HeapEntry {
+            ready_at,
+            seq,
+            item,
+        });
+        if self.heap.len() > 64 && self.heap.len() > 2 * self.waiting.len() {
+            self.compact();
+        }
+        earliest
+    }
+
+    fn compact(&mut self) {
+        let waiting = &self.waiting;
+        self.heap
+            .retain(|e| waiting.get(&e.item).is_some_and(|live| live.1 == e.seq));
+    }
+
+    /// Moves every item whose ready time is `<= now` into `out`, in ready-time order.
+    pub(crate) fn pop_due(&mut self, now: Instant, out: &mut Vec<T>) {
+        while let Some(top) = self.heap.peek() {
+            if top.ready_at > now {
+                break;
+            }
+            let e = self.heap.pop().expect("peeked");
+            if self
+                .waiting
+                .get(&e.item)
+                .is_some_and(|live| live.1 == e.seq)
+            {
+                self.waiting.remove(&e.item);
+                out.push(e.item);
+            }
+        }
+    }
+
+    /// The earliest live ready time, if any (drops superseded entries from the top).
+    pub(crate) fn next_deadline(&mut self) -> Option<Instant> {
+        while let Some(top) = self.heap.peek() {
+            if self
+                .waiting
+                .get(&top.item)
+                .is_some_and(|live| live.1 == top.seq)
+            {
+                return Some(top.ready_at);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.heap.clear();
+        self.waiting.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn earliest_deadline_wins_and_order_is_by_ready_time() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut h = DelayHeap::new();
+        assert!(h.push("a", t0 + ms(30)));
+        assert!(h.push("b", t0 + ms(20)));
+        assert!(!h.push("a", t0 + ms(40)), "later duplicate is ignored");
+        assert_eq!(h.len(), 2);
+        assert!(h.push("a", t0 + ms(10)), "earlier duplicate moves it up");
+        assert_eq!(h.len(), 2);
+        assert_eq!(h.next_deadline(), Some(t0 + ms(10)));
+        let mut out = Vec::new();
+        h.pop_due(t0 + ms(15), &mut out);
+        assert_eq!(out, vec!["a"]);
+        h.pop_due(t0 + ms(100), &mut out);
+        assert_eq!(
+            out,
+            vec!["a", "b"],
+            "stale entry of a is not delivered twice"
+        );
+        assert_eq!(h.len(), 0);
+        assert_eq!(h.next_deadline(), None);
+    }
+
+    #[test]
+    fn compaction_keeps_live_entries() {
+        let t0 = Instant::now();
+        let mut h = DelayHeap::new();
+        for i in 0..1000u64 {
+            // Each push moves "x" one ns earlier, leaving a stale entry behind.
+            h.push("x", t0 + Duration::from_secs(10) - Duration::from_nanos(i));
+        }
+        h.push("y", t0 + Duration::from_secs(20));
+        assert!(
+            h.heap.len() <= 2 * h.len() + 65,
+            "stale entries are compacted"
+        );
+        let mut out = Vec::new();
+        h.pop_due(t0 + Duration::from_secs(30), &mut out);
+        assert_eq!(out, vec!["x", "y"]);
+    }
+}

@@ -1,0 +1,551 @@
+//! [`WorkQueue`]: the deduplicating, delaying, rate-limiting queue handle.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::future::Future;
+use std::hash::Hash;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::runtime::Handle;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::clock::{Clock, TokioClock, deadline_after};
+use super::core::{Core, GetPoll, Wakes};
+use super::delaying::DelayHeap;
+use super::metrics::{MetricsProvider, QueueMetrics};
+use super::rate_limiters::{RateLimiter, default_controller_rate_limiter};
+
+/// How often the unfinished-work gauges are refreshed (client-go's
+/// `defaultUnfinishedWorkUpdatePeriod`).
+pub const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
+
+/// A controller work queue (client-go's rate-limiting workqueue), for async Rust on Tokio.
+///
+/// Semantics, per item `T` (typically a `namespace/name` key):
+/// - **Deduplicating**: an item is queued at most once; adding it again while queued is a no-op
+///   and does not move it (FIFO by first add).
+/// - **Never concurrent**: an item handed out by [`get`](Self::get) is *processing* until
+///   [`done`](Self::done); adding it meanwhile marks it dirty and it is queued again by `done`,
+///   so no two workers ever hold the same item.
+/// - **Delaying**: [`add_after`](Self::add_after) parks an item in a timer heap (one timer task
+///   per queue); for a duplicate the earliest ready time wins. Unlike client-go, waiting items
+///   are visible through [`len_waiting`](Self::len_waiting) and the `workqueue_waiting_depth`
+///   metric.
+/// - **Rate limiting**: [`add_rate_limited`](Self::add_rate_limited) delays by the queue's
+///   [`RateLimiter`]; [`forget`](Self::forget) clears the item's limiter state (it does not
+///   replace `done`).
+/// - **Shutdown**: after [`shutdown`](Self::shutdown) adds are dropped, getters receive what is
+///   still queued and then `None`; items waiting in the delay heap are dropped.
+///   [`shutdown_with_drain`](Self::shutdown_with_drain) additionally waits until every queued
+///   *and* in-flight item is done (client-go waits only for in-flight items).
+///
+/// The handle is cheap to clone (an `Arc`); all clones are the same queue. A delaying queue
+/// spawns its timer task on first use on the current Tokio runtime (or the one given to the
+/// builder); the task ends when the queue shuts down or every handle is dropped.
+pub struct WorkQueue<T> {
+    inner: Arc<Inner<T>>,
+}
+
+impl<T> Clone for WorkQueue<T> {
+    fn clone(&self) -> Self {
+        WorkQueue {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for WorkQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkQueue")
+            .field("name", &self.inner.name)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner<T> {
+    core: Mutex<Core<T, Waker>>,
+    /// Mirrors `core.shutting_down` so the delay/limiter paths can bail out without the lock.
+    shutting_down: AtomicBool,
+    delayed: Mutex<DelayState<T>>,
+    /// Wakes the timer task: a new earliest deadline, shutdown, or the queue being dropped.
+    timer: Arc<Notify>,
+    limiter: Box<dyn RateLimiter<T>>,
+    clock: Arc<dyn Clock>,
+    metrics: Option<Arc<QueueMetrics>>,
+    runtime: Option<Handle>,
+    name: String,
+}
+
+struct DelayState<T> {
+    heap: DelayHeap<T>,
+    /// The deadline the timer task is sleeping towards (None: sleeping until notified).
+    armed: Option<Instant>,
+    timer_started: bool,
+    stopped: bool,
+}
+
+impl<T> Drop for Inner<T> {
+    fn drop(&mut self) {
+        // The timer task only holds a Weak: waking it lets it see the queue is gone.
+        self.timer.notify_one();
+    }
+}
+
+/// Builds a [`WorkQueue`] with a name (for metrics), metrics provider, clock, rate limiter and
+/// runtime handle. Every setting is optional.
+pub struct WorkQueueBuilder<T> {
+    name: String,
+    provider: Option<Arc<dyn MetricsProvider>>,
+    clock: Option<Arc<dyn Clock>>,
+    limiter: Option<Box<dyn RateLimiter<T>>>,
+    runtime: Option<Handle>,
+}
+
+impl<T> fmt::Debug for WorkQueueBuilder<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkQueueBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> WorkQueueBuilder<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// The queue name, used as the `name` label of its metrics. Metrics are only recorded for
+    /// a named queue with a provider (as in client-go).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The metrics provider (default: none, which skips all metric bookkeeping).
+    pub fn metrics(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// The clock for delays and metric timings (default: [`TokioClock`]). Rate limiters take
+    /// their own clock at construction.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The rate limiter behind `add_rate_limited` (default:
+    /// [`default_controller_rate_limiter`]).
+    pub fn rate_limiter(mut self, limiter: impl RateLimiter<T> + 'static) -> Self {
+        self.limiter = Some(Box::new(limiter));
+        self
+    }
+
+    /// The runtime the background tasks (timer, metrics refresh) run on, when the queue is
+    /// used from outside a Tokio runtime. Default: the runtime current at `build`, else the one
+    /// current at first use.
+    pub fn runtime(mut self, handle: Handle) -> Self {
+        self.runtime = Some(handle);
+        self
+    }
+
+    /// Builds the queue. With metrics enabled, starts the unfinished-work refresh task if a
+    /// runtime is available (otherwise it starts with the first delayed add).
+    pub fn build(self) -> WorkQueue<T> {
+        let metrics = match (&self.provider, self.name.is_empty()) {
+            (Some(p), false) => Some(Arc::new(QueueMetrics::new(&**p, &self.name))),
+            _ => None,
+        };
+        let inner = Arc::new(Inner {
+            core: Mutex::new(Core::new(metrics.clone())),
+            shutting_down: AtomicBool::new(false),
+            delayed: Mutex::new(DelayState {
+                heap: DelayHeap::new(),
+                armed: None,
+                timer_started: false,
+                stopped: false,
+            }),
+            timer: Arc::new(Notify::new()),
+            limiter: self
+                .limiter
+                .unwrap_or_else(|| Box::new(default_controller_rate_limiter())),
+            clock: self.clock.unwrap_or_else(|| Arc::new(TokioClock)),
+            metrics,
+            runtime: self.runtime.or_else(|| Handle::try_current().ok()),
+            name: self.name,
+        });
+        let q = WorkQueue { inner };
+        if q.inner.metrics.is_some() && q.inner.runtime.is_some() {
+            q.ensure_timer();
+        }
+        q
+    }
+}
+
+impl<T> Default for WorkQueue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> WorkQueue<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// An unnamed queue without metrics, with the default controller rate limiter.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder for a configured queue.
+    pub fn builder() -> WorkQueueBuilder<T> {
+        WorkQueueBuilder {
+            name: String::new(),
+            provider: None,
+            clock: None,
+            limiter: None,
+            runtime: None,
+        }
+    }
+
+    /// The queue name given to the builder ("" if none).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    fn now(&self) -> Instant {
+        self.inner.clock.now()
+    }
+
+    /// Queues `item` unless it is already queued; if it is being processed it is queued again
+    /// when the worker calls [`done`](Self::done). Dropped after shutdown.
+    pub fn add(&self, item: T) {
+        let clock = &self.inner.clock;
+        let wake = self.inner.core.lock().add(item, || clock.now());
+        if let Some(w) = wake {
+            w.wake();
+        }
+    }
+
+    /// Like [`add`](Self::add), from a borrowed form of the item (`&str` for `String` keys):
+    /// the item is only cloned when it is actually queued, so re-adding a queued key costs no
+    /// allocation.
+    pub fn add_ref<Q>(&self, item: &Q)
+    where
+        T: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
+    {
+        let clock = &self.inner.clock;
+        let wake = self.inner.core.lock().add_ref(item, || clock.now());
+        if let Some(w) = wake {
+            w.wake();
+        }
+    }
+
+    /// Queues several items under one lock acquisition (used by the timer task).
+    fn add_batch(&self, items: &mut Vec<T>) {
+        let clock = &self.inner.clock;
+        let mut wakes = Vec::new();
+        {
+            let mut core = self.inner.core.lock();
+            for item in items.drain(..) {
+                wakes.extend(core.add(item, || clock.now()));
+            }
+        }
+        for w in wakes {
+            w.wake();
+        }
+    }
+
+    /// Waits for the next item. Returns `None` once the queue is shut down and nothing queued
+    /// is left to hand out. The caller must call [`done`](Self::done) with the item when it
+    /// has finished with it.
+    ///
+    /// Cancel-safe: dropping the future before it completes loses no item.
+    pub fn get(&self) -> Get<'_, T> {
+        Get {
+            queue: self,
+            key: None,
+        }
+    }
+
+    /// Marks `item` as finished. If it was added again while processing, it is queued again.
+    /// Calling it for an item that is not being processed does nothing.
+    pub fn done(&self, item: &T) {
+        let clock = &self.inner.clock;
+        let wakes = self.inner.core.lock().done(item, || clock.now());
+        deliver(wakes);
+    }
+
+    /// Number of queued items (excluding in-flight items and items waiting in the delay heap).
+    pub fn len(&self) -> usize {
+        self.inner.core.lock().len()
+    }
+
+    /// Whether no item is queued (see [`len`](Self::len)).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of items waiting in the delay heap (`add_after` / `add_rate_limited`).
+    pub fn len_waiting(&self) -> usize {
+        self.inner.delayed.lock().heap.len()
+    }
+
+    /// Number of items handed out by `get` and not yet `done`.
+    pub fn len_in_flight(&self) -> usize {
+        self.inner.core.lock().in_flight()
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) or [`shutdown_with_drain`](Self::shutdown_with_drain)
+    /// was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.inner.shutting_down.load(Ordering::Acquire)
+    }
+
+    /// Stops the queue: later adds are dropped, waiting items are discarded, getters receive
+    /// what is still queued and then `None`. Also ends a pending `shutdown_with_drain` early.
+    pub fn shutdown(&self) {
+        self.inner.shutting_down.store(true, Ordering::Release);
+        let wakes = self.inner.core.lock().shutdown();
+        self.stop_timer();
+        deliver(wakes);
+    }
+
+    /// Shuts down like [`shutdown`](Self::shutdown), then waits until every item that was
+    /// queued or in flight has been handed out and marked done (items re-added while in flight
+    /// before the shutdown are processed too). Waits forever if a worker never calls `done`;
+    /// bound it with a timeout, or call `shutdown` to end the wait.
+    pub async fn shutdown_with_drain(&self) {
+        self.inner.shutting_down.store(true, Ordering::Release);
+        let wakes = self.inner.core.lock().shutdown_with_drain();
+        self.stop_timer();
+        deliver(wakes);
+        std::future::poll_fn(|cx| {
+            if self.inner.core.lock().poll_drain(|| cx.waker().clone()) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    fn stop_timer(&self) {
+        {
+            let mut d = self.inner.delayed.lock();
+            d.stopped = true;
+            d.heap.clear();
+        }
+        if let Some(m) = &self.inner.metrics {
+            m.set_waiting(0);
+        }
+        self.inner.timer.notify_one();
+    }
+
+    /// Queues `item` after `delay` (immediately if `delay` is zero). If the item is already
+    /// waiting, the earlier ready time wins. Dropped after shutdown.
+    ///
+    /// # Panics
+    /// If a delay is needed, the queue was built outside a Tokio runtime without
+    /// [`WorkQueueBuilder::runtime`], and this is called outside a runtime too.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        if self.is_shutting_down() {
+            return;
+        }
+        if let Some(m) = &self.inner.metrics {
+            m.retry();
+        }
+        if delay.is_zero() {
+            self.add(item);
+            return;
+        }
+        let ready_at = deadline_after(self.now(), delay);
+        let (notify, start) = {
+            let mut d = self.inner.delayed.lock();
+            if d.stopped {
+                return;
+            }
+            let earliest = d.heap.push(item, ready_at);
+            if let Some(m) = &self.inner.metrics {
+                m.set_waiting(d.heap.len());
+            }
+            // Only disturb the timer task when it sleeps towards a later deadline.
+            let notify = earliest && d.armed.is_none_or(|a| ready_at < a);
+            if notify {
+                d.armed = Some(ready_at);
+            }
+            (notify, !d.timer_started)
+        };
+        if start {
+            self.ensure_timer();
+        }
+        if notify {
+            self.inner.timer.notify_one();
+        }
+    }
+
+    /// Queues `item` after the delay its rate limiter assigns (which records a retry).
+    pub fn add_rate_limited(&self, item: T) {
+        if self.is_shutting_down() {
+            return;
+        }
+        let delay = self.inner.limiter.when(&item);
+        self.add_after(item, delay);
+    }
+
+    /// Clears the rate limiter's state for `item` (call it when the item was processed
+    /// successfully). It still needs [`done`](Self::done).
+    pub fn forget(&self, item: &T) {
+        self.inner.limiter.forget(item);
+    }
+
+    /// How many times `item` was rate limited since it was last forgotten.
+    pub fn num_requeues(&self, item: &T) -> u32 {
+        self.inner.limiter.num_requeues(item)
+    }
+
+    /// Starts the background task (delay timer + metrics refresh) once.
+    fn ensure_timer(&self) {
+        {
+            let mut d = self.inner.delayed.lock();
+            if d.timer_started {
+                return;
+            }
+            d.timer_started = true;
+        }
+        let handle = match Handle::try_current() {
+            Ok(h) => h,
+            Err(_) => self.inner.runtime.clone().expect(
+                "WorkQueue needs a Tokio runtime for delayed adds: use it inside one or pass \
+                 WorkQueueBuilder::runtime",
+            ),
+        };
+        let weak = Arc::downgrade(&self.inner);
+        let notify = self.inner.timer.clone();
+        handle.spawn(timer_loop(weak, notify));
+    }
+}
+
+fn deliver(wakes: Wakes<Waker>) {
+    for w in wakes.into_iter() {
+        w.wake();
+    }
+}
+
+/// The single timer task of a queue: moves due items from the heap into the queue, sleeps
+/// towards the earliest deadline, and refreshes the unfinished-work gauges when metrics are on.
+async fn timer_loop<T>(weak: Weak<Inner<T>>, notify: Arc<Notify>)
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    let mut due = Vec::new();
+    let mut next_metrics: Option<Instant> = None;
+    loop {
+        let (clock, wake_at) = {
+            let Some(inner) = weak.upgrade() else { return };
+            let queue = WorkQueue { inner };
+            let inner = &queue.inner;
+            let now = inner.clock.now();
+            let next = {
+                let mut d = inner.delayed.lock();
+                if d.stopped {
+                    return;
+                }
+                d.heap.pop_due(now, &mut due);
+                if !due.is_empty()
+                    && let Some(m) = &inner.metrics
+                {
+                    m.set_waiting(d.heap.len());
+                }
+                d.armed = d.heap.next_deadline();
+                d.armed
+            };
+            if !due.is_empty() {
+                queue.add_batch(&mut due);
+            }
+            if let Some(m) = &inner.metrics {
+                let at = *next_metrics.get_or_insert(now);
+                if at <= now {
+                    let (total, longest) = inner.core.lock().unfinished(now);
+                    m.set_unfinished(total, longest);
+                    next_metrics = Some(now + UNFINISHED_WORK_UPDATE_PERIOD);
+                }
+            }
+            let wake_at = match (next, next_metrics) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            (inner.clock.clone(), wake_at)
+        };
+        // No strong reference is held while sleeping, so dropping the queue ends the task.
+        match wake_at {
+            Some(at) => {
+                tokio::select! {
+                    _ = notify.notified() => {}
+                    _ = clock.sleep_until(at) => {}
+                }
+            }
+            None => notify.notified().await,
+        }
+    }
+}
+
+/// Future returned by [`WorkQueue::get`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Get<'a, T> {
+    queue: &'a WorkQueue<T>,
+    key: Option<usize>,
+}
+
+impl<T> fmt::Debug for Get<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Get")
+            .field("waiting", &self.key.is_some())
+            .finish()
+    }
+}
+
+impl<T: Clone + Eq + Hash> Future for Get<'_, T> {
+    type Output = Option<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let this = self.get_mut();
+        // Take part in Tokio's cooperative budget, so a worker that always finds work still
+        // lets other tasks on its thread run.
+        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
+        let inner = &this.queue.inner;
+        let clock = &inner.clock;
+        let r = inner
+            .core
+            .lock()
+            .poll_get(&mut this.key, || cx.waker().clone(), || clock.now());
+        match r {
+            GetPoll::Item(item) => {
+                coop.made_progress();
+                Poll::Ready(Some(item))
+            }
+            GetPoll::Shutdown => Poll::Ready(None),
+            GetPoll::Wait => Poll::Pending,
+        }
+    }
+}
+
+impl<T> Drop for Get<'_, T> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let wake = self.queue.inner.core.lock().cancel_get(key);
+            if let Some(w) = wake {
+                w.wake();
+            }
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! Core queue rules: dedupe, FIFO, never-concurrent, shutdown, drain, cancel-safety, delays.
+
+use std::time::Duration;
+
+use futures::FutureExt;
+use kube_codegen_runtime::workqueue::WorkQueue;
+use tokio::time::Instant;
+
+fn queue() -> WorkQueue<&'static str> {
+    WorkQueue::new()
+}
+
+#[tokio::test]
+async fn dedupes_and_keeps_fifo_by_first_add() {
+    let q = queue();
+    q.add("a");
+    q.add("b");
+    q.add("a");
+    q.add("c");
+    q.add("b");
+    assert_eq!(q.len(), 3);
+    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(q.get().await, Some("b"));
+    assert_eq!(q.get().await, Some("c"));
+    assert!(q.is_empty());
+    assert_eq!(q.len_in_flight(), 3);
+}
+
+#[tokio::test]
+async fn add_ref_clones_only_new_items() {
+    let q: WorkQueue<String> = WorkQueue::new();
+    q.add_ref("ns/a");
+    q.add_ref("ns/a");
+    q.add("ns/b".to_owned());
+    assert_eq!(q.len(), 2);
+    assert_eq!(q.get().await.as_deref(), Some("ns/a"));
+}
+
+#[tokio::test]
+async fn item_added_while_processing_is_requeued_after_done_only() {
+    let q = queue();
+    q.add("a");
+    let a = q.get().await.unwrap();
+    q.add("a");
+    q.add("a");
+    assert_eq!(q.len(), 0, "not queued while processing");
+    assert_eq!(
+        q.get().now_or_never(),
+        None,
+        "not handed to a second worker"
+    );
+    q.done(&a);
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.get().await, Some("a"));
+    q.done(&"a");
+    assert_eq!(q.len(), 0);
+    assert_eq!(q.len_in_flight(), 0);
+}
+
+#[tokio::test]
+async fn done_of_unknown_or_idle_item_is_ignored() {
+    let q = queue();
+    q.done(&"nope");
+    q.add("a");
+    q.done(&"a"); // queued, not processing
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.get().await, Some("a"));
+}
+
+#[tokio::test]
+async fn waiting_getter_is_woken_by_add() {
+    let q = queue();
+    let q2 = q.clone();
+    let getter = tokio::spawn(async move { q2.get().await });
+    tokio::task::yield_now().await;
+    q.add("x");
+    assert_eq!(getter.await.unwrap(), Some("x"));
+}
+
+#[tokio::test]
+async fn shutdown_hands_out_queued_items_then_none_and_drops_adds() {
+    let q = queue();
+    q.add("a");
+    q.add("b");
+    q.shutdown();
+    assert!(q.is_shutting_down());
+    q.add("c");
+    assert_eq!(q.len(), 2);
+    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(q.get().await, Some("b"));
+    assert_eq!(q.get().await, None);
+    assert_eq!(q.get().await, None);
+}
+
+#[tokio::test]
+async fn shutdown_wakes_waiting_getters() {
+    let q = queue();
+    let getters: Vec<_> = (0..3)
+        .map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move { q.get().await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    q.shutdown();
+    for g in getters {
+        assert_eq!(g.await.unwrap(), None);
+    }
+}
+
+#[tokio::test]
+async fn drain_waits_for_queued_and_in_flight_items() {
+    let q = queue();
+    q.add("a");
+    q.add("b");
+    let a = q.get().await.unwrap();
+    q.add("a"); // dirty while processing: must be processed again before the drain ends
+    let mut drain = Box::pin(q.shutdown_with_drain());
+    assert!(drain.as_mut().now_or_never().is_none());
+    q.add("c"); // dropped: shutting down
+    q.done(&a);
+    assert!(
+        drain.as_mut().now_or_never().is_none(),
+        "b and a still queued"
+    );
+    let b = q.get().await.unwrap();
+    let a2 = q.get().await.unwrap();
+    assert_eq!((b, a2), ("b", "a"));
+    q.done(&b);
+    assert!(drain.as_mut().now_or_never().is_none(), "a still in flight");
+    q.done(&a2);
+    assert_eq!(drain.as_mut().now_or_never(), Some(()));
+    assert_eq!(q.get().await, None);
+}
+
+#[tokio::test]
+async fn drain_of_an_idle_queue_returns_at_once() {
+    let q = queue();
+    assert_eq!(q.shutdown_with_drain().now_or_never(), Some(()));
+}
+
+#[tokio::test]
+async fn shutdown_ends_a_pending_drain() {
+    let q = queue();
+    q.add("a");
+    let _a = q.get().await.unwrap();
+    let mut drain = Box::pin(q.shutdown_with_drain());
+    assert!(drain.as_mut().now_or_never().is_none());
+    q.shutdown();
+    assert_eq!(drain.as_mut().now_or_never(), Some(()));
+}
+
+#[tokio::test]
+async fn cancelled_get_loses_nothing() {
+    let q = queue();
+    {
+        let mut g = Box::pin(q.get());
+        assert!(g.as_mut().now_or_never().is_none());
+        q.add("a"); // notifies the pending getter ...
+    } // ... which is dropped before taking it
+    let q2 = q.clone();
+    let other = tokio::spawn(async move { q2.get().await });
+    assert_eq!(other.await.unwrap(), Some("a"));
+    // A notified-then-dropped getter passes the notification to the next waiting one.
+    let q3 = q.clone();
+    let waiting = tokio::spawn(async move { q3.get().await });
+    tokio::task::yield_now().await;
+    {
+        let mut g = Box::pin(q.get());
+        assert!(g.as_mut().now_or_never().is_none());
+        q.add("b");
+        q.add("c");
+    }
+    let got = waiting.await.unwrap().unwrap();
+    assert!(got == "b" || got == "c");
+    assert_eq!(q.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_after_waits_and_is_visible_while_waiting() {
+    let q = queue();
+    let t0 = Instant::now();
+    q.add_after("a", Duration::from_millis(10));
+    assert_eq!(q.len(), 0);
+    assert_eq!(q.len_waiting(), 1);
+    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(t0.elapsed(), Duration::from_millis(10));
+    assert_eq!(q.len_waiting(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_after_earliest_ready_time_wins() {
+    let q = queue();
+    let t0 = Instant::now();
+    q.add_after("a", Duration::from_millis(50));
+    q.add_after("a", Duration::from_millis(20)); // earlier: wins
+    q.add_after("b", Duration::from_millis(10));
+    q.add_after("b", Duration::from_millis(40)); // later: ignored
+    assert_eq!(q.len_waiting(), 2);
+    assert_eq!(q.get().await, Some("b"));
+    assert_eq!(t0.elapsed(), Duration::from_millis(10));
+    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(t0.elapsed(), Duration::from_millis(20));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(q.len(), 0, "superseded schedules do not fire again");
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_after_zero_is_add_and_ready_items_dedupe_with_queue() {
+    let q = queue();
+    q.add_after("a", Duration::ZERO);
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.len_waiting(), 0);
+    q.add_after("a", Duration::from_millis(5));
+    tokio::time::sleep(Duration::from_millis(6)).await;
+    assert_eq!(
+        q.len(),
+        1,
+        "ready duplicate of a queued item is deduplicated"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_drops_waiting_items_and_later_delayed_adds() {
+    let q = queue();
+    q.add_after("a", Duration::from_millis(5));
+    q.shutdown();
+    assert_eq!(q.len_waiting(), 0);
+    q.add_after("b", Duration::from_millis(5));
+    q.add_rate_limited("c");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(q.len(), 0);
+    assert_eq!(q.get().await, None);
+    assert_eq!(
+        q.num_requeues(&"c"),
+        0,
+        "no limiter state recorded after shutdown"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn add_rate_limited_follows_the_backoff_and_forget_resets_it() {
+    let q = queue();
+    let mut expected = Duration::from_millis(5);
+    for n in 0..12u32 {
+        let t0 = Instant::now();
+        q.add_rate_limited("a");
+        assert_eq!(q.num_requeues(&"a"), n + 1);
+        let a = q.get().await.unwrap();
+        assert_eq!(t0.elapsed(), expected, "attempt {n}");
+        q.done(&a);
+        expected *= 2;
+    }
+    q.forget(&"a");
+    assert_eq!(q.num_requeues(&"a"), 0);
+    let t0 = Instant::now();
+    q.add_rate_limited("a");
+    q.get().await.unwrap();
+    assert_eq!(t0.elapsed(), Duration::from_millis(5));
+}
+
+#[test]
+fn delayed_add_works_from_outside_a_runtime_with_an_explicit_handle() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let q: WorkQueue<u32> = WorkQueue::builder().runtime(rt.handle().clone()).build();
+    q.add_after(7, Duration::from_millis(1));
+    let got = rt.block_on(q.get());
+    assert_eq!(got, Some(7));
+}
+
+#[tokio::test(start_paused = true)]
+async fn timer_task_ends_when_the_queue_is_dropped_or_shut_down() {
+    let alive = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    let q = queue();
+    q.add_after("a", Duration::from_secs(3600));
+    tokio::task::yield_now().await;
+    assert_eq!(alive(), 1, "one timer task per queue");
+    q.add_after("b", Duration::from_secs(60));
+    assert_eq!(alive(), 1);
+    drop(q);
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(alive(), 0, "the timer task exits once the queue is gone");
+
+    let q = queue();
+    q.add_after("a", Duration::from_secs(3600));
+    tokio::task::yield_now().await;
+    assert_eq!(alive(), 1);
+    q.shutdown();
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(alive(), 0, "the timer task exits on shutdown");
+}
