@@ -121,6 +121,7 @@ fn facts(s: &Schema, out: &mut Vec<String>) {
 pub fn markdown(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_fence: Option<String> = None;
+    let mut list_indent: Option<usize> = None;
     for raw in text.lines() {
         let line = raw.trim_end();
         let trimmed = line.trim_start();
@@ -139,9 +140,25 @@ pub fn markdown(text: &str) -> Vec<String> {
             let fence: String = std::iter::repeat_n(ch, n).collect();
             out.push(format!("{fence}text"));
             in_fence = Some(fence);
+            list_indent = None;
             continue;
         }
-        out.push(escape_line(trimmed));
+        // Continuation lines of a list item are indented to the item's text, so markdown (and
+        // clippy's doc_lazy_continuation) sees them as part of the item.
+        if trimmed.is_empty() {
+            list_indent = None;
+            out.push(String::new());
+            continue;
+        }
+        let escaped = escape_line(trimmed);
+        if let Some(w) = list_marker(trimmed) {
+            list_indent = Some(w);
+            out.push(escaped);
+        } else if let Some(w) = list_indent {
+            out.push(format!("{}{escaped}", " ".repeat(w)));
+        } else {
+            out.push(escaped);
+        }
     }
     if let Some(fence) = in_fence {
         out.push(fence);
@@ -150,6 +167,21 @@ pub fn markdown(text: &str) -> Vec<String> {
         out.pop();
     }
     out
+}
+
+/// Width of a list marker (`- `, `* `, `+ `, `1. `, `1) `) starting the line.
+fn list_marker(line: &str) -> Option<usize> {
+    if line.starts_with("- ") || line.starts_with("* ") || line.starts_with("+ ") {
+        return Some(2);
+    }
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    if (1..=9).contains(&digits) {
+        let rest = &line[digits..];
+        if rest.starts_with(". ") || rest.starts_with(") ") {
+            return Some(digits + 2);
+        }
+    }
+    None
 }
 
 fn escape_line(line: &str) -> String {
@@ -225,6 +257,10 @@ mod tests {
         assert_eq!(
             markdown("    indented\n```yaml\nkey: [1]\n```"),
             vec!["indented", "```text", "key: [1]", "```"]
+        );
+        assert_eq!(
+            markdown("* item\ncontinued\n\nnext para\n10. ten\nmore"),
+            vec!["* item", "  continued", "", "next para", "10. ten", "    more"]
         );
         assert_eq!(code("a`b"), "`` a`b ``");
     }

@@ -97,6 +97,9 @@ pub fn pascal(s: &str) -> String {
     };
     if p.starts_with(|c: char| c.is_ascii_digit()) {
         format!("V{p}")
+    } else if p == "Self" {
+        // `Self` is the one UpperCamelCase keyword; it can't even be a raw identifier.
+        "SelfValue".to_string()
     } else {
         p
     }
