@@ -1,0 +1,526 @@
+//! kubectl — a real client nobody here wrote — against the in-memory server: apply a CRD, wait for
+//! `Established`, create/apply, `get -o json`, label selectors, the printer-column table, merge
+//! patches (and a 422), `explain`, `api-resources`, delete, and `get --watch` while objects change.
+//! Skipped with a message when kubectl is not installed.
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube_fake_apiserver::FakeApiServer;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+/// Bound for one kubectl invocation (kubectl's own `--request-timeout` is shorter).
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Bound for a line to show up on a watching kubectl.
+const LINE_TIMEOUT: Duration = Duration::from_secs(20);
+
+const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    listKind: CronTabList
+    shortNames: [ct]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    additionalPrinterColumns:
+    - name: Spec
+      type: string
+      jsonPath: .spec.cronSpec
+    - name: Replicas
+      type: integer
+      jsonPath: .spec.replicas
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: CronTab runs an image on a schedule.
+        properties:
+          spec:
+            type: object
+            description: The desired schedule.
+            properties:
+              cronSpec:
+                type: string
+                description: The cron schedule, in cron format.
+              image:
+                type: string
+              replicas:
+                type: integer
+                minimum: 1
+                maximum: 10
+                default: 1
+          status:
+            type: object
+            properties:
+              phase:
+                type: string
+"#;
+
+fn crontab(name: &str, app: &str) -> String {
+    format!(
+        "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: {name}\n  labels:\n    app: {app}\n\
+         spec:\n  cronSpec: \"* * * * */5\"\n  image: my-image\n  unknownField: dropped\n"
+    )
+}
+
+fn find_kubectl() -> Option<PathBuf> {
+    let fixed = PathBuf::from("/usr/bin/kubectl");
+    if fixed.is_file() {
+        return Some(fixed);
+    }
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join("kubectl"))
+        .find(|p| p.is_file())
+}
+
+/// A kubectl bound to the server's kubeconfig, with its HOME and caches inside a temp dir.
+struct Kubectl {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+struct Out {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+impl Kubectl {
+    fn new(bin: PathBuf, srv: &FakeApiServer) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        srv.write_kubeconfig(&dir.path().join("kubeconfig"))
+            .expect("kubeconfig written");
+        Kubectl { bin, dir }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(&self.bin);
+        c.arg("--kubeconfig")
+            .arg(self.dir.path().join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("cache"))
+            .arg("--request-timeout=20s")
+            .args(args)
+            .env("HOME", self.dir.path())
+            .env_remove("KUBECONFIG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        c
+    }
+
+    async fn run(&self, args: &[&str], stdin: Option<&str>) -> Out {
+        let mut child = self.command(args).spawn().expect("kubectl starts");
+        let mut input = child.stdin.take();
+        if let (Some(pipe), Some(text)) = (input.as_mut(), stdin) {
+            use tokio::io::AsyncWriteExt;
+            pipe.write_all(text.as_bytes())
+                .await
+                .expect("stdin written");
+        }
+        drop(input);
+        let out = tokio::time::timeout(CALL_TIMEOUT, child.wait_with_output())
+            .await
+            .unwrap_or_else(|_| panic!("kubectl {args:?} did not finish within {CALL_TIMEOUT:?}"))
+            .expect("kubectl ran");
+        Out {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Runs kubectl and returns stdout; fails the test with kubectl's stderr otherwise.
+    async fn ok(&self, args: &[&str]) -> String {
+        self.ok_stdin(args, None).await
+    }
+
+    async fn ok_stdin(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.run(args, stdin).await;
+        assert!(
+            out.ok,
+            "kubectl {args:?} failed:\n{}\n{}",
+            out.stderr, out.stdout
+        );
+        out.stdout
+    }
+
+    async fn apply_crd(&self) {
+        let out = self.ok_stdin(&["apply", "-f", "-"], Some(CRD)).await;
+        assert!(
+            out.contains(
+                "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created"
+            ),
+            "{out}"
+        );
+        let out = self
+            .ok(&[
+                "wait",
+                "--for=condition=Established",
+                "crd/crontabs.stable.example.com",
+                "--timeout=20s",
+            ])
+            .await;
+        assert!(out.contains("condition met"), "{out}");
+    }
+}
+
+macro_rules! kubectl_or_skip {
+    () => {
+        match find_kubectl() {
+            Some(bin) => bin,
+            None => {
+                eprintln!(
+                    "skipping: kubectl is not installed (looked for /usr/bin/kubectl and on PATH)"
+                );
+                return;
+            }
+        }
+    };
+}
+
+/// Splits a table line into its whitespace-separated cells.
+fn cells(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_crd_and_custom_resource_lifecycle() {
+    let bin = kubectl_or_skip!();
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+
+    k.apply_crd().await;
+
+    // Discovery: the kind is listed with its short name.
+    let resources = k
+        .ok(&["api-resources", "--api-group=stable.example.com"])
+        .await;
+    let row = resources
+        .lines()
+        .find(|l| l.starts_with("crontabs"))
+        .unwrap_or_else(|| panic!("{resources}"));
+    assert_eq!(
+        cells(row),
+        ["crontabs", "ct", "stable.example.com/v1", "true", "CronTab"]
+    );
+
+    // Create through apply (client-side apply: a create, with the last-applied annotation).
+    let out = k
+        .ok_stdin(&["apply", "-f", "-"], Some(&crontab("my-crontab", "web")))
+        .await;
+    assert!(
+        out.contains("crontab.stable.example.com/my-crontab created"),
+        "{out}"
+    );
+    let out = k
+        .ok_stdin(&["create", "-f", "-"], Some(&crontab("other", "db")))
+        .await;
+    assert!(
+        out.contains("crontab.stable.example.com/other created"),
+        "{out}"
+    );
+
+    // get -o json: pruned, defaulted, server-managed fields set.
+    let obj: Value = serde_json::from_str(&k.ok(&["get", "ct", "my-crontab", "-o", "json"]).await)
+        .expect("json");
+    assert_eq!(obj["apiVersion"], "stable.example.com/v1");
+    assert_eq!(obj["kind"], "CronTab");
+    assert_eq!(obj["metadata"]["namespace"], "default");
+    assert_eq!(obj["metadata"]["generation"], 1);
+    assert!(
+        obj["metadata"]["uid"]
+            .as_str()
+            .is_some_and(|u| !u.is_empty())
+    );
+    assert!(
+        obj["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some_and(|rv| !rv.is_empty())
+    );
+    assert!(
+        obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .is_string()
+    );
+    assert_eq!(
+        obj["spec"],
+        json!({"cronSpec": "* * * * */5", "image": "my-image", "replicas": 1})
+    );
+
+    // Label selectors on list.
+    let names = k
+        .ok(&["get", "crontabs", "-l", "app=web", "-o", "name"])
+        .await;
+    assert_eq!(names.trim(), "crontab.stable.example.com/my-crontab");
+    let names = k
+        .ok(&["get", "crontabs", "-l", "app in (web,db)", "-o", "name"])
+        .await;
+    assert_eq!(names.lines().count(), 2, "{names}");
+    let names = k
+        .ok(&["get", "crontabs", "-l", "app!=web", "-o", "name"])
+        .await;
+    assert_eq!(names.trim(), "crontab.stable.example.com/other");
+    let none = k.run(&["get", "crontabs", "-l", "app=nothing"], None).await;
+    assert!(none.ok && none.stdout.trim().is_empty(), "{}", none.stdout);
+    assert!(
+        none.stderr
+            .contains("No resources found in default namespace."),
+        "{}",
+        none.stderr
+    );
+    let bad = k.run(&["get", "crontabs", "-l", "a$b=c"], None).await;
+    assert!(!bad.ok);
+    assert!(
+        bad.stderr.contains("unable to parse requirement"),
+        "{}",
+        bad.stderr
+    );
+
+    // Field selector on metadata.name.
+    let names = k
+        .ok(&[
+            "get",
+            "crontabs",
+            "--field-selector",
+            "metadata.name=other",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert_eq!(names.trim(), "crontab.stable.example.com/other");
+
+    // The table: kubectl asks for a Table and prints the printer columns.
+    let table = k.ok(&["get", "ct", "my-crontab"]).await;
+    let mut lines = table.lines();
+    assert_eq!(
+        cells(lines.next().unwrap_or_default()),
+        ["NAME", "SPEC", "REPLICAS", "AGE"],
+        "{table}"
+    );
+    let row = cells(lines.next().unwrap_or_default());
+    assert_eq!(
+        &row[..7],
+        ["my-crontab", "*", "*", "*", "*", "*/5", "1"],
+        "{table}"
+    );
+    assert!(
+        row[7].ends_with('s') || row[7].ends_with('m'),
+        "age cell {:?}",
+        row[7]
+    );
+
+    // Merge patch: spec change bumps generation; out-of-range value is a 422 with the schema message.
+    let out = k
+        .ok(&[
+            "patch",
+            "ct",
+            "my-crontab",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"replicas":5}}"#,
+        ])
+        .await;
+    assert!(
+        out.contains("crontab.stable.example.com/my-crontab patched"),
+        "{out}"
+    );
+    let got = k
+        .ok(&[
+            "get",
+            "ct",
+            "my-crontab",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.generation}",
+        ])
+        .await;
+    assert_eq!(got.trim(), "5 2");
+    let bad = k
+        .run(
+            &[
+                "patch",
+                "ct",
+                "my-crontab",
+                "--type",
+                "merge",
+                "-p",
+                r#"{"spec":{"replicas":50}}"#,
+            ],
+            None,
+        )
+        .await;
+    assert!(!bad.ok);
+    assert!(
+        bad.stderr.contains(
+            "spec.replicas: Invalid value: 50: spec.replicas in body should be less than or equal to 10"
+        ),
+        "{}",
+        bad.stderr
+    );
+
+    // explain reads the CRD schema from /openapi/v3.
+    let doc = k.ok(&["explain", "crontabs"]).await;
+    assert!(doc.contains("KIND:       CronTab"), "{doc}");
+    assert!(doc.contains("GROUP:      stable.example.com"), "{doc}");
+    assert!(
+        doc.contains("CronTab runs an image on a schedule."),
+        "{doc}"
+    );
+    assert!(
+        doc.contains("spec\t<Object>") && doc.contains("metadata\t<ObjectMeta>"),
+        "{doc}"
+    );
+    let field = k.ok(&["explain", "crontab.spec.cronSpec"]).await;
+    assert!(field.contains("FIELD: cronSpec <string>"), "{field}");
+    assert!(
+        field.contains("The cron schedule, in cron format."),
+        "{field}"
+    );
+
+    // Delete, then it is gone.
+    let out = k.ok(&["delete", "ct", "my-crontab"]).await;
+    assert!(
+        out.contains("crontab.stable.example.com \"my-crontab\" deleted"),
+        "{out}"
+    );
+    let gone = k.run(&["get", "ct", "my-crontab"], None).await;
+    assert!(!gone.ok);
+    assert!(
+        gone.stderr
+            .contains(r#"crontabs.stable.example.com "my-crontab" not found"#),
+        "{}",
+        gone.stderr
+    );
+
+    // Removing the CRD removes the kind.
+    k.ok(&["delete", "crd", "crontabs.stable.example.com"])
+        .await;
+    srv.shutdown().await;
+}
+
+/// Reads lines from a watching kubectl until one satisfies `want`.
+async fn next_line_matching(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    seen: &mut Vec<String>,
+    want: impl Fn(&[&str]) -> bool,
+) -> String {
+    loop {
+        let line = tokio::time::timeout(LINE_TIMEOUT, lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("kubectl --watch printed nothing matching within {LINE_TIMEOUT:?}; saw {seen:#?}"))
+            .expect("kubectl stdout readable")
+            .unwrap_or_else(|| panic!("kubectl --watch ended; saw {seen:#?}"));
+        seen.push(line.clone());
+        if want(&cells(&line)) {
+            return line;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_watch_prints_events_while_objects_change() {
+    let bin = kubectl_or_skip!();
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    k.apply_crd().await;
+    k.ok_stdin(&["apply", "-f", "-"], Some(&crontab("first", "web")))
+        .await;
+
+    let mut watcher = k
+        .command(&["get", "crontabs", "--watch", "--output-watch-events"])
+        .spawn()
+        .expect("kubectl starts");
+    let stdout = watcher.stdout.take().expect("stdout piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut seen = Vec::new();
+
+    // The header, then the existing object (the watch is established once it shows up).
+    let header = next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"EVENT")).await;
+    assert_eq!(cells(&header), ["EVENT", "NAME", "SPEC", "REPLICAS", "AGE"]);
+    next_line_matching(&mut lines, &mut seen, |c| c[..2] == ["ADDED", "first"]).await;
+
+    // A change made through the library's kube::Client ...
+    let gvk = GroupVersionKind::gvk("stable.example.com", "v1", "CronTab");
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(srv.client(), "default", &ApiResource::from_gvk(&gvk));
+    api.patch(
+        "first",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 3}})),
+    )
+    .await
+    .expect("merge patch through kube::Api");
+    let modified =
+        next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"MODIFIED")).await;
+    assert_eq!(cells(&modified)[..2], ["MODIFIED", "first"]);
+    assert_eq!(cells(&modified)[7], "3", "{modified}");
+
+    // ... and changes made by another kubectl.
+    k.ok_stdin(&["create", "-f", "-"], Some(&crontab("second", "db")))
+        .await;
+    let added = next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"ADDED")).await;
+    assert_eq!(cells(&added)[..2], ["ADDED", "second"]);
+    k.ok(&["delete", "ct", "second"]).await;
+    let deleted =
+        next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"DELETED")).await;
+    assert_eq!(cells(&deleted)[..2], ["DELETED", "second"]);
+
+    watcher.kill().await.expect("watching kubectl killed");
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_watch_with_names_and_a_selector() {
+    let bin = kubectl_or_skip!();
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    k.apply_crd().await;
+    k.ok_stdin(&["apply", "-f", "-"], Some(&crontab("seed", "web")))
+        .await;
+
+    let mut watcher = k
+        .command(&["get", "ct", "--watch", "-l", "app=web", "-o", "name"])
+        .spawn()
+        .expect("kubectl starts");
+    let stdout = watcher.stdout.take().expect("stdout piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut seen = Vec::new();
+    next_line_matching(&mut lines, &mut seen, |c| {
+        c == ["crontab.stable.example.com/seed"]
+    })
+    .await;
+
+    // An object outside the selector is never printed; the next matching one is.
+    k.ok_stdin(&["create", "-f", "-"], Some(&crontab("hidden", "db")))
+        .await;
+    k.ok_stdin(&["create", "-f", "-"], Some(&crontab("shown", "web")))
+        .await;
+    next_line_matching(&mut lines, &mut seen, |c| {
+        c == ["crontab.stable.example.com/shown"]
+    })
+    .await;
+    assert!(!seen.iter().any(|l| l.contains("hidden")), "{seen:#?}");
+
+    watcher.kill().await.expect("watching kubectl killed");
+    srv.shutdown().await;
+}
