@@ -322,7 +322,13 @@ impl BucketRateLimiter {
         if b.tokens >= 0.0 {
             Duration::ZERO
         } else {
-            Duration::try_from_secs_f64(-b.tokens / self.rate).unwrap_or(Duration::MAX)
+            // Like x/time/rate: nanoseconds as a float, then truncated (0.3 s is 300 ms).
+            let nanos = (-b.tokens / self.rate) * 1e9;
+            if nanos >= u64::MAX as f64 {
+                Duration::MAX
+            } else {
+                Duration::from_nanos(nanos as u64)
+            }
         }
     }
 }
