@@ -67,6 +67,38 @@ pub(crate) fn go_quote(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }
 
+/// See [`super::normalize_numbers`].
+pub(crate) fn normalize_numbers(v: &mut Value, depth: usize) {
+    if depth > super::MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Number(n) if !n.is_i64() => {
+            let Some(f) = n.as_f64() else { return };
+            // Go prints integral float64s below 1e21 as plain integers; a JSON reader then sees
+            // an integer again (or a float when it overflows 64 bits).
+            if !f.is_finite() || f.fract() != 0.0 || f.abs() >= 1e21 {
+                *v = serde_json::Number::from_f64(f)
+                    .map(Value::Number)
+                    .unwrap_or(Value::Null);
+            } else if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+                *v = Value::from(f as i64);
+            } else if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+                *v = Value::from(f as u64);
+            } else {
+                *v = serde_json::Number::from_f64(f)
+                    .map(Value::Number)
+                    .unwrap_or(Value::Null);
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|x| normalize_numbers(x, depth + 1)),
+        Value::Object(m) => m.values_mut().for_each(|x| normalize_numbers(x, depth + 1)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +116,24 @@ mod tests {
         assert_eq!(go_float(0.0001), "0.0001");
         assert_eq!(go_float(0.00001), "1e-05");
         assert_eq!(go_float(18446744073709551615.0), "1.8446744073709552e+19");
+    }
+
+    #[test]
+    fn numbers_normalize_like_a_go_round_trip() {
+        let mut v: Value = serde_json::from_str(
+            r#"{"a": 1.0, "b": -0.0, "c": 9007199254740993, "d": 18446744073709551615, "e": 1.5, "f": [1e3, 1e21], "g": -5}"#,
+        )
+        .unwrap();
+        normalize_numbers(&mut v, 0);
+        assert_eq!(v["a"], json!(1));
+        assert!(v["a"].is_i64());
+        assert_eq!(v["b"], json!(0));
+        assert_eq!(v["c"], json!(9007199254740993i64));
+        assert_eq!(v["d"], json!(18446744073709551615.0f64));
+        assert!(v["d"].is_f64());
+        assert_eq!(v["e"], json!(1.5));
+        assert_eq!(v["f"], json!([1000, 1e21]));
+        assert_eq!(v["g"], json!(-5));
     }
 
     #[test]

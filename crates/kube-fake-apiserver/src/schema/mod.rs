@@ -80,6 +80,14 @@ pub fn prune_unknown_fields(schema: &Value, obj: &mut Value) -> Vec<String> {
     unknown
 }
 
+/// Rewrites numbers the way the server's JSON round trip does: integers within int64 stay exact,
+/// every other number goes through float64, and integral float64 values print without a
+/// fraction (`1.0` → `1`, `-0.0` → `0`, `18446744073709551615` → `18446744073709552000`).
+/// Compare a sample with what a real server returns only after normalizing both.
+pub fn normalize_numbers(obj: &mut Value) {
+    gofmt::normalize_numbers(obj, 0);
+}
+
 /// Fills `default`s from the schema, as the server does on create/update and on read.
 /// A missing field gets its default; an explicit `null` gets it only when the field is not nullable.
 /// Defaults are pruned against their own schema before they are inserted.

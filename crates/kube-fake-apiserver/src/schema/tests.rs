@@ -512,3 +512,50 @@ fn hostile_depth_terminates() {
     let mut o = json!({"k": nested});
     prune(&free, &mut o);
 }
+
+#[test]
+fn string_formats() {
+    let s = json!({"type": "object", "properties": {
+        "t": {"type": "string", "format": "date-time"},
+        "d": {"type": "string", "format": "date"},
+        "u": {"type": "string", "format": "uuid"},
+        "ip": {"type": "string", "format": "ipv4"},
+        "net": {"type": "string", "format": "cidr"},
+        "b": {"type": "string", "format": "byte"},
+        "other": {"type": "string", "format": "int-or-whatever"}
+    }});
+    let good = json!({
+        "t": "2026-01-01T00:10:00Z", "d": "2024-02-29", "u": "123e4567-e89b-12d3-a456-426614174000",
+        "ip": "10.0.0.1", "net": "10.0.0.0/8", "b": "aGVsbG8=", "other": "anything"
+    });
+    assert!(validate(&s, &good).is_empty(), "{:#?}", validate(&s, &good));
+    for t in ["2026-01-01T00:10:00.123+02:00", "2026-01-01t00:10:00z"] {
+        assert!(validate(&s, &json!({"t": t})).is_empty(), "{t}");
+    }
+    let c = validate(&s, &json!({"t": "yesterday"}));
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].reason, "FieldValueTypeInvalid");
+    assert_eq!(
+        c[0].to_string(),
+        r#"t: Invalid value: "yesterday": t in body must be of type date-time: "yesterday""#
+    );
+    for (k, bad) in [
+        ("t", "2026-01-01T25:00:00Z"),
+        ("t", "2026-01-01T10:00:00"),
+        ("d", "2023-02-29"),
+        ("u", "nope"),
+        ("ip", "10.0.0"),
+        ("net", "10.0.0.0/33"),
+        ("b", "not base64!"),
+        ("t", "2026-01-01Tü0:00:00Z"),
+    ] {
+        assert_eq!(validate(&s, &json!({k: bad})).len(), 1, "{k}={bad}");
+    }
+}
+
+#[test]
+fn normalize_numbers_is_public() {
+    let mut v = json!({"a": 2.0});
+    normalize_numbers(&mut v);
+    assert_eq!(v, json!({"a": 2}));
+}

@@ -141,6 +141,7 @@ impl Validator {
         self.composition(s, x, path, depth, out);
         if let Value::String(text) = x {
             self.check_string(s, text, path, out);
+            check_format(s, text, path, out);
         }
         self.check_enum(s, x, path, out);
         match x {
@@ -487,4 +488,135 @@ fn check_embedded(map: &Map<String, Value>, path: &str, out: &mut Vec<Cause>) {
             )),
         }
     }
+}
+
+/// The string formats the server's validator knows and that CRDs commonly use; unknown formats
+/// (and `int32`/`int64`-style annotations) are not checked, as on the server.
+fn format_ok(format: &str, v: &str) -> Option<bool> {
+    Some(match format {
+        "date-time" => is_date_time(v),
+        "date" => is_date(v),
+        "uuid" | "uuid3" | "uuid4" | "uuid5" => is_uuid(v),
+        "ipv4" => v.contains('.') && v.parse::<std::net::IpAddr>().is_ok(),
+        "ipv6" => v.contains(':') && v.parse::<std::net::IpAddr>().is_ok(),
+        "cidr" => is_cidr(v),
+        "byte" => is_base64(v),
+        _ => return None,
+    })
+}
+
+fn check_format(s: Node<'_>, v: &str, path: &str, out: &mut Vec<Cause>) {
+    let Some(format) = s.raw("format").and_then(Value::as_str) else {
+        return;
+    };
+    if format_ok(format, v) == Some(false) {
+        let q = go_quote(v);
+        out.push(cause(
+            TYPE_INVALID,
+            path,
+            format!("Invalid value: {q}: {path} in body must be of type {format}: {q}"),
+        ));
+    }
+}
+
+fn digits(s: &str, n: usize) -> Option<u32> {
+    (s.len() == n && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+/// `YYYY-MM-DD` naming a real day.
+fn is_date(v: &str) -> bool {
+    let mut parts = v.split('-');
+    let (Some(y), Some(m), Some(d), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let (Some(y), Some(m), Some(d)) = (digits(y, 4), digits(m, 2), digits(d, 2)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// `<date>T<hh:mm:ss[.frac](Z|±hh:mm)>`, case-insensitive `T`/`Z` (strfmt's `IsDateTime`).
+fn is_date_time(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    let mut halves = lower.split('t');
+    let (Some(date), Some(time)) = (halves.next(), halves.next()) else {
+        return false;
+    };
+    if !is_date(date) || !time.is_ascii() || time.len() < 9 {
+        return false;
+    }
+    let b = time.as_bytes();
+    let (Some(h), Some(m), Some(s)) = (
+        digits(&time[0..2], 2),
+        digits(&time[3..5], 2),
+        digits(&time[6..8], 2),
+    ) else {
+        return false;
+    };
+    if b[2] != b':' || b[5] != b':' || h > 23 || m > 59 || s > 59 {
+        return false;
+    }
+    let mut rest = &time[8..];
+    // The server's pattern is `(.[0-9]+)?`: any one character, then digits.
+    if !rest.is_empty() && !rest.starts_with(['z', '+', '-']) {
+        let frac = &rest[1..];
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    if rest == "z" {
+        return true;
+    }
+    let (Some(sign), Some(hh), Some(colon), Some(mm)) = (
+        rest.get(0..1),
+        rest.get(1..3),
+        rest.get(3..4),
+        rest.get(4..),
+    ) else {
+        return false;
+    };
+    matches!(sign, "+" | "-") && colon == ":" && digits(hh, 2).is_some() && digits(mm, 2).is_some()
+}
+
+fn is_uuid(v: &str) -> bool {
+    let groups: Vec<&str> = v.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+fn is_cidr(v: &str) -> bool {
+    let Some((ip, bits)) = v.split_once('/') else {
+        return false;
+    };
+    let Ok(ip) = ip.parse::<std::net::IpAddr>() else {
+        return false;
+    };
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    !bits.is_empty()
+        && bits.len() <= 3
+        && bits.bytes().all(|b| b.is_ascii_digit())
+        && bits.parse::<u32>().is_ok_and(|b| b <= max)
+}
+
+/// Standard, padded base64.
+fn is_base64(v: &str) -> bool {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(v).is_ok()
 }
