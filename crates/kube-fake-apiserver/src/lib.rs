@@ -9,6 +9,7 @@
 //! # Ok(()) }
 //! ```
 
+mod builtin_defaults;
 mod crd;
 mod faults;
 mod handlers;
@@ -16,6 +17,7 @@ mod http;
 mod kubeconfig;
 mod objects;
 pub mod openapi;
+mod proto;
 mod registry;
 pub mod schema;
 pub mod selector;

@@ -108,6 +108,9 @@ fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<
 /// Prune, default, validate (schema and metadata) as the server does on every write.
 fn admit(res: &Resource, ver: &Version, obj: &mut Value) -> Result<(), ApiError> {
     let mut causes: Vec<Cause> = Vec::new();
+    if !res.custom {
+        crate::builtin_defaults::apply(&res.group, &res.plural, obj);
+    }
     if let Some(s) = &ver.schema {
         schema::prune(s, obj);
         schema::apply_defaults(s, obj);

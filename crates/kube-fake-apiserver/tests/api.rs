@@ -800,3 +800,43 @@ async fn deprecated_version_sends_warning() {
     assert!(w.contains("example.com/v2 Widget is going away"), "{w}");
     assert!(get(&c, WIDGETS).await.headers.get("warning").is_none());
 }
+
+/// A length-delimited protobuf field (all payloads here are shorter than 128 bytes).
+fn pb(n: u8, payload: &[u8]) -> Vec<u8> {
+    let mut v = vec![(n << 3) | 2, payload.len() as u8];
+    v.extend_from_slice(payload);
+    v
+}
+
+#[tokio::test]
+async fn protobuf_bodies_of_builtins_as_kubectl_create_sends() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let meta = pb(1, b"ns-from-proto");
+    let raw = pb(1, &meta);
+    let type_meta = [pb(1, b"v1"), pb(2, b"Namespace")].concat();
+    let body = [b"k8s\x00".to_vec(), pb(1, &type_meta), pb(2, &raw)].concat();
+    let text = String::from_utf8(body).unwrap();
+    let r = call(
+        &c,
+        "POST",
+        "/api/v1/namespaces",
+        "application/vnd.kubernetes.protobuf",
+        Some(&json!(text)),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["name"], "ns-from-proto");
+    // Built-in defaults the server fills.
+    assert_eq!(r.body["status"]["phase"], "Active");
+    assert_eq!(r.body["spec"]["finalizers"], json!(["kubernetes"]));
+    let r = call(
+        &c,
+        "POST",
+        "/api/v1/namespaces",
+        "application/vnd.kubernetes.protobuf",
+        Some(&json!("k8s\u{0}\u{a}")),
+    )
+    .await;
+    assert_eq!(r.code, 400);
+}

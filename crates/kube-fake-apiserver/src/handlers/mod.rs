@@ -171,6 +171,9 @@ pub fn decode_body(req: &Req) -> Result<Value, ApiError> {
                 ApiError::bad_request(format!("the request body is not valid YAML: {e}"))
             })?
         }
+        "application/vnd.kubernetes.protobuf" => {
+            crate::proto::decode(&req.body).map_err(ApiError::bad_request)?
+        }
         _ => {
             return Err(ApiError::unsupported_media_type(&[
                 "application/json",
