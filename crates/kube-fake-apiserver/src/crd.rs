@@ -257,7 +257,12 @@ pub fn set_status(crd: &mut Value) {
             stored.push(v);
         }
     }
-    let t = now();
+    // Keep the transition time when the conditions are already true, so re-applying is a no-op.
+    let t = crd
+        .pointer("/status/conditions/0/lastTransitionTime")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .unwrap_or_else(now);
     crd["status"] = json!({
         "acceptedNames": names,
         "conditions": [

@@ -59,6 +59,7 @@ pub struct ServerBuilder {
     history_limit: usize,
     builtins: bool,
     port: u16,
+    require_namespaces: bool,
 }
 
 impl Default for ServerBuilder {
@@ -68,6 +69,7 @@ impl Default for ServerBuilder {
             history_limit: 10_000,
             builtins: true,
             port: 0,
+            require_namespaces: false,
         }
     }
 }
@@ -89,6 +91,12 @@ impl ServerBuilder {
         self.builtins = on;
         self
     }
+    /// Refuse (404 `namespaces "x" not found`) to create objects in namespaces that do not exist,
+    /// as the real server does. Off by default so tests can use any namespace without creating it.
+    pub fn require_namespaces(mut self, on: bool) -> Self {
+        self.require_namespaces = on;
+        self
+    }
     /// Port on 127.0.0.1 (0: any free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -96,7 +104,7 @@ impl ServerBuilder {
     }
 
     pub async fn start(self) -> Result<FakeApiServer, Error> {
-        let shared = Shared::new(self.history_limit, self.builtins);
+        let shared = Shared::new(self.history_limit, self.builtins, self.require_namespaces);
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|source| Error::Bind {

@@ -20,6 +20,9 @@ struct Args {
     /// CustomResourceDefinition files (YAML or JSON, `---` separated) to register at start.
     #[arg(long = "crd", num_args = 1..)]
     crds: Vec<PathBuf>,
+    /// Allow creating objects in namespaces that do not exist (the real server refuses).
+    #[arg(long)]
+    any_namespace: bool,
     /// How many watch events to keep for replay.
     #[arg(long, default_value_t = 10_000)]
     history_limit: usize,
@@ -49,6 +52,7 @@ async fn main() -> anyhow::Result<()> {
         .port(args.port)
         .tls(args.tls)
         .history_limit(args.history_limit)
+        .require_namespaces(!args.any_namespace)
         .start()
         .await?;
     for path in &args.crds {

@@ -311,6 +311,18 @@ pub fn create(
     if db.store.get(&key).is_some() {
         return Err(ApiError::already_exists(&res.group, &res.plural, &name));
     }
+    if db.require_namespaces && res.namespaced {
+        let ns = ns.unwrap_or("");
+        let ns_key = Key {
+            group: String::new(),
+            resource: "namespaces".into(),
+            namespace: String::new(),
+            name: ns.into(),
+        };
+        if db.store.get(&ns_key).is_none() {
+            return Err(ApiError::not_found("", "namespaces", ns));
+        }
+    }
     if opts.dry_run {
         return Ok(view(res, version, &obj));
     }
@@ -516,6 +528,12 @@ fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option
             db.store.delete(&k);
         }
         db.registry.remove(&group, &plural);
+    }
+    if res.group.is_empty() && res.plural == "namespaces" {
+        // What the namespace controller does, at once: everything in the namespace goes.
+        for k in db.store.keys_in_namespace(&key.name) {
+            db.store.delete(&k);
+        }
     }
     Some(last)
 }

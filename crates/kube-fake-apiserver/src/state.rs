@@ -12,6 +12,8 @@ use crate::store::Store;
 pub(crate) struct Db {
     pub registry: Registry,
     pub store: Store,
+    /// Creating in a namespace that does not exist is a 404, as with the real server.
+    pub require_namespaces: bool,
 }
 
 pub(crate) struct Shared {
@@ -27,7 +29,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(history_limit: usize, builtins: bool) -> Arc<Self> {
+    pub fn new(history_limit: usize, builtins: bool, require_namespaces: bool) -> Arc<Self> {
         let mut reg = Registry::default();
         reg.insert(registry::crd_resource());
         let mut store = Store::new(history_limit);
@@ -55,6 +57,7 @@ impl Shared {
             db: Mutex::new(Db {
                 registry: reg,
                 store,
+                require_namespaces,
             }),
             faults: {
                 let f = FaultState::default();

@@ -112,6 +112,15 @@ impl Store {
             .collect()
     }
 
+    /// Keys of every object in namespace `ns` (any resource).
+    pub fn keys_in_namespace(&self, ns: &str) -> Vec<Key> {
+        self.objects
+            .keys()
+            .filter(|k| k.namespace == ns)
+            .cloned()
+            .collect()
+    }
+
     /// The objects of a resource as they were at `rv`, rebuilt by undoing later history.
     /// `Err(floor)` when the history no longer reaches back that far.
     pub fn snapshot(

@@ -840,3 +840,43 @@ async fn protobuf_bodies_of_builtins_as_kubectl_create_sends() {
     .await;
     assert_eq!(r.code, 400);
 }
+
+#[tokio::test]
+async fn namespaces_required_and_deleted_with_their_contents() {
+    let s = FakeApiServer::builder()
+        .require_namespaces(true)
+        .start()
+        .await
+        .unwrap();
+    s.register_crd(widget_crd()).await.unwrap();
+    let c = s.in_process_client();
+    let r = post(
+        &c,
+        "/apis/example.com/v1/namespaces/team/widgets",
+        widget("a", 1),
+    )
+    .await;
+    assert_status(&r, 404, "NotFound");
+    assert_eq!(r.body["message"], "namespaces \"team\" not found");
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
+    assert_eq!(post(&c, "/api/v1/namespaces", ns).await.code, 201);
+    assert_eq!(
+        post(
+            &c,
+            "/apis/example.com/v1/namespaces/team/widgets",
+            widget("a", 1)
+        )
+        .await
+        .code,
+        201
+    );
+    assert_eq!(post(&c, WIDGETS, widget("kept", 1)).await.code, 201);
+    assert_eq!(delete(&c, "/api/v1/namespaces/team").await.code, 200);
+    assert_eq!(
+        get(&c, "/apis/example.com/v1/namespaces/team/widgets/a")
+            .await
+            .code,
+        404
+    );
+    assert_eq!(get(&c, &format!("{WIDGETS}/kept")).await.code, 200);
+}
