@@ -79,7 +79,12 @@ pub fn apply(group: &str, plural: &str, o: &mut Value) {
                 pod_spec(ps);
             }
         }
-        ("", "pods") if obj(o, "spec").is_some() => pod_spec(&mut o["spec"]),
+        ("", "pods") if obj(o, "spec").is_some() => {
+            pod_spec(&mut o["spec"]);
+            if obj(o, "status").is_some() {
+                default(&mut o["status"], "phase", json!("Pending"));
+            }
+        }
         ("", "services") if obj(o, "spec").is_some() => {
             let spec = &mut o["spec"];
             default(spec, "type", json!("ClusterIP"));

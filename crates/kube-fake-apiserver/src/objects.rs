@@ -288,8 +288,9 @@ pub fn create(
     } else {
         m.remove("generation");
     }
-    if ver.status && (res.custom || is_crd(res)) {
-        // Status is dropped on create when the status subresource is enabled.
+    if ver.status && !(res.group.is_empty() && res.plural == "namespaces") {
+        // Status is dropped on create when the status subresource is enabled (built-in strategies
+        // reset it too; a namespace starts `Active`).
         if let Some(o) = obj.as_object_mut() {
             o.remove("status");
         }
