@@ -76,7 +76,7 @@ spec:
 fn crontab(name: &str, app: &str) -> String {
     format!(
         "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: {name}\n  labels:\n    app: {app}\n\
-         spec:\n  cronSpec: \"* * * * */5\"\n  image: my-image\n  unknownField: dropped\n"
+         spec:\n  cronSpec: \"* * * * */5\"\n  image: my-image\n"
     )
 }
 
@@ -267,6 +267,80 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         json!({"cronSpec": "* * * * */5", "image": "my-image", "replicas": 1})
     );
 
+    // Re-applying the same manifest is a no-op; a changed one is a merge patch.
+    let out = k
+        .ok_stdin(&["apply", "-f", "-"], Some(&crontab("my-crontab", "web")))
+        .await;
+    assert!(
+        out.contains("crontab.stable.example.com/my-crontab unchanged"),
+        "{out}"
+    );
+    let changed = crontab("my-crontab", "web").replace("my-image", "image-2");
+    let out = k.ok_stdin(&["apply", "-f", "-"], Some(&changed)).await;
+    assert!(
+        out.contains("crontab.stable.example.com/my-crontab configured"),
+        "{out}"
+    );
+    let got = k
+        .ok(&[
+            "get",
+            "ct",
+            "my-crontab",
+            "-o",
+            "jsonpath={.spec.image} {.metadata.generation}",
+        ])
+        .await;
+    assert_eq!(got.trim(), "image-2 2");
+
+    // Without validation, unknown fields are pruned by the structural schema.
+    let extra = crontab("pruned", "other").replace(
+        "image: my-image",
+        "image: my-image\n  unknownField: dropped",
+    );
+    k.ok_stdin(&["apply", "--validate=false", "-f", "-"], Some(&extra))
+        .await;
+    let spec = k
+        .ok(&["get", "ct", "pruned", "-o", "jsonpath={.spec}"])
+        .await;
+    let spec: Value = serde_json::from_str(&spec).expect("spec as json");
+    assert_eq!(
+        spec,
+        json!({"cronSpec": "* * * * */5", "image": "my-image", "replicas": 1})
+    );
+
+    // Server-side apply records the field manager.
+    let ssa = crontab("ssa", "other");
+    let out = k
+        .ok_stdin(
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=tester",
+                "-f",
+                "-",
+            ],
+            Some(&ssa),
+        )
+        .await;
+    assert!(
+        out.contains("crontab.stable.example.com/ssa serverside-applied"),
+        "{out}"
+    );
+    let managers = k
+        .ok(&[
+            "get",
+            "ct",
+            "ssa",
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}",
+        ])
+        .await;
+    assert!(
+        managers.split_whitespace().any(|m| m == "tester"),
+        "{managers}"
+    );
+
     // Label selectors on list.
     let names = k
         .ok(&["get", "crontabs", "-l", "app=web", "-o", "name"])
@@ -277,9 +351,11 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         .await;
     assert_eq!(names.lines().count(), 2, "{names}");
     let names = k
-        .ok(&["get", "crontabs", "-l", "app!=web", "-o", "name"])
+        .ok(&["get", "crontabs", "-l", "app!=web,app!=other", "-o", "name"])
         .await;
     assert_eq!(names.trim(), "crontab.stable.example.com/other");
+    let names = k.ok(&["get", "crontabs", "-l", "!app", "-o", "name"]).await;
+    assert!(names.trim().is_empty(), "{names}");
     let none = k.run(&["get", "crontabs", "-l", "app=nothing"], None).await;
     assert!(none.ok && none.stdout.trim().is_empty(), "{}", none.stdout);
     assert!(
@@ -354,7 +430,53 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
             "jsonpath={.spec.replicas} {.metadata.generation}",
         ])
         .await;
-    assert_eq!(got.trim(), "5 2");
+    assert_eq!(got.trim(), "5 3");
+    k.ok(&[
+        "patch",
+        "ct",
+        "my-crontab",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/image","value":"j"}]"#,
+    ])
+    .await;
+    k.ok(&["label", "ct", "my-crontab", "tier=batch"]).await;
+    let got = k
+        .ok(&[
+            "get",
+            "ct",
+            "-l",
+            "tier=batch",
+            "-o",
+            "jsonpath={.items[*].spec.image} {.items[*].metadata.generation}",
+        ])
+        .await;
+    assert_eq!(
+        got.trim(),
+        "j 4",
+        "a label change does not bump the generation"
+    );
+    // A strategic merge patch (kubectl's default) is refused for custom resources.
+    let smp = k
+        .run(
+            &[
+                "patch",
+                "ct",
+                "my-crontab",
+                "-p",
+                r#"{"spec":{"image":"s"}}"#,
+            ],
+            None,
+        )
+        .await;
+    assert!(!smp.ok);
+    assert!(
+        smp.stderr
+            .contains("application/strategic-merge-patch+json is not supported"),
+        "{}",
+        smp.stderr
+    );
     let bad = k
         .run(
             &[

@@ -80,6 +80,23 @@ pub fn prune_unknown_fields(schema: &Value, obj: &mut Value) -> Vec<String> {
     unknown
 }
 
+/// `fieldValidation=Warn` (the server's default): the text of one `Warning` header per unknown field,
+/// `unknown field "spec.foo"`.
+pub fn unknown_field_warning(path: &str) -> String {
+    format!("unknown field {path:?}")
+}
+
+/// `fieldValidation=Strict` (kubectl's default): the message of the 400 BadRequest for a body with
+/// unknown fields, e.g. `CronTab in version "v1" cannot be handled as a CronTab: strict decoding
+/// error: unknown field "spec.foo"`.
+pub fn strict_decoding_error(kind: &str, version: &str, unknown: &[String]) -> String {
+    let fields: Vec<String> = unknown.iter().map(|p| unknown_field_warning(p)).collect();
+    format!(
+        "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+        fields.join(", ")
+    )
+}
+
 /// Rewrites numbers the way the server's JSON round trip does: integers within int64 stay exact,
 /// every other number goes through float64, and integral float64 values print without a
 /// fraction (`1.0` → `1`, `-0.0` → `0`, `18446744073709551615` → `18446744073709552000`).

@@ -559,3 +559,18 @@ fn normalize_numbers_is_public() {
     normalize_numbers(&mut v);
     assert_eq!(v, json!({"a": 2}));
 }
+
+#[test]
+fn strict_field_validation_messages() {
+    let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}}});
+    let mut o = json!({"spec": {"a": "x", "foo": 1, "bar": 2}});
+    let unknown = prune_unknown_fields(&s, &mut o);
+    assert_eq!(
+        strict_decoding_error("CronTab", "v1", &unknown),
+        r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.bar", unknown field "spec.foo""#
+    );
+    assert_eq!(
+        unknown_field_warning("spec.foo"),
+        r#"unknown field "spec.foo""#
+    );
+}
