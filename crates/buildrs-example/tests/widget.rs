@@ -28,7 +28,7 @@ fn generated_type_is_a_k8s_openapi_resource() {
     assert_eq!(<Widget as Resource>::URL_PATH_SEGMENT, "widgets");
     assert_eq!(<Widget as ListableResource>::LIST_KIND, "WidgetList");
     assert_eq!(Widget::SHORT_NAMES, &["wd"]);
-    assert!(Widget::STATUS_SUBRESOURCE);
+    const { assert!(Widget::STATUS_SUBRESOURCE) };
     let mut w = Widget {
         spec: Some(WidgetSpec {
             size: 1,

@@ -185,7 +185,7 @@ fn list_marker(line: &str) -> Option<usize> {
 }
 
 fn escape_line(line: &str) -> String {
-    let balanced = line.matches('`').count() % 2 == 0;
+    let balanced = line.matches('`').count().is_multiple_of(2);
     let mut out = String::with_capacity(line.len() + 8);
     let mut in_code = false;
     let mut rest = line;
@@ -260,7 +260,14 @@ mod tests {
         );
         assert_eq!(
             markdown("* item\ncontinued\n\nnext para\n10. ten\nmore"),
-            vec!["* item", "  continued", "", "next para", "10. ten", "    more"]
+            vec![
+                "* item",
+                "  continued",
+                "",
+                "next para",
+                "10. ten",
+                "    more"
+            ]
         );
         assert_eq!(code("a`b"), "`` a`b ``");
     }

@@ -82,7 +82,8 @@
 //!
 //! ## Dedupe
 //!
-//! Structurally identical nested types within one CRD version (same fields, field docs, variants)
+//! Structurally identical nested types within one CRD version (same fields, types and variants;
+//! descriptions are not compared, so an alias shows its representative's field docs)
 //! are emitted once; the others become `pub type Alias = Representative;` where the representative
 //! is the one whose name sorts first, so every path-derived name stays usable.
 //!

@@ -150,6 +150,9 @@ fn finalize_names(types: &mut [TypeDef], root: &str) {
     }
 }
 
+/// The flattened catch-all: (field ident, map value type).
+type Flatten = Option<(String, Ty)>;
+
 /// Builds the fields of an object (and its flattened rest).
 fn struct_fields(
     cx: &mut Cx<'_>,
@@ -157,7 +160,7 @@ fn struct_fields(
     s: &Schema,
     props: &[(&String, &Schema)],
     reserved: BTreeSet<String>,
-) -> Result<(Vec<Field>, Option<(String, Ty)>), Error> {
+) -> Result<(Vec<Field>, Flatten), Error> {
     let wanted: Vec<(String, String, bool)> = props
         .iter()
         .map(|(wire, _)| {

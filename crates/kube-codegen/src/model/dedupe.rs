@@ -21,6 +21,9 @@ fn canon_body(body: &TypeBody, class: &[usize]) -> TypeBody {
                 .iter()
                 .map(|f| Field {
                     ty: canon(&f.ty, class),
+                    // Field docs don't split types: the same shape described in two places with
+                    // slightly different words is still one type (halves compile time on big CRDs).
+                    docs: Vec::new(),
                     ..f.clone()
                 })
                 .collect(),
@@ -36,8 +39,8 @@ fn canon_body(body: &TypeBody, class: &[usize]) -> TypeBody {
     }
 }
 
-/// Marks structurally identical types (same fields, docs, variants; the type's own description
-/// aside) as aliases of one representative: the one whose name sorts first. Children always
+/// Marks structurally identical types (same field names, wire names, types, presence, variants;
+/// descriptions aside) as aliases of one representative: the one whose name sorts first. Children always
 /// precede parents in `types` (post-order), which makes one forward pass enough.
 pub fn dedupe(types: &mut [TypeDef]) {
     let mut class = Vec::with_capacity(types.len());
