@@ -9,6 +9,7 @@ use serde_json::Value;
 mod defaults;
 mod gofmt;
 pub mod jsonpath;
+mod listtype;
 mod node;
 mod prune;
 #[cfg(test)]
@@ -58,7 +59,9 @@ pub fn invalid_message(qualified_kind: &str, name: &str, causes: &[Cause]) -> St
 /// Validates `obj` (a whole custom resource) against the version's `openAPIV3Schema`.
 /// Run it on the pruned and defaulted object, as the server does.
 pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
-    validate::validate(schema, obj)
+    let mut causes = validate::validate(schema, obj);
+    listtype::check(node::Node(schema), obj, "", 0, &mut causes);
+    causes
 }
 
 /// Removes fields the structural schema does not declare (keeps apiVersion/kind/metadata at the root,

@@ -574,3 +574,28 @@ fn strict_field_validation_messages() {
         r#"unknown field "spec.foo""#
     );
 }
+
+#[test]
+fn list_type_set_and_map_duplicates() {
+    let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "port"],
+                  "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+        "atomic": {"type": "array", "x-kubernetes-list-type": "atomic", "items": {"type": "string"}}
+    }}}});
+    let ok = json!({"spec": {"tags": ["a", "b"], "ports": [{"name": "a", "port": 1}, {"name": "a", "port": 2}], "atomic": ["x", "x"]}});
+    assert!(validate(&s, &ok).is_empty());
+    let c = validate(&s, &json!({"spec": {"tags": ["a", "b", "a"]}}));
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].reason, "FieldValueDuplicate");
+    assert_eq!(c[0].to_string(), r#"spec.tags[2]: Duplicate value: "a""#);
+    let c = validate(
+        &s,
+        &json!({"spec": {"ports": [{"name": "a", "port": 1}, {"name": "a", "port": 1}]}}),
+    );
+    assert_eq!(c.len(), 1);
+    assert_eq!(
+        c[0].to_string(),
+        r#"spec.ports[1]: Duplicate value: map[string]interface {}{"name":"a", "port":1}"#
+    );
+}
