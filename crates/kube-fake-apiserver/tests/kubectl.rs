@@ -47,6 +47,10 @@ spec:
     - name: Age
       type: date
       jsonPath: .metadata.creationTimestamp
+    - name: Image
+      type: string
+      priority: 1
+      jsonPath: .spec.image
     schema:
       openAPIV3Schema:
         type: object
@@ -403,6 +407,19 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         row[7].ends_with('s') || row[7].ends_with('m'),
         "age cell {:?}",
         row[7]
+    );
+    assert_eq!(row.len(), 8, "the priority-1 column is hidden: {table}");
+    let wide = k.ok(&["get", "ct", "my-crontab", "-o", "wide"]).await;
+    let mut lines = wide.lines();
+    assert_eq!(
+        cells(lines.next().unwrap_or_default()),
+        ["NAME", "SPEC", "REPLICAS", "AGE", "IMAGE"],
+        "{wide}"
+    );
+    assert_eq!(
+        cells(lines.next().unwrap_or_default()).last(),
+        Some(&"image-2"),
+        "{wide}"
     );
 
     // Merge patch: spec change bumps generation; out-of-range value is a 422 with the schema message.

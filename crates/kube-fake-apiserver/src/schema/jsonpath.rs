@@ -488,3 +488,34 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod robustness {
+    /// Arbitrary input never panics the parsers (a tiny deterministic generator, no extra deps).
+    #[test]
+    fn random_expressions_and_selectors_do_not_panic() {
+        const ALPHABET: &[&str] = &[
+            ".", "..", "[", "]", "(", ")", "?", "@", "'", "\"", "*", ":", "-", "1", "0", "a", "b",
+            "=", "==", "!", "!=", "<", ">", ",", " ", "{", "}", "$", "\\", "ü", "in", "notin", "/",
+            "é.x",
+        ];
+        let obj = serde_json::json!({"a": [{"b": 1}, {"b": "x"}], "b": {"a": [1, 2]}});
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..4000 {
+            let mut s = String::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 12) as usize;
+            for i in 0..len {
+                let r = seed.rotate_left(i as u32 * 5);
+                s.push_str(ALPHABET[(r % ALPHABET.len() as u64) as usize]);
+            }
+            if let Ok(p) = super::JsonPath::parse(&s) {
+                let _ = p.find(&obj);
+            }
+            let _ = crate::selector::LabelSelector::parse(&s).map(|l| l.matches(&obj));
+            let _ = crate::selector::FieldSelector::parse(&s).map(|f| f.matches(&obj));
+        }
+    }
+}
