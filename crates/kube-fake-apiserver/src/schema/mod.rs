@@ -66,7 +66,8 @@ pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
 
 /// Removes fields the structural schema does not declare (keeps apiVersion/kind/metadata at the root,
 /// everything under `x-kubernetes-preserve-unknown-fields`, and embedded resources' apiVersion/kind/metadata).
-/// Also drops `null`s of non-nullable fields that have no default (the server's coercion step).
+/// Also drops `null`s of non-nullable fields that have no default, and reduces an embedded resource's
+/// metadata to what an `ObjectMeta` round trip keeps (the server's coercion steps).
 pub fn prune(schema: &Value, obj: &mut Value) {
     prune::prune_object(schema, obj, None);
     prune::prune_nulls(Some(node::Node(schema)), obj, 0);

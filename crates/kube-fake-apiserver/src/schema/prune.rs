@@ -83,6 +83,9 @@ fn prune(s: Option<Node<'_>>, x: &mut Value, root: bool, t: &mut Tracker<'_>, de
                 return;
             };
             let embedded = root || s.embedded();
+            if s.embedded() && !root {
+                normalize_embedded_metadata(map);
+            }
             map.retain(|k, v| {
                 if embedded && META_FIELDS.contains(&k.as_str()) {
                     return true;
@@ -119,6 +122,9 @@ fn skip_prune(s: Node<'_>, x: &mut Value, root: bool, t: &mut Tracker<'_>, depth
     match x {
         Value::Object(map) => {
             let embedded = root || s.embedded();
+            if s.embedded() && !root {
+                normalize_embedded_metadata(map);
+            }
             for (k, v) in map.iter_mut() {
                 if embedded && META_FIELDS.contains(&k.as_str()) {
                     continue;
@@ -146,6 +152,48 @@ fn skip_prune(s: Node<'_>, x: &mut Value, root: bool, t: &mut Tracker<'_>, depth
         }
         _ => {}
     }
+}
+
+/// `ObjectMeta` fields; anything else in an embedded resource's metadata is dropped by the server,
+/// which decodes that metadata into an `ObjectMeta` and encodes it back.
+const OBJECT_META_FIELDS: [&str; 15] = [
+    "annotations",
+    "creationTimestamp",
+    "deletionGracePeriodSeconds",
+    "deletionTimestamp",
+    "finalizers",
+    "generateName",
+    "generation",
+    "labels",
+    "managedFields",
+    "name",
+    "namespace",
+    "ownerReferences",
+    "resourceVersion",
+    "selfLink",
+    "uid",
+];
+
+/// An embedded resource's metadata as the server stores it: only `ObjectMeta` fields, without
+/// the ones Go's `omitempty` leaves out (empty strings, maps and lists, zero generation, nulls),
+/// and without a zero `creationTimestamp`. Metadata that is not an object is left for validation.
+fn normalize_embedded_metadata(map: &mut serde_json::Map<String, Value>) {
+    let Some(Value::Object(meta)) = map.get_mut("metadata") else {
+        return;
+    };
+    meta.retain(|k, v| {
+        if !OBJECT_META_FIELDS.contains(&k.as_str()) {
+            return false;
+        }
+        match v {
+            Value::Null => false,
+            Value::String(s) => !s.is_empty(),
+            Value::Object(m) => !m.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            Value::Number(n) if k == "generation" => n.as_f64() != Some(0.0),
+            _ => true,
+        }
+    });
 }
 
 /// Drops `null`s whose schema is neither nullable nor has a default; those with a default are

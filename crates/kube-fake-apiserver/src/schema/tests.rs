@@ -165,14 +165,14 @@ fn embedded_resources_keep_type_meta_and_metadata() {
     let out = pruned(
         &s,
         json!({
-            "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "x": 1}, "spec": {"a": "1", "b": 2}, "status": {}},
+            "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "x": 1, "creationTimestamp": null, "labels": {}, "generation": 0}, "spec": {"a": "1", "b": 2}, "status": {}},
             "raw": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}}
         }),
     );
     assert_eq!(
         out,
         json!({
-            "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "x": 1}, "spec": {"a": "1"}},
+            "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"a": "1"}},
             "raw": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}}
         })
     );
