@@ -11,6 +11,8 @@ enum Step {
     Wildcard,
     Recursive(String),
     Filter(Filter),
+    /// `['a','b']` / `[0,2]`: each alternative in turn.
+    Union(Vec<Step>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +165,24 @@ impl Parser<'_> {
             _ => self.index_or_slice()?,
         };
         self.skip_ws();
+        if self.peek() == Some(b',') && matches!(step, Step::Field(_) | Step::Index(_)) {
+            let mut alternatives = vec![step];
+            while self.peek() == Some(b',') {
+                self.pos += 1;
+                self.skip_ws();
+                let next = match self.peek() {
+                    Some(b'\'' | b'"') => Step::Field(self.quoted()?),
+                    _ => match self.index_or_slice()? {
+                        i @ Step::Index(_) => i,
+                        _ => return Err(format!("unsupported union member in {:?}", self.text)),
+                    },
+                };
+                alternatives.push(next);
+                self.skip_ws();
+            }
+            self.expect(b']')?;
+            return Ok(Step::Union(alternatives));
+        }
         self.expect(b']')?;
         Ok(step)
     }
@@ -327,6 +347,11 @@ fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) {
             _ => {}
         },
         Step::Recursive(name) => recursive(name, v, out, 0),
+        Step::Union(alternatives) => {
+            for alt in alternatives {
+                apply(alt, v, out);
+            }
+        }
         Step::Filter(f) => {
             if let Some(items) = v.as_array() {
                 out.extend(items.iter().filter(|item| f.matches(item)));
@@ -441,6 +466,11 @@ mod tests {
             vec![json!("web")]
         );
         assert_eq!(find("..port", &o), vec![json!(80), json!(443)]);
+        assert_eq!(
+            find(".spec.ports[1,0].port", &o),
+            vec![json!(443), json!(80)]
+        );
+        assert_eq!(find(".spec['replicas', 'nothing']", &o), vec![json!(3)]);
     }
 
     #[test]
