@@ -21,6 +21,7 @@ mod proto;
 mod registry;
 pub mod schema;
 pub mod selector;
+pub(crate) mod ssa;
 mod state;
 pub mod status;
 mod store;

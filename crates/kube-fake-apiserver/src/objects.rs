@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::crd;
 use crate::registry::{Resource, Version};
 use crate::schema::{self, Cause};
+use crate::ssa;
 use crate::state::Db;
 use crate::status::ApiError;
 use crate::store::Key;
@@ -184,7 +185,9 @@ pub fn fields_v1(v: &Value, root: bool) -> Value {
     Value::Object(out)
 }
 
-/// Records `manager`'s operation in `managedFields`, replacing its previous entry for the same operation.
+/// Records `manager`'s operation in `managedFields` (see `ssa::record`): an applier owns what it
+/// applied, an updater what it changed (on create: everything it sent).
+#[allow(clippy::too_many_arguments)]
 fn record_manager(
     obj: &mut Value,
     old: Option<&Value>,
@@ -197,29 +200,71 @@ fn record_manager(
     if manager.is_empty() {
         return;
     }
-    let mut entries: Vec<Value> = old
+    let old_entries: Vec<Value> = old
         .and_then(|o| o.pointer("/metadata/managedFields"))
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    entries.retain(|e| {
-        !(e.get("manager").and_then(Value::as_str) == Some(manager)
-            && e.get("operation").and_then(Value::as_str) == Some(operation)
-            && e.get("subresource").and_then(Value::as_str) == subresource)
-    });
-    let mut entry = json!({
-        "manager": manager,
-        "operation": operation,
-        "apiVersion": api_version,
-        "time": now(),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields_v1(source, true),
-    });
-    if let Some(s) = subresource {
-        entry["subresource"] = json!(s);
-    }
-    entries.push(entry);
+    let changed = match old {
+        Some(o) => {
+            let strip = |v: &Value| {
+                let mut v = v.clone();
+                if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.remove("managedFields");
+                }
+                v
+            };
+            ssa::diff(&strip(o), &strip(obj))
+                .into_iter()
+                .filter(is_tracked)
+                .collect()
+        }
+        None => ssa::object_paths(source),
+    };
+    let mine = if operation == "Apply" || old.is_none() {
+        ssa::object_paths(source)
+    } else {
+        let mut mine: Vec<ssa::Path> = old_entries
+            .iter()
+            .filter(|e| {
+                e.get("manager").and_then(Value::as_str) == Some(manager)
+                    && e.get("operation").and_then(Value::as_str) == Some(operation)
+                    && e.get("subresource").and_then(Value::as_str) == subresource
+            })
+            .flat_map(|e| ssa::leaves(e.get("fieldsV1").unwrap_or(&Value::Null)))
+            .collect();
+        for c in &changed {
+            if !mine.contains(c) {
+                mine.push(c.clone());
+            }
+        }
+        mine
+    };
+    let entries = ssa::record(
+        &old_entries,
+        manager,
+        operation,
+        subresource,
+        mine,
+        &changed,
+        api_version,
+        &now(),
+    );
     meta_mut(obj).insert("managedFields".into(), Value::Array(entries));
+}
+
+/// Whether a changed path is one `managedFields` tracks (not apiVersion/kind or server metadata).
+fn is_tracked(p: &ssa::Path) -> bool {
+    match p.first().map(String::as_str) {
+        Some("apiVersion" | "kind") | None => false,
+        Some("metadata") => {
+            matches!(
+                p.get(1).map(String::as_str),
+                Some("labels" | "annotations" | "finalizers" | "ownerReferences")
+            )
+        }
+        _ => true,
+    }
 }
 
 /// `POST` (and apply of a missing object). `operation` is `Update` or `Apply`.

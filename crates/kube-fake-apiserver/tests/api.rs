@@ -425,7 +425,8 @@ async fn patches_merge_json_apply_and_strategic() {
     )
     .await;
     assert_eq!(r.code, 200, "{}", r.body);
-    assert_eq!(r.body["spec"], json!({"replicas": 4, "color": "green"}));
+    // `replicas` is no longer applied by "me" and nobody else owns it: removed, as SSA does.
+    assert_eq!(r.body["spec"], json!({"color": "green"}));
 
     // Strategic merge works (as a merge) on built-ins.
     post(&c, "/api/v1/namespaces/default/configmaps", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"a": "1"}})).await;
@@ -879,4 +880,71 @@ async fn namespaces_required_and_deleted_with_their_contents() {
         404
     );
     assert_eq!(get(&c, &format!("{WIDGETS}/kept")).await.code, 200);
+}
+
+#[tokio::test]
+async fn server_side_apply_ownership_conflicts_and_removal() {
+    let (_s, c) = with_widgets().await;
+    let apply = |mgr: &str, force: bool, yaml: &str| {
+        let path = format!(
+            "{WIDGETS}/o?fieldManager={mgr}{}",
+            if force { "&force=true" } else { "" }
+        );
+        let c = c.clone();
+        let body = json!(yaml);
+        async move {
+            call(
+                &c,
+                "PATCH",
+                &path,
+                "application/apply-patch+yaml",
+                Some(&body),
+            )
+            .await
+        }
+    };
+    let head = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: o\n";
+    let r = apply(
+        "alice",
+        false,
+        &format!("{head}spec:\n  replicas: 1\n  color: red\n"),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // Another manager changing alice's field: 409 with the conflict spelled out.
+    let r = apply("bob", false, &format!("{head}spec:\n  replicas: 2\n")).await;
+    assert_status(&r, 409, "Conflict");
+    assert_eq!(
+        r.body["message"],
+        "Apply failed with 1 conflict: conflict with \"alice\" using example.com/v1: .spec.replicas"
+    );
+    assert_eq!(
+        r.body["details"]["causes"][0]["reason"],
+        "FieldManagerConflict"
+    );
+    // The same value is shared ownership; force takes the field over.
+    assert_eq!(
+        apply("bob", false, &format!("{head}spec:\n  replicas: 1\n"))
+            .await
+            .code,
+        200
+    );
+    let r = apply("bob", true, &format!("{head}spec:\n  replicas: 3\n")).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["replicas"], 3);
+    // alice stops applying color: it is removed; replicas (now bob's) stays.
+    let r = apply("alice", false, &format!("{head}spec: {{}}\n")).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"], json!({"replicas": 3}));
+    // An Update by someone else takes ownership of what it changed.
+    patch(
+        &c,
+        &format!("{WIDGETS}/o?fieldManager=carol"),
+        "application/merge-patch+json",
+        json!({"spec": {"replicas": 4}}),
+    )
+    .await;
+    let r = apply("bob", false, &format!("{head}spec:\n  replicas: 5\n")).await;
+    assert_eq!(r.code, 409, "{}", r.body);
+    assert!(r.body["message"].as_str().unwrap().contains("\"carol\""));
 }

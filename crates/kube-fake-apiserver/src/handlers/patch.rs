@@ -4,7 +4,8 @@ use serde_json::Value;
 
 use super::{Ctx, write_opts};
 use crate::http::{Body, json_response};
-use crate::objects::{self, Mode, apply_merge, key_of, view};
+use crate::objects::{self, Mode, key_of, view};
+use crate::ssa;
 use crate::status::ApiError;
 use crate::util::{meta_mut, meta_str};
 
@@ -148,8 +149,13 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             Ok(json_response(201, &obj))
         }
         Some(old) => {
-            let mut merged = view(&ctx.res, ctx.version(), &old);
-            apply_merge(&mut merged, &applied);
+            let force = ctx.req.flag("force");
+            let merged = ssa::merge(
+                &view(&ctx.res, ctx.version(), &old),
+                &applied,
+                &opts.manager,
+                force,
+            )?;
             let obj = objects::update(
                 &mut db,
                 &ctx.res,
