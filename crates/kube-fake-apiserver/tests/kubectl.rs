@@ -663,3 +663,38 @@ async fn kubectl_watch_with_names_and_a_selector() {
     watcher.kill().await.expect("watching kubectl killed");
     srv.shutdown().await;
 }
+
+/// kubectl's default `--validate=strict` sends `fieldValidation=Strict`, which a real server answers
+/// with a 400 for unknown fields; `--validate=warn` gets `Warning` headers instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs fieldValidation=Strict|Warn handling in the server (schema::prune_unknown_fields, schema::strict_decoding_error)"]
+async fn kubectl_field_validation_reports_unknown_fields() {
+    let bin = kubectl_or_skip!();
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    k.apply_crd().await;
+    let extra =
+        crontab("strict", "web").replace("image: my-image", "image: my-image\n  unknownField: x");
+
+    let strict = k.run(&["create", "-f", "-"], Some(&extra)).await;
+    assert!(!strict.ok, "{}", strict.stdout);
+    assert!(
+        strict.stderr.contains(
+            r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.unknownField""#
+        ),
+        "{}",
+        strict.stderr
+    );
+
+    let warn = k
+        .run(&["create", "--validate=warn", "-f", "-"], Some(&extra))
+        .await;
+    assert!(warn.ok, "{}", warn.stderr);
+    assert!(
+        warn.stderr
+            .contains(r#"Warning: unknown field "spec.unknownField""#),
+        "{}",
+        warn.stderr
+    );
+    srv.shutdown().await;
+}
