@@ -558,14 +558,15 @@ pub fn update(
 
 /// Removes an object for good (a CRD takes its resources and their objects with it).
 fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option<Value> {
-    let last = db.store.delete_as(key, last)?;
+    let current = db.store.get(key)?.clone();
     if is_crd(res) {
-        let group = last
+        // Objects go first, so their watchers see them deleted before the watch ends with the CRD.
+        let group = current
             .pointer("/spec/group")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let plural = last
+        let plural = current
             .pointer("/spec/names/plural")
             .and_then(Value::as_str)
             .unwrap_or("")
@@ -581,7 +582,7 @@ fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option
             db.store.delete(&k);
         }
     }
-    Some(last)
+    db.store.delete_as(key, last)
 }
 
 /// `DeleteOptions.preconditions`.

@@ -307,3 +307,28 @@ async fn watch_over_real_http_socket() {
     assert_eq!(types(&ev), ["ADDED", "BOOKMARK"]);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn deleting_the_crd_deletes_objects_then_ends_watches() {
+    let (_s, c) = with_widgets().await;
+    let rv = rv_of(&post(&c, WIDGETS, widget("a", 1)).await.body);
+    let c2 = c.clone();
+    let w = tokio::spawn(async move {
+        watch(
+            &c2,
+            &format!("{WIDGETS}?watch=true&resourceVersion={rv}"),
+            5,
+            Duration::from_secs(5),
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    delete(
+        &c,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+    )
+    .await;
+    let (ev, ended) = w.await.unwrap();
+    assert!(ended);
+    assert_eq!(types(&ev), ["DELETED"]);
+}

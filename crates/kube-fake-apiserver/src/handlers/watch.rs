@@ -108,6 +108,15 @@ impl Watcher {
 
     /// Sends one store event as this watcher sees it through its selectors.
     async fn event(&mut self, e: &Event) -> Flow {
+        if e.kind == EventType::Deleted
+            && self.res.custom
+            && e.key.group == "apiextensions.k8s.io"
+            && e.key.resource == "customresourcedefinitions"
+            && e.key.name == format!("{}.{}", self.res.plural, self.res.group)
+        {
+            // The resource is gone: its watches end, as the real server's do.
+            return Flow::Stop;
+        }
         if !self.ours(e) || e.rv <= self.last_rv {
             return Flow::Continue;
         }
