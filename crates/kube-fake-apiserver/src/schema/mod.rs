@@ -101,6 +101,54 @@ pub fn strict_decoding_error(kind: &str, version: &str, unknown: &[String]) -> S
     )
 }
 
+/// Why [`prune_with_field_validation`] refused a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldValidationError {
+    /// `Strict` with unknown fields: the message of the 400 BadRequest.
+    UnknownFields(String),
+    /// A directive the server does not know: the cause message of the 422 on `fieldValidation`
+    /// (`CreateOptions.meta.k8s.io "" is invalid: fieldValidation: <this>`).
+    Unsupported(String),
+}
+
+/// Prunes `obj` under a `fieldValidation` directive (`Strict`, `Warn`, `Ignore`; empty means the
+/// server default `Warn`). `Ok` carries the `Warning` header texts to send. With `Strict` and
+/// unknown fields nothing is changed and the error carries the server's message; `kind` and
+/// `version` name the resource in it.
+pub fn prune_with_field_validation(
+    schema: &Value,
+    obj: &mut Value,
+    directive: &str,
+    kind: &str,
+    version: &str,
+) -> Result<Vec<String>, FieldValidationError> {
+    match directive {
+        "Ignore" => {
+            prune(schema, obj);
+            Ok(Vec::new())
+        }
+        "" | "Warn" => Ok(prune_unknown_fields(schema, obj)
+            .iter()
+            .map(|p| unknown_field_warning(p))
+            .collect()),
+        "Strict" => {
+            let mut copy = obj.clone();
+            let unknown = prune_unknown_fields(schema, &mut copy);
+            if unknown.is_empty() {
+                *obj = copy;
+                Ok(Vec::new())
+            } else {
+                Err(FieldValidationError::UnknownFields(strict_decoding_error(
+                    kind, version, &unknown,
+                )))
+            }
+        }
+        other => Err(FieldValidationError::Unsupported(format!(
+            "Unsupported value: {other:?}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+        ))),
+    }
+}
+
 /// Rewrites numbers the way the server's JSON round trip does: integers within int64 stay exact,
 /// every other number goes through float64, and integral float64 values print without a
 /// fraction (`1.0` → `1`, `-0.0` → `0`, `18446744073709551615` → `18446744073709552000`).

@@ -599,3 +599,41 @@ fn list_type_set_and_map_duplicates() {
         r#"spec.ports[1]: Duplicate value: map[string]interface {}{"name":"a", "port":1}"#
     );
 }
+
+#[test]
+fn field_validation_directives() {
+    let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}}});
+    let body = json!({"spec": {"a": "x", "foo": 1}});
+    let mut o = body.clone();
+    assert_eq!(
+        prune_with_field_validation(&s, &mut o, "Ignore", "K", "v1"),
+        Ok(vec![])
+    );
+    assert_eq!(o, json!({"spec": {"a": "x"}}));
+    let mut o = body.clone();
+    assert_eq!(
+        prune_with_field_validation(&s, &mut o, "", "K", "v1"),
+        Ok(vec![r#"unknown field "spec.foo""#.to_string()])
+    );
+    assert_eq!(o, json!({"spec": {"a": "x"}}));
+    let mut o = body.clone();
+    assert_eq!(
+        prune_with_field_validation(&s, &mut o, "Strict", "K", "v1"),
+        Err(FieldValidationError::UnknownFields(
+            r#"K in version "v1" cannot be handled as a K: strict decoding error: unknown field "spec.foo""#.into()
+        ))
+    );
+    assert_eq!(o, body, "a rejected body is left alone");
+    let mut o = json!({"spec": {"a": "x"}});
+    assert_eq!(
+        prune_with_field_validation(&s, &mut o, "Strict", "K", "v1"),
+        Ok(vec![])
+    );
+    assert_eq!(
+        prune_with_field_validation(&s, &mut o, "Loose", "K", "v1"),
+        Err(FieldValidationError::Unsupported(
+            r#"Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn""#
+                .into()
+        ))
+    );
+}
