@@ -948,3 +948,76 @@ async fn server_side_apply_ownership_conflicts_and_removal() {
     assert_eq!(r.code, 409, "{}", r.body);
     assert!(r.body["message"].as_str().unwrap().contains("\"carol\""));
 }
+
+#[tokio::test]
+async fn hostile_inputs_get_errors_not_panics() {
+    let (_s, c) = with_widgets().await;
+    post(&c, WIDGETS, widget("x", 1)).await;
+    let obj = format!("{WIDGETS}/x");
+    let bodies = [
+        json!([1, 2]),
+        json!("text"),
+        json!(null),
+        json!({"metadata": "nope"}),
+        json!({"metadata": {"name": 5, "labels": [1]}}),
+        json!({"apiVersion": 3, "kind": {}, "metadata": {"name": "x", "finalizers": "f"}}),
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x"}, "spec": "flat"}),
+    ];
+    for b in &bodies {
+        for (method, path, ct) in [
+            ("POST", WIDGETS, "application/json"),
+            ("PUT", obj.as_str(), "application/json"),
+            ("PUT", &format!("{obj}/status"), "application/json"),
+            ("PUT", &format!("{obj}/scale"), "application/json"),
+            ("PATCH", obj.as_str(), "application/merge-patch+json"),
+            ("PATCH", obj.as_str(), "application/json-patch+json"),
+            (
+                "PATCH",
+                &format!("{obj}/scale"),
+                "application/merge-patch+json",
+            ),
+            (
+                "PATCH",
+                &format!("{obj}?fieldManager=m"),
+                "application/apply-patch+yaml",
+            ),
+            ("DELETE", obj.as_str(), "application/json"),
+            (
+                "POST",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                "application/json",
+            ),
+            (
+                "POST",
+                "/api/v1/namespaces/default/configmaps",
+                "application/vnd.kubernetes.protobuf",
+            ),
+        ] {
+            let r = call(&c, method, path, ct, Some(b)).await;
+            assert!(r.code < 500, "{method} {path} {b}: {} {}", r.code, r.body);
+        }
+    }
+    // The DELETEs above removed it.
+    post(&c, WIDGETS, widget("x", 1)).await;
+    let r = call(
+        &c,
+        "PATCH",
+        &obj,
+        "application/json-patch+json",
+        Some(&json!([{"op": "replace", "path": "", "value": 5}])),
+    )
+    .await;
+    assert!(r.code == 400 || r.code == 422, "{}", r.body);
+    for q in [
+        "limit=x",
+        "resourceVersion=abc",
+        "continue=%%%",
+        "timeoutSeconds=x&watch=1",
+        "resourceVersionMatch=Bogus&resourceVersion=1",
+    ] {
+        let r = get(&c, &format!("{WIDGETS}?{q}")).await;
+        assert!((400..500).contains(&r.code), "{q}: {} {}", r.code, r.body);
+    }
+    // Still serving.
+    assert_eq!(get(&c, &obj).await.code, 200);
+}
