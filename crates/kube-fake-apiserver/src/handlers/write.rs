@@ -52,6 +52,11 @@ fn delete_options(ctx: &Ctx) -> Result<(Preconditions, bool), ApiError> {
         let v: Value = serde_json::from_slice(&ctx.req.body).map_err(|e| {
             ApiError::bad_request(format!("the request body is not valid DeleteOptions: {e}"))
         })?;
+        if !v.is_object() {
+            return Err(ApiError::bad_request(
+                "the request body is not a DeleteOptions object",
+            ));
+        }
         pre.uid = v
             .pointer("/preconditions/uid")
             .and_then(Value::as_str)
