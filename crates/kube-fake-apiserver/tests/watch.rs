@@ -173,6 +173,15 @@ async fn send_initial_events_with_not_older_than() {
         ev[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
         "true"
     );
+    // client-go's watch-list starts with an empty resourceVersion.
+    let (ev, _) = watch(
+        &c,
+        &format!("{WIDGETS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"),
+        2,
+        SHORT,
+    )
+    .await;
+    assert_eq!(types(&ev), ["ADDED", "BOOKMARK"]);
     let r = get(
         &c,
         &format!("{WIDGETS}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"),

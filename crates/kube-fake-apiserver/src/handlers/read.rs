@@ -113,8 +113,14 @@ fn decode_continue(token: &str) -> Result<(u64, String, String), ApiError> {
 /// Checks `resourceVersion` / `resourceVersionMatch` the way `ValidateListOptions` does.
 pub fn check_rv_options(ctx: &Ctx) -> Result<(), ApiError> {
     let rv = ctx.req.q("resourceVersion").unwrap_or("");
+    // A watch-list (`sendInitialEvents`) may pass NotOlderThan with an empty resourceVersion.
+    let watch_list = ctx
+        .req
+        .q("sendInitialEvents")
+        .is_some_and(|s| !s.is_empty());
     match ctx.req.q("resourceVersionMatch").unwrap_or("") {
         "" => Ok(()),
+        "NotOlderThan" if rv.is_empty() && watch_list => Ok(()),
         "NotOlderThan" | "Exact" if rv.is_empty() => Err(ApiError::invalid_options(
             "ListOptions",
             "resourceVersionMatch",
