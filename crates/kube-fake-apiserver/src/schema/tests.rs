@@ -637,3 +637,117 @@ fn field_validation_directives() {
         ))
     );
 }
+
+/// Random schemas and values (a small deterministic generator) never panic any of the walks.
+#[test]
+fn random_schemas_and_values_do_not_panic() {
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+    fn value(r: &mut Rng, depth: u32) -> Value {
+        match r.next(if depth > 3 { 6 } else { 8 }) {
+            0 => Value::Null,
+            1 => json!(r.next(2) == 0),
+            2 => json!(r.next(100) as i64 - 50),
+            3 => json!(r.next(1000) as f64 / 7.0),
+            4 => json!(["a", "ab", "2026-01-01T00:00:00Z", "10.0.0.0/8", ""][r.next(5) as usize]),
+            5 => json!(u64::MAX),
+            6 => Value::Array((0..r.next(4)).map(|_| value(r, depth + 1)).collect()),
+            _ => {
+                let mut m = serde_json::Map::new();
+                for _ in 0..r.next(4) {
+                    m.insert(
+                        ["a", "b", "spec", "metadata", "kind"][r.next(5) as usize].into(),
+                        value(r, depth + 1),
+                    );
+                }
+                Value::Object(m)
+            }
+        }
+    }
+    fn schema(r: &mut Rng, depth: u32) -> Value {
+        let mut m = serde_json::Map::new();
+        let types = [
+            "object", "array", "string", "integer", "number", "boolean", "",
+        ];
+        let t = types[r.next(types.len() as u64) as usize];
+        if !t.is_empty() {
+            m.insert("type".into(), json!(t));
+        }
+        let keys = [
+            "nullable",
+            "x-kubernetes-preserve-unknown-fields",
+            "x-kubernetes-embedded-resource",
+            "x-kubernetes-int-or-string",
+            "minimum",
+            "maximum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "maxLength",
+            "minLength",
+            "pattern",
+            "enum",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "maxProperties",
+            "required",
+            "default",
+            "format",
+            "x-kubernetes-list-type",
+            "x-kubernetes-list-map-keys",
+        ];
+        for _ in 0..r.next(4) {
+            let k = keys[r.next(keys.len() as u64) as usize];
+            let v = match k {
+                "pattern" => json!(["^[a-z]+$", "(", "a{1000000}"][r.next(3) as usize]),
+                "enum" | "required" | "x-kubernetes-list-map-keys" => json!(["a", 1, null]),
+                "format" => json!(["date-time", "cidr", "byte", "uuid"][r.next(4) as usize]),
+                "x-kubernetes-list-type" => json!(["set", "map", "atomic"][r.next(3) as usize]),
+                "multipleOf" => json!([0.0, 0.5, 3.0][r.next(3) as usize]),
+                "default" => value(r, 2),
+                _ => json!(r.next(3) as i64 - 1),
+            };
+            m.insert(k.into(), v);
+        }
+        if depth < 4 {
+            if r.next(2) == 0 {
+                let mut props = serde_json::Map::new();
+                for k in ["a", "b", "spec"] {
+                    if r.next(2) == 0 {
+                        props.insert(k.into(), schema(r, depth + 1));
+                    }
+                }
+                m.insert("properties".into(), Value::Object(props));
+            }
+            match r.next(4) {
+                0 => drop(m.insert("items".into(), schema(r, depth + 1))),
+                1 => drop(m.insert("additionalProperties".into(), schema(r, depth + 1))),
+                2 => drop(m.insert("additionalProperties".into(), json!(true))),
+                _ => drop(m.insert(
+                    "anyOf".into(),
+                    json!([schema(r, depth + 1), schema(r, depth + 1)]),
+                )),
+            }
+        }
+        Value::Object(m)
+    }
+    let mut r = Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..1500 {
+        let s = schema(&mut r, 0);
+        let mut v = value(&mut r, 0);
+        let _ = validate(&s, &v);
+        prune(&s, &mut v);
+        apply_defaults(&s, &mut v);
+        let _ = validate(&s, &v);
+        normalize_numbers(&mut v);
+        let mut w = v.clone();
+        let _ = prune_with_field_validation(&s, &mut w, "Strict", "K", "v1");
+    }
+}
