@@ -108,6 +108,7 @@ pub mod enums {
             pub enum RolloutSpecModeByZone {
                 Active,
                 Standby,
+                Off,
                 /// A value this version of the schema doesn't list, kept as sent.
                 #[serde(untagged)]
                 Other(String),

@@ -154,7 +154,8 @@ fn g1(dir: &Path, runs: usize) -> Result<()> {
 /// G2: compile the single-file corpus output in scratch crates; dependencies are built first, untimed.
 fn g2(dir: &Path, args: &GenArgs) -> Result<()> {
     let generation = corpus::generate(dir, &[])?;
-    let crates = scratch::pack(&generation.units, args.max_lines);
+    let all: Vec<usize> = (0..generation.units.len()).collect();
+    let crates = scratch::pack(&generation.units, &[all], args.max_lines);
     let root = paths::repo_root().join("target/corpus-bench");
     let no_runners = Default::default();
     scratch::write_workspace(

@@ -56,7 +56,7 @@ pub fn generate(dir: &Path, only: &[String]) -> Result<Generation> {
         warnings: Vec::new(),
         files: BTreeMap::new(),
     };
-    let mut taken = BTreeSet::new();
+    let mut jobs = Vec::new();
     for project_dir in
         paths::subdirs(&crds).with_context(|| format!("listing {}", crds.display()))?
     {
@@ -66,32 +66,80 @@ pub fn generate(dir: &Path, only: &[String]) -> Result<Generation> {
         }
         let files = paths::crd_files(&project_dir)?;
         generation.files.insert(project.clone(), files.len());
-        for file in files {
-            match render_single_file(&file) {
-                Ok((code, generated)) => {
-                    generation.warnings.extend(generated.warnings);
-                    let module = scratch::module_name(&project, &file, &mut taken);
-                    generation.units.push(Unit {
-                        project: project.clone(),
-                        lines: code.lines().count(),
-                        code,
-                        file,
-                        module,
-                        resources: generated.resources,
-                    });
-                }
-                Err(error) => generation.failures.push(GenFailure {
-                    project: project.clone(),
+        jobs.extend(files.into_iter().map(|file| (project.clone(), file)));
+    }
+    let rendered = render_all(&jobs);
+    let mut taken = BTreeSet::new();
+    for ((project, file), result) in jobs.into_iter().zip(rendered) {
+        match result {
+            Ok((code, generated)) => {
+                generation.warnings.extend(generated.warnings);
+                let module = scratch::module_name(&project, &file, &mut taken);
+                generation.units.push(Unit {
+                    project,
+                    lines: code.lines().count(),
+                    code,
                     file,
-                    error,
-                }),
+                    module,
+                    resources: generated.resources,
+                });
             }
+            Err(error) => generation.failures.push(GenFailure {
+                project,
+                file,
+                error,
+            }),
         }
     }
     Ok(generation)
 }
 
-fn render_single_file(file: &Path) -> Result<(String, kube_codegen::Generated), String> {
+type Rendered = Result<(String, kube_codegen::Generated), String>;
+
+/// Renders every file, spread over the available cores; results in input order.
+fn render_all(jobs: &[(String, PathBuf)]) -> Vec<Rendered> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, Rendered)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((_, file)) = jobs.get(i) else {
+                            break done;
+                        };
+                        // A generator panic is a generation error of that file, not the end of the run.
+                        let result = std::panic::catch_unwind(|| render_single_file(file))
+                            .unwrap_or_else(|p| {
+                                Err(format!("generator panicked: {}", panic_text(&*p)))
+                            });
+                        done.push((i, result));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "<non-string panic>".into())
+}
+
+fn render_single_file(file: &Path) -> Rendered {
     let options = kube_codegen::Options {
         single_file: Some("lib.rs".into()),
         ..Default::default()
@@ -118,8 +166,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
     let generation = generate(&args.dir, &args.projects)?;
     let gen_time = started.elapsed();
-    let crates = scratch::pack(&generation.units, args.max_lines);
     let samples = cases::collect(&args.dir, &generation.units, &args.projects)?;
+    // Units some sample round-trips through are built (a runner links them); the rest only need `cargo check`,
+    // so they are packed into crates of their own.
+    let sampled: BTreeSet<usize> = samples.cases.iter().map(|c| c.unit).collect();
+    let (with, without): (Vec<usize>, Vec<usize>) =
+        (0..generation.units.len()).partition(|u| sampled.contains(u));
+    let crates = scratch::pack(&generation.units, &[with, without], args.max_lines);
     let mut runners: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
     let unit_crate: BTreeMap<usize, usize> = crates
         .iter()
@@ -143,15 +196,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     )?;
     let lines: usize = generation.units.iter().map(|u| u.lines).sum();
     eprintln!(
-        "corpus: generated {} files ({} lines) in {:.1}s into {} crates; compiling...",
+        "corpus: generated {} files ({} lines) in {:.1}s into {} crates ({} with round-trip runners); compiling...",
         generation.units.len(),
         lines,
         gen_time.as_secs_f64(),
-        crates.len()
+        crates.len(),
+        runners.len()
     );
 
     let compile_started = Instant::now();
-    let build = cargo::build(&root, &crates, args.jobs)?;
+    let build = cargo::compile(&root, &crates, &runners, args.jobs)?;
     let compile_time = compile_started.elapsed();
 
     let run_started = Instant::now();

@@ -65,24 +65,25 @@ pub fn module_name(project: &str, file: &Path, taken: &mut BTreeSet<String>) -> 
     name
 }
 
-/// Splits units, in order, into crates of at most `max_lines` lines (a bigger unit gets a crate of its own).
-pub fn pack(units: &[Unit], max_lines: usize) -> Vec<CrateSpec> {
+/// Splits each group of units (indices, in order) into crates of at most `max_lines` lines; a crate never mixes
+/// groups, and a unit bigger than the bound gets a crate of its own.
+pub fn pack(units: &[Unit], groups: &[Vec<usize>], max_lines: usize) -> Vec<CrateSpec> {
     let mut crates: Vec<CrateSpec> = Vec::new();
-    let mut lines = 0;
-    for (i, unit) in units.iter().enumerate() {
-        let start_new = match crates.last() {
-            None => true,
-            Some(_) => lines + unit.lines > max_lines,
-        };
-        if start_new {
-            crates.push(CrateSpec {
-                name: format!("corpus-c{:02}", crates.len()),
-                units: Vec::new(),
-            });
-            lines = 0;
+    for group in groups {
+        let mut lines = 0;
+        let mut fresh = true;
+        for &u in group {
+            if fresh || lines + units[u].lines > max_lines {
+                crates.push(CrateSpec {
+                    name: format!("corpus-c{:02}", crates.len()),
+                    units: Vec::new(),
+                });
+                lines = 0;
+                fresh = false;
+            }
+            lines += units[u].lines;
+            crates.last_mut().expect("pushed above").units.push(u);
         }
-        lines += unit.lines;
-        crates.last_mut().expect("pushed above").units.push(i);
     }
     crates
 }

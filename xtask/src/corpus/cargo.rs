@@ -1,6 +1,7 @@
-//! One `cargo build` over every scratch crate, with compiler errors attributed to crates and generated files.
+//! Compiling the scratch crates: `cargo build` for the crates with a round-trip runner, `cargo check` for the
+//! rest (same errors, no code generation), with compiler errors attributed to crates and generated files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -18,39 +19,63 @@ pub struct CompileError {
 }
 
 pub struct BuildOutcome {
-    /// Per crate: every target of it built.
+    /// Per crate: it compiled without an error.
     pub crate_ok: Vec<bool>,
     pub errors: Vec<CompileError>,
 }
 
-/// `cargo build --workspace --keep-going` in the scratch workspace at `root`, its own target dir inside it.
-pub fn build(root: &Path, crates: &[CrateSpec], jobs: Option<usize>) -> Result<BuildOutcome> {
+/// Builds the crates in `runners` and checks the others, in the scratch workspace at `root` (its own target dir).
+pub fn compile(
+    root: &Path,
+    crates: &[CrateSpec],
+    runners: &BTreeMap<usize, BTreeSet<String>>,
+    jobs: Option<usize>,
+) -> Result<BuildOutcome> {
+    let mut outcome = BuildOutcome {
+        crate_ok: vec![true; crates.len()],
+        errors: Vec::new(),
+    };
+    let (build, check): (Vec<usize>, Vec<usize>) =
+        (0..crates.len()).partition(|c| runners.contains_key(c));
+    for (mode, members) in [("build", build), ("check", check)] {
+        if !members.is_empty() {
+            invoke(root, crates, mode, &members, jobs, &mut outcome)?;
+        }
+    }
+    Ok(outcome)
+}
+
+fn invoke(
+    root: &Path,
+    crates: &[CrateSpec],
+    mode: &str,
+    members: &[usize],
+    jobs: Option<usize>,
+    outcome: &mut BuildOutcome,
+) -> Result<()> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root)
         .env("CARGO_TARGET_DIR", root.join("target"))
-        .args([
-            "build",
-            "--workspace",
-            "--keep-going",
-            "--message-format=json",
-        ])
+        .args([mode, "--keep-going", "--message-format=json"])
         .stdout(Stdio::piped());
+    for &c in members {
+        cmd.args(["-p", &crates[c].name]);
+    }
     if let Some(jobs) = jobs {
         cmd.arg(format!("--jobs={jobs}"));
     }
     let mut child = cmd
         .spawn()
-        .context("starting cargo build in the scratch workspace")?;
+        .with_context(|| format!("starting cargo {mode} in the scratch workspace"))?;
     let stdout = child.stdout.take().context("cargo stdout")?;
 
     // Target names: the lib is `corpus_cNN`, the runner binary `corpus-cNN`.
     let mut by_target = BTreeMap::new();
-    for (i, spec) in crates.iter().enumerate() {
-        by_target.insert(spec.lib_name(), i);
-        by_target.insert(spec.name.clone(), i);
+    for &c in members {
+        by_target.insert(crates[c].lib_name(), c);
+        by_target.insert(crates[c].name.clone(), c);
     }
-    let mut errors = Vec::new();
-    let mut failed = vec![false; crates.len()];
+    let errors_before = outcome.errors.len();
     for line in BufReader::new(stdout).lines() {
         let line = line?;
         let Ok(msg) = serde_json::from_str::<Value>(&line) else {
@@ -65,7 +90,7 @@ pub fn build(root: &Path, crates: &[CrateSpec], jobs: Option<usize>) -> Result<B
         else {
             continue;
         };
-        failed[krate] = true;
+        outcome.crate_ok[krate] = false;
         let file = msg["message"]["spans"]
             .as_array()
             .and_then(|spans| spans.iter().find(|s| s["is_primary"] == true))
@@ -75,26 +100,25 @@ pub fn build(root: &Path, crates: &[CrateSpec], jobs: Option<usize>) -> Result<B
             .as_str()
             .unwrap_or_default()
             .to_string();
-        errors.push(CompileError {
+        outcome.errors.push(CompileError {
             krate,
             file,
             rendered,
         });
     }
     let status = child.wait()?;
-    if !status.success() && errors.is_empty() {
-        // Failed without a compiler error of ours (dependency, manifest, ...): nothing compiled for sure.
-        failed.iter_mut().for_each(|f| *f = true);
-        errors.push(CompileError {
-            krate: 0,
+    if !status.success() && outcome.errors.len() == errors_before {
+        // Failed without a compiler error of ours (dependency, manifest, ...): none of these crates is known good.
+        for &c in members {
+            outcome.crate_ok[c] = false;
+        }
+        outcome.errors.push(CompileError {
+            krate: members[0],
             file: None,
             rendered: format!(
-                "cargo build failed ({status}) without a compiler error; see its output above"
+                "cargo {mode} failed ({status}) without a compiler error; see its output above"
             ),
         });
     }
-    Ok(BuildOutcome {
-        crate_ok: failed.iter().map(|f| !f).collect(),
-        errors,
-    })
+    Ok(())
 }
