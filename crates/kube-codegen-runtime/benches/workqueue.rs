@@ -4,7 +4,9 @@
 //! [--runs N]`. Each selected workload runs N times (default 5; W2-default, 20 s per run,
 //! defaults to 1) and one line per figure, `name value unit`, gives the median over the runs.
 //! The runtime is Tokio multi-threaded with 2 worker threads (client-go ran with
-//! GOMAXPROCS=2). CPU figures come from getrusage (user + sys of the whole process over the
+//! GOMAXPROCS=2) for the workers and the queue's timer; W1's two producers are OS threads
+//! (see `w1_run`), W2's producer is a task that calls `tokio::task::coop::consume_budget()`
+//! after each add (Tokio's cooperative yield, in place of Go's preemption). CPU figures come from getrusage (user + sys of the whole process over the
 //! timed phase); peak RSS is the process's `ru_maxrss` after the workload.
 
 use std::sync::Arc;
@@ -110,8 +112,10 @@ fn key(i: usize) -> String {
 
 /// The index `i` of a key built by [`key`].
 fn index_of(key: &str) -> usize {
-    let (_, n) = key.rsplit_once("name-").expect("benchmark key");
-    n.parse().expect("benchmark key index")
+    let digits = key.bytes().rev().take_while(u8::is_ascii_digit).count();
+    key[key.len() - digits..]
+        .parse()
+        .expect("benchmark key index")
 }
 
 /// User + system CPU seconds of this process so far.
@@ -153,14 +157,16 @@ fn w1_run() -> Figures {
         let mut producers = Vec::new();
         for idx in indices {
             let (q, b, keys) = (queue.clone(), barrier.clone(), keys.clone());
-            producers.push(tokio::spawn(async move {
-                b.wait().await;
+            let rt = tokio::runtime::Handle::current();
+            // Producers are OS threads, preempted by the kernel as goroutines are by Go's
+            // scheduler: a Tokio task adding in a loop would either never let the workers on
+            // its thread run or need an arbitrary yield interval.
+            producers.push(tokio::task::spawn_blocking(move || {
+                rt.block_on(b.wait());
                 for i in idx {
                     // `add_ref` is the zero-copy add (a Go string is passed by reference);
                     // the key is cloned only when it is actually queued.
                     q.add_ref(keys[i as usize].as_str());
-                    // Let the workers on this thread run now and then (Go preempts).
-                    tokio::task::coop::consume_budget().await;
                 }
             }));
         }
@@ -235,7 +241,7 @@ fn delay_run(n: usize, limiter: impl RateLimiter<String> + 'static) -> DelayRun 
         let delay: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
         let finished = Arc::new(AtomicUsize::new(0));
         let end = Arc::new(AtomicU64::new(0));
-        let barrier = Arc::new(tokio::sync::Barrier::new(3));
+        let barrier = Arc::new(tokio::sync::Barrier::new(4));
         let mut workers = Vec::new();
         for _ in 0..2 {
             let (q, b, add_at, delay, finished, end) = (
@@ -261,13 +267,22 @@ fn delay_run(n: usize, limiter: impl RateLimiter<String> + 'static) -> DelayRun 
                 }
             }));
         }
+        let producer = {
+            let (q, b, add_at) = (queue.clone(), barrier.clone(), add_at.clone());
+            tokio::spawn(async move {
+                b.wait().await;
+                let start = origin.elapsed().as_nanos() as u64;
+                for (i, k) in keys.into_iter().enumerate() {
+                    add_at[i].store(origin.elapsed().as_nanos() as u64, Ordering::Release);
+                    q.add_rate_limited(k);
+                    tokio::task::coop::consume_budget().await;
+                }
+                start
+            })
+        };
         barrier.wait().await;
         let c0 = cpu_seconds();
-        let start = origin.elapsed().as_nanos() as u64;
-        for (i, k) in keys.into_iter().enumerate() {
-            add_at[i].store(origin.elapsed().as_nanos() as u64, Ordering::Release);
-            queue.add_rate_limited(k);
-        }
+        let start = producer.await.expect("producer");
         for w in workers {
             w.await.expect("worker");
         }
@@ -331,7 +346,7 @@ fn w2b_run() -> Figures {
         let attempts: Arc<Vec<AtomicU32>> = Arc::new((0..N).map(|_| AtomicU32::new(0)).collect());
         let forgotten = Arc::new(AtomicUsize::new(0));
         let end = Arc::new(std::sync::Mutex::new(None::<Instant>));
-        let barrier = Arc::new(tokio::sync::Barrier::new(3));
+        let barrier = Arc::new(tokio::sync::Barrier::new(4));
         let mut workers = Vec::new();
         for _ in 0..2 {
             let (q, b, attempts, forgotten, end) = (
@@ -359,12 +374,20 @@ fn w2b_run() -> Figures {
                 }
             }));
         }
+        let producer = {
+            let (q, b) = (queue.clone(), barrier.clone());
+            tokio::spawn(async move {
+                b.wait().await;
+                let t0 = Instant::now();
+                for k in keys {
+                    q.add_rate_limited(k);
+                }
+                t0
+            })
+        };
         barrier.wait().await;
         let c0 = cpu_seconds();
-        let t0 = Instant::now();
-        for k in keys {
-            queue.add_rate_limited(k);
-        }
+        let t0 = producer.await.expect("producer");
         for w in workers {
             w.await.expect("worker");
         }

@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! A controller work queue with client-go's `util/workqueue` semantics, for Tokio.
 //!
 //! Controllers put keys (typically `namespace/name`) here from informer handlers and drain
