@@ -174,7 +174,6 @@ impl ApiError {
                 accepted.join(", ")
             ),
         )
-        .with_details(json!({}))
     }
 
     pub fn method_not_allowed() -> Self {

@@ -108,9 +108,9 @@ pub fn negotiate(accept: &str) -> Result<Output, ApiError> {
             Some(_) => continue,
         }
     }
-    Err(ApiError::not_acceptable(format!(
-        "only the following media types are accepted: application/json, application/yaml (requested: {accept})"
-    )))
+    Err(ApiError::not_acceptable(
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    ))
 }
 
 pub fn json_response(code: u16, v: &Value) -> Response<Body> {
