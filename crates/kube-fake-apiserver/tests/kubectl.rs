@@ -421,6 +421,32 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         Some(&"image-2"),
         "{wide}"
     );
+    // Label columns come from the metadata kubectl finds in each row's object.
+    let labelled = k.ok(&["get", "ct", "my-crontab", "-L", "app"]).await;
+    let mut lines = labelled.lines();
+    assert_eq!(
+        cells(lines.next().unwrap_or_default()).last(),
+        Some(&"APP"),
+        "{labelled}"
+    );
+    assert_eq!(
+        cells(lines.next().unwrap_or_default()).last(),
+        Some(&"web"),
+        "{labelled}"
+    );
+    let all = k.ok(&["get", "ct", "-A"]).await;
+    assert!(
+        all.lines()
+            .next()
+            .unwrap_or_default()
+            .starts_with("NAMESPACE"),
+        "{all}"
+    );
+    assert!(
+        all.lines()
+            .any(|l| cells(l)[..2] == ["default", "my-crontab"]),
+        "{all}"
+    );
 
     // Merge patch: spec change bumps generation; out-of-range value is a 422 with the schema message.
     let out = k
