@@ -189,7 +189,7 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
         }
     }
     let timeout = match q("timeoutSeconds") {
-        "" => DEFAULT_TIMEOUT,
+        "" | "0" => DEFAULT_TIMEOUT,
         t => Duration::from_secs(
             t.parse::<u64>()
                 .map_err(|_| ApiError::bad_request("invalid timeoutSeconds"))?,

@@ -36,6 +36,8 @@ pub fn spawn_accept(
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
+                // e.g. out of file descriptors: back off instead of spinning.
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                 continue;
             };
             let _ = stream.set_nodelay(true);
