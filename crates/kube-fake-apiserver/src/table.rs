@@ -149,6 +149,40 @@ pub fn to_table_at(
     })
 }
 
+/// The table of kinds served without printer columns by the generic registry (the
+/// CustomResourceDefinition resource itself, for one): `Name` and `Created At`, the latter as the
+/// raw RFC 3339 timestamp in UTC (`kubectl get crd` prints it as is), not as an age.
+pub fn default_table(objects: &[Value], include_object: &str, list_meta: Value) -> Value {
+    let definitions = json!([
+        {"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0},
+        {"name": "Created At", "type": "date", "format": "", "description": CREATION_TIMESTAMP_DESCRIPTION, "priority": 0},
+    ]);
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|obj| {
+            let name = obj
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let created = obj
+                .pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str)
+                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                // Go formats a zero time this way.
+                .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
+            json!({"cells": [name, created], "object": row_object(obj, include_object)})
+        })
+        .collect();
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": definitions,
+        "rows": rows,
+    })
+}
+
 /// `includeObject`: `Object` keeps the object, `None` gives `null` (Go's empty RawExtension),
 /// anything else (default `Metadata`) a `PartialObjectMetadata`.
 fn row_object(obj: &Value, include_object: &str) -> Value {
@@ -378,6 +412,28 @@ mod tests {
         let none = to_table_at(&[], &objs, "None", json!({}), now());
         assert_eq!(none["rows"][0]["object"], Value::Null);
         assert!(valid_include_object("Object") && !valid_include_object("Everything"));
+    }
+
+    #[test]
+    fn default_table_prints_raw_creation_timestamps() {
+        let mut crd = crontab("crontabs.stable.example.com");
+        crd["metadata"]["creationTimestamp"] = json!("2026-01-01T01:00:00.5+01:00");
+        let mut fresh = crontab("fresh");
+        fresh["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("creationTimestamp");
+        let t = default_table(&[crd, fresh], "None", json!({"resourceVersion": "3"}));
+        let defs = t["columnDefinitions"].as_array().unwrap();
+        assert_eq!(defs[1]["name"], "Created At");
+        assert_eq!(defs[1]["type"], "date");
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!(["crontabs.stable.example.com", "2026-01-01T00:00:00Z"])
+        );
+        assert_eq!(t["rows"][1]["cells"][1], "0001-01-01T00:00:00Z");
+        assert_eq!(t["rows"][0]["object"], Value::Null);
+        assert_eq!(t["metadata"]["resourceVersion"], "3");
     }
 
     #[test]
