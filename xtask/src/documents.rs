@@ -13,13 +13,22 @@ pub fn load(path: &Path) -> Result<Vec<Value>> {
     let docs: Vec<Value> = if path.extension().is_some_and(|e| e == "json") {
         vec![serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?]
     } else {
-        serde_saphyr::from_multiple(&text).with_context(|| format!("parsing {}", path.display()))?
+        serde_saphyr::from_multiple_with_options(&text, kubectl_yaml())
+            .with_context(|| format!("parsing {}", path.display()))?
     };
     let mut out = Vec::new();
     for doc in docs {
         flatten(doc, &mut out);
     }
     Ok(out)
+}
+
+/// YAML read the way `kubectl` (YAML 1.1) reads it: `0444` is octal and `yes`/`on`/`y` are booleans, so a sample
+/// means what it means when applied to a real cluster.
+fn kubectl_yaml() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
+    options
 }
 
 fn flatten(doc: Value, out: &mut Vec<Value>) {
@@ -84,6 +93,12 @@ mod tests {
             .map(|d| api_version_kind(d).unwrap().1)
             .collect();
         assert_eq!(kinds, ["A", "B", "C"]);
+        std::fs::write(&path, "apiVersion: a/v1\nkind: A\nmode: 0444\nflag: yes\n").unwrap();
+        let doc = &load(&path).unwrap()[0];
+        assert_eq!(
+            (doc["mode"].as_i64(), doc["flag"].as_bool()),
+            (Some(0o444), Some(true))
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -5,7 +5,7 @@
 //!
 //! The stored form is the sample after structural pruning (`kube_fake_apiserver::schema::prune`) with the root
 //! `metadata` decoded and re-encoded as `ObjectMeta` (the server does that too: unknown metadata fields and nulls
-//! vanish). JSON numbers compare by value, because the wire cannot tell `1` from `1.0` and the server itself
+//! vanish), then defaulted (`apply_defaults`). JSON numbers compare by value, because the wire cannot tell `1` from `1.0` and the server itself
 //! re-encodes numbers (`-0.0` comes back as `0`); an integer and a float are equal only when the float is exactly
 //! that integer, so an `int64` squeezed through `f64` is still caught.
 
@@ -18,17 +18,27 @@ use serde_json::{Number, Value};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stored {
     pub value: Value,
-    /// Whether storing it changed anything (pruned fields, dropped nulls, normalised metadata).
+    /// Whether pruning changed it (undeclared fields, dropped nulls, normalised metadata).
     pub pruned: bool,
+    /// Whether schema defaults added anything.
+    pub defaulted: bool,
 }
 
-/// What a server with `schema` (a version's `openAPIV3Schema`) stores for `sample`.
+/// What a server with `schema` (a version's `openAPIV3Schema`) stores for `sample`: pruned, then defaulted (a
+/// required field with a default is filled in before validation, so a sample may rightly omit it).
 pub fn stored_form(schema: &Value, sample: &Value) -> Stored {
     let mut value = sample.clone();
     kube_fake_apiserver::schema::prune(schema, &mut value);
     normalise_metadata(&mut value);
     let pruned = first_difference(sample, &value).is_some();
-    Stored { value, pruned }
+    let before = value.clone();
+    kube_fake_apiserver::schema::apply_defaults(schema, &mut value);
+    let defaulted = first_difference(&before, &value).is_some();
+    Stored {
+        value,
+        pruned,
+        defaulted,
+    }
 }
 
 fn normalise_metadata(obj: &mut Value) {

@@ -34,6 +34,7 @@ pub struct SampleStats {
     pub docs: usize,
     pub matched: usize,
     pub pruned: usize,
+    pub defaulted: usize,
     pub unreadable: Vec<String>,
 }
 
@@ -72,7 +73,7 @@ pub fn collect(dir: &Path, units: &[Unit], only: &[String]) -> Result<Samples> {
                     continue;
                 };
                 let mut matched = false;
-                let mut pruned = false;
+                let (mut pruned, mut defaulted) = (false, false);
                 for (u, unit) in units
                     .iter()
                     .enumerate()
@@ -85,6 +86,7 @@ pub fn collect(dir: &Path, units: &[Unit], only: &[String]) -> Result<Samples> {
                         let stored = roundtrip::stored_form(&res.schema, &doc);
                         matched = true;
                         pruned |= stored.pruned;
+                        defaulted |= stored.defaulted;
                         samples.cases.push(Case {
                             project: project.clone(),
                             sample: file.clone(),
@@ -100,6 +102,7 @@ pub fn collect(dir: &Path, units: &[Unit], only: &[String]) -> Result<Samples> {
                 }
                 stats.matched += usize::from(matched);
                 stats.pruned += usize::from(pruned);
+                stats.defaulted += usize::from(defaulted);
             }
         }
     }

@@ -21,6 +21,7 @@ struct Row {
     cases: usize,
     ok: usize,
     pruned: usize,
+    defaulted: usize,
     failed: usize,
 }
 
@@ -66,6 +67,7 @@ pub fn print(
         row.docs = stats.docs;
         row.matched = stats.matched;
         row.pruned = stats.pruned;
+        row.defaulted = stats.defaulted;
     }
     for (case, verdict) in samples.cases.iter().zip(verdicts) {
         let row = rows.entry(case.project.clone()).or_default();
@@ -78,7 +80,7 @@ pub fn print(
     }
 
     println!(
-        "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>6}",
+        "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>9} {:>6}",
         "project",
         "files",
         "generr",
@@ -89,6 +91,7 @@ pub fn print(
         "cases",
         "ok",
         "pruned",
+        "defaulted",
         "failed"
     );
     let mut total = Row::default();
@@ -103,14 +106,22 @@ pub fn print(
         total.cases += row.cases;
         total.ok += row.ok;
         total.pruned += row.pruned;
+        total.defaulted += row.defaulted;
         total.failed += row.failed;
     }
     print_row("TOTAL", &total);
     let compiled = total.files - total.gen_errors - total.compile_failed;
     println!(
         "corpus: {compiled}/{} CRD files generated and compiled, {} versions; {}/{} round trips ok ({} sample \
-         objects matched of {}, {} needed pruning)",
-        total.files, total.versions, total.ok, total.cases, total.matched, total.docs, total.pruned
+         objects matched of {}, {} needed pruning, {} got defaults)",
+        total.files,
+        total.versions,
+        total.ok,
+        total.cases,
+        total.matched,
+        total.docs,
+        total.pruned,
+        total.defaulted
     );
 
     for failure in &generation.failures {
@@ -172,7 +183,7 @@ fn print_row(project: &str, row: &Row) {
         format!("FAIL {}", row.compile_failed)
     };
     println!(
-        "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>6}",
+        "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>9} {:>6}",
         project,
         row.files,
         row.gen_errors,
@@ -183,6 +194,7 @@ fn print_row(project: &str, row: &Row) {
         row.cases,
         row.ok,
         row.pruned,
+        row.defaulted,
         row.failed
     );
 }
