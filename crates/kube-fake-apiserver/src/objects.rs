@@ -46,11 +46,17 @@ pub fn key_of(res: &Resource, ns: Option<&str>, name: &str) -> Key {
 }
 
 /// The object as served through `version` (conversion `None`: only apiVersion is rewritten).
+/// Defaults of the served version's schema are applied on read too, as the server does when it
+/// decodes from storage (so objects written before a default existed, or through another version,
+/// come back defaulted).
 pub fn view(res: &Resource, version: &str, obj: &Value) -> Value {
     let mut o = obj.clone();
     if let Some(m) = o.as_object_mut() {
         m.insert("apiVersion".into(), json!(res.api_version(version)));
         m.insert("kind".into(), json!(res.kind));
+    }
+    if let Some(schema) = res.version(version).and_then(|v| v.schema.as_ref()) {
+        schema::apply_defaults(schema, &mut o);
     }
     o
 }

@@ -1021,3 +1021,25 @@ async fn hostile_inputs_get_errors_not_panics() {
     // Still serving.
     assert_eq!(get(&c, &obj).await.code, 200);
 }
+
+#[tokio::test]
+async fn defaults_apply_on_read_through_each_version() {
+    let s = FakeApiServer::start().await.unwrap();
+    let mut crd = widget_crd();
+    // Only v2 has a default for spec.color.
+    crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["color"]
+        ["default"] = json!("green");
+    s.register_crd(crd).await.unwrap();
+    let c = s.in_process_client();
+    let mut w = widget("d", 1);
+    w["spec"].as_object_mut().unwrap().remove("color");
+    let r = post(&c, WIDGETS, w).await;
+    assert!(r.body["spec"].get("color").is_none(), "{}", r.body);
+    let r = get(&c, "/apis/example.com/v2/namespaces/default/widgets/d").await;
+    assert_eq!(r.body["spec"]["color"], "green", "{}", r.body);
+    assert!(
+        get(&c, &format!("{WIDGETS}/d")).await.body["spec"]
+            .get("color")
+            .is_none()
+    );
+}
