@@ -371,7 +371,9 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     let bad = k.run(&["get", "crontabs", "-l", "a$b=c"], None).await;
     assert!(!bad.ok);
     assert!(
-        bad.stderr.contains("unable to parse requirement"),
+        bad.stderr.contains(
+            r#"field selector "": unable to parse requirement: <nil>: Invalid value: "a$b": name part must consist of"#
+        ),
         "{}",
         bad.stderr
     );

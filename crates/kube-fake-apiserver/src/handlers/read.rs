@@ -78,7 +78,7 @@ pub fn get(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
 /// Parses `labelSelector` and `fieldSelector` (400 on a bad one).
 pub fn selectors(ctx: &Ctx) -> Result<(LabelSelector, FieldSelector), ApiError> {
     let l = LabelSelector::parse(ctx.req.q("labelSelector").unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {}", e.0)))?;
+        .map_err(|e| ApiError::bad_request(e.0))?;
     let f = FieldSelector::parse(ctx.req.q("fieldSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(e.0))?;
     Ok((l, f))
