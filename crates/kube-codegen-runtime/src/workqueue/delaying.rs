@@ -55,7 +55,7 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
     }
 
     /// Schedules `item` at `ready_at`, keeping an earlier existing schedule.
-    /// Returns whether `ready_at` became the new earliest deadline of the heap.
+    /// Returns whether the item's ready time changed (false: an earlier one was kept).
     pub(crate) fn push(&mut self, item: T, ready_at: Instant) -> bool {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -66,7 +66,6 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
                 self.waiting.insert(item.clone(), (ready_at, seq));
             }
         }
-        let earliest = self.heap.peek().is_none_or(|top| ready_at < top.ready_at);
         self.heap.push(HeapEntry {
             ready_at,
             seq,
@@ -75,7 +74,7 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         if self.heap.len() > 64 && self.heap.len() > 2 * self.waiting.len() {
             self.compact();
         }
-        earliest
+        true
     }
 
     fn compact(&mut self) {
@@ -140,6 +139,7 @@ mod tests {
         assert!(h.push("a", t0 + ms(30)));
         assert!(h.push("b", t0 + ms(20)));
         assert!(!h.push("a", t0 + ms(40)), "later duplicate is ignored");
+        assert!(!h.push("a", t0 + ms(30)), "same time is a no-op");
         assert_eq!(h.len(), 2);
         assert!(h.push("a", t0 + ms(10)), "earlier duplicate moves it up");
         assert_eq!(h.len(), 2);

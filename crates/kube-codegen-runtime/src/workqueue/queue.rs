@@ -300,7 +300,7 @@ where
         self.inner.delayed.lock().heap.len()
     }
 
-    /// Number of items handed out by `get` and not yet `done`.
+    /// Number of items handed out by `get` and not yet `done` (a scan: O(tracked items)).
     pub fn len_in_flight(&self) -> usize {
         self.inner.core.lock().in_flight()
     }
@@ -374,12 +374,12 @@ where
             if d.stopped {
                 return;
             }
-            let earliest = d.heap.push(item, ready_at);
+            let changed = d.heap.push(item, ready_at);
             if let Some(m) = &self.inner.metrics {
                 m.set_waiting(d.heap.len());
             }
             // Only disturb the timer task when it sleeps towards a later deadline.
-            let notify = earliest && d.armed.is_none_or(|a| ready_at < a);
+            let notify = changed && d.armed.is_none_or(|a| ready_at < a);
             if notify {
                 d.armed = Some(ready_at);
             }
