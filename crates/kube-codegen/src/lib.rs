@@ -194,6 +194,9 @@ pub struct Generated {
     pub warnings: Vec<String>,
     /// Files written by [`Builder::generate`] (those whose bytes changed).
     pub written: Vec<PathBuf>,
+    /// Stale files removed by [`Builder::generate`]: they carry the generated header but are no
+    /// longer produced (a CRD or version was removed). Other files are never touched.
+    pub removed: Vec<PathBuf>,
 }
 
 /// Entry point for `build.rs` and for programs.
@@ -267,12 +270,15 @@ impl Builder {
             resources,
             warnings,
             written: Vec::new(),
+            removed: Vec::new(),
         })
     }
     /// Generates and writes into `out_dir` (default `$OUT_DIR`, where the default layout is the
     /// single include file [`INCLUDE_FILE`]), only files whose bytes changed. Inside a build
-    /// script it prints `cargo:rerun-if-changed` for every input file and directory. With
-    /// `check` set, writes nothing and returns [`Error::Check`] with a diff when files differ.
+    /// script it prints `cargo:rerun-if-changed` for every input file and directory. In the
+    /// module-tree layout, generated files (recognised by their header) that are no longer
+    /// produced are removed. With `check`
+    /// set, writes nothing and returns [`Error::Check`] with a diff when files differ or are stale.
     pub fn generate(mut self) -> Result<Generated, Error> {
         let in_build_script = std::env::var_os("OUT_DIR").is_some();
         let dir = match &self.out_dir {
@@ -294,13 +300,18 @@ impl Builder {
             }
         }
         let mut generated = self.render()?;
+        // Only the module tree owns its directory; a single file or crate may share it.
+        let owns_dir = self.options.single_file.is_none() && self.options.crate_name.is_none();
         if self.options.check {
-            if let Some(diff) = render::check(&dir, &generated.files) {
+            if let Some(diff) = render::check(&dir, &generated.files, owns_dir) {
                 return Err(Error::Check { diff });
             }
             return Ok(generated);
         }
         generated.written = render::write_changed(&dir, &generated.files)?;
+        if owns_dir {
+            generated.removed = render::remove_stale(&dir, &generated.files)?;
+        }
         Ok(generated)
     }
 }

@@ -41,8 +41,45 @@ pub fn write_changed(dir: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Ve
     Ok(written)
 }
 
+/// Files under `dir` that carry our header but are no longer generated (a CRD or version was
+/// removed). Only files we wrote are ever considered, so user files are never touched.
+pub fn stale(dir: &Path, files: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if p.extension().is_some_and(|e| e == "rs")
+                && std::fs::read_to_string(&p).is_ok_and(|t| t.starts_with(HEADER))
+                && let Ok(rel) = p.strip_prefix(root)
+            {
+                out.push(rel.to_path_buf());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(dir, dir, &mut found);
+    found.retain(|p| !files.contains_key(p));
+    found
+}
+
+/// Removes stale generated files (see [`stale`]).
+pub fn remove_stale(dir: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
+    let mut removed = Vec::new();
+    for rel in stale(dir, files) {
+        let path = dir.join(&rel);
+        std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        removed.push(path);
+    }
+    Ok(removed)
+}
+
 /// Unified diff of every file that differs from disk (missing files diff against nothing).
-pub fn check(dir: &Path, files: &BTreeMap<PathBuf, String>) -> Option<String> {
+pub fn check(dir: &Path, files: &BTreeMap<PathBuf, String>, with_stale: bool) -> Option<String> {
     let mut diff = String::new();
     for (rel, content) in files {
         let path = dir.join(rel);
@@ -56,6 +93,26 @@ pub fn check(dir: &Path, files: &BTreeMap<PathBuf, String>) -> Option<String> {
             &d.unified_diff()
                 .context_radius(3)
                 .header(&format!("{name} (on disk)"), &format!("{name} (generated)"))
+                .to_string(),
+        );
+    }
+    let stale_files = if with_stale {
+        stale(dir, files)
+    } else {
+        Vec::new()
+    };
+    for rel in stale_files {
+        let path = dir.join(&rel);
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        let name = path.display().to_string();
+        let d = similar::TextDiff::from_lines(old.as_str(), "");
+        diff.push_str(
+            &d.unified_diff()
+                .context_radius(3)
+                .header(
+                    &format!("{name} (on disk)"),
+                    &format!("{name} (no longer generated)"),
+                )
                 .to_string(),
         );
     }

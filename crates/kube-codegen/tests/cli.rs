@@ -71,6 +71,21 @@ fn check_passes_when_up_to_date_and_fails_with_diff() {
     // A missing file is a difference too.
     std::fs::remove_file(&kind).unwrap();
     run(&["--check"]).assert().code(1);
+    run(&[]).assert().success();
+    // A generated file that is no longer produced is stale: --check reports it, gen removes it;
+    // files without the generated header are never touched.
+    let stale = dir.path().join("samplecontroller/v1alpha1/old.rs");
+    std::fs::write(&stale, text.clone()).unwrap();
+    let mine = dir.path().join("samplecontroller/mine.rs");
+    std::fs::write(&mine, "// hand-written\n").unwrap();
+    run(&["--check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("old.rs (no longer generated)"));
+    run(&[]).assert().success();
+    assert!(!stale.exists());
+    assert!(mine.exists());
+    run(&["--check"]).assert().success();
 }
 
 #[test]
@@ -110,6 +125,31 @@ fn crate_mode_writes_cargo_toml_and_lib() {
     assert!(toml.contains("k8s-openapi"));
     let lib = std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap();
     assert!(lib.contains("pub mod samplecontroller {") && lib.contains("pub mod other {"));
+}
+
+#[test]
+fn single_files_can_share_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    for (input, name) in [("foo.yaml", "a.rs"), ("bar-v1beta1.yaml", "b.rs")] {
+        cmd()
+            .args(["gen", &fixture(input), "--single-file", name, "-o"])
+            .arg(dir.path())
+            .assert()
+            .success();
+    }
+    assert!(dir.path().join("a.rs").exists() && dir.path().join("b.rs").exists());
+    cmd()
+        .args([
+            "gen",
+            &fixture("foo.yaml"),
+            "--single-file",
+            "a.rs",
+            "--check",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
 }
 
 #[test]
