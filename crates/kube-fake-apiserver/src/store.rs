@@ -33,7 +33,7 @@ impl EventType {
 }
 
 /// One change, kept in the history and fanned out to watchers.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Event {
     pub rv: u64,
     pub kind: EventType,
@@ -42,6 +42,8 @@ pub struct Event {
     pub object: Value,
     /// The object before the change (MODIFIED and DELETED).
     pub old: Option<Value>,
+    /// Watch lines already rendered for (version, event type), shared by all watchers.
+    pub lines: parking_lot::Mutex<Vec<(String, &'static str, bytes::Bytes)>>,
 }
 
 pub struct Store {
@@ -178,6 +180,7 @@ impl Store {
             EventType::Added
         };
         self.record(Event {
+            lines: Default::default(),
             rv: self.rv,
             kind,
             key,
@@ -199,6 +202,7 @@ impl Store {
         let mut last = last.unwrap_or_else(|| old.clone());
         set_rv(&mut last, self.rv);
         self.record(Event {
+            lines: Default::default(),
             rv: self.rv,
             kind: EventType::Deleted,
             key: key.clone(),

@@ -341,3 +341,20 @@ async fn deleting_the_crd_deletes_objects_then_ends_watches() {
     assert!(ended);
     assert_eq!(types(&ev), ["DELETED"]);
 }
+
+#[tokio::test]
+async fn watchers_of_different_versions_each_get_their_apiversion() {
+    let (_s, c) = with_widgets().await;
+    let rv = get(&c, WIDGETS).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    post(&c, WIDGETS, widget("a", 1)).await;
+    for v in ["v1", "v2", "v1"] {
+        let path = format!(
+            "/apis/example.com/{v}/namespaces/default/widgets?watch=true&resourceVersion={rv}"
+        );
+        let (ev, _) = watch(&c, &path, 1, SHORT).await;
+        assert_eq!(ev[0]["object"]["apiVersion"], format!("example.com/{v}"));
+    }
+}

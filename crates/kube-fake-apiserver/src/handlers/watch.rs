@@ -76,10 +76,36 @@ impl Watcher {
     }
 
     async fn send_raw(&mut self, ty: &str, object: Value) -> Flow {
-        let mut line =
-            serde_json::to_vec(&json!({"type": ty, "object": object})).unwrap_or_default();
-        line.push(b'\n');
-        if self.tx.send(Bytes::from(line)).await.is_err() {
+        self.send_line(line(ty, &object)).await
+    }
+
+    /// Sends `e.object` as a `ty` event, rendering the line once per event for all plain-JSON watchers.
+    async fn send_event(&mut self, ty: EventType, e: &Event) -> Flow {
+        if self.out != Output::Json {
+            return self.send(ty, &e.object).await;
+        }
+        let cached = {
+            let lines = e.lines.lock();
+            lines
+                .iter()
+                .find(|(v, t, _)| *v == self.version && *t == ty.as_str())
+                .map(|(_, _, b)| b.clone())
+        };
+        let l = match cached {
+            Some(b) => b,
+            None => {
+                let b = line(ty.as_str(), &self.render(&e.object));
+                e.lines
+                    .lock()
+                    .push((self.version.clone(), ty.as_str(), b.clone()));
+                b
+            }
+        };
+        self.send_line(l).await
+    }
+
+    async fn send_line(&mut self, line: Bytes) -> Flow {
+        if self.tx.send(line).await.is_err() {
             return Flow::Stop;
         }
         self.sent += 1;
@@ -124,11 +150,11 @@ impl Watcher {
         let now = self.matches(&e.object);
         let before = e.old.as_ref().is_some_and(|o| self.matches(o));
         match e.kind {
-            EventType::Added if now => self.send(EventType::Added, &e.object).await,
-            EventType::Deleted if now => self.send(EventType::Deleted, &e.object).await,
+            EventType::Added if now => self.send_event(EventType::Added, e).await,
+            EventType::Deleted if now => self.send_event(EventType::Deleted, e).await,
             EventType::Modified => match (before, now) {
-                (true, true) => self.send(EventType::Modified, &e.object).await,
-                (false, true) => self.send(EventType::Added, &e.object).await,
+                (true, true) => self.send_event(EventType::Modified, e).await,
+                (false, true) => self.send_event(EventType::Added, e).await,
                 (true, false) => {
                     // Stops matching: DELETED with the previous state at this event's resourceVersion.
                     let mut o = e.old.clone().unwrap_or_default();
@@ -157,6 +183,12 @@ impl Watcher {
         }
         self.bookmark(rv, false).await
     }
+}
+
+fn line(ty: &str, object: &Value) -> Bytes {
+    let mut line = serde_json::to_vec(&json!({"type": ty, "object": object})).unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
 }
 
 pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError> {
