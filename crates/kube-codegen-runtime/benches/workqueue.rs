@@ -32,10 +32,10 @@ fn main() {
                     std::process::exit(2);
                 }
             },
-            "w1" | "w2a" | "w2b" | "w2default" => filters.push(a),
+            "w1" | "w2a" | "w2b" | "w2default" | "micro" => filters.push(a),
             other if other.starts_with('-') => {} // other harness flags are ignored
             other => {
-                eprintln!("unknown workload {other:?}: expected w1, w2a, w2b or w2default");
+                eprintln!("unknown workload {other:?}: expected w1, w2a, w2b, w2default or micro");
                 std::process::exit(2);
             }
         }
@@ -50,6 +50,9 @@ fn main() {
     }
     if selected("w2b") {
         report(n, w2b_run);
+    }
+    if filters.iter().any(|f| f == "micro") {
+        report(n, micro_run);
     }
     if selected("w2default") {
         let n = runs.unwrap_or(1);
@@ -399,5 +402,50 @@ fn w2b_run() -> Figures {
         ("w2b_wall_s", wall, "s"),
         ("w2b_overhead_ms", (wall - ideal) * 1e3, "ms"),
         ("w2b_cpu_s", cpu, "s"),
+    ]
+}
+
+/// Not part of BENCHMARKS.md (run only when named): uncontended single-thread costs of the
+/// primitive operations, to separate the queue's own cost from scheduling and contention.
+/// Measured in process CPU time (nothing else runs), so it is robust to a busy machine.
+fn micro_run() -> Figures {
+    use futures::FutureExt;
+    const KEYS: usize = 10_000;
+    const OPS: usize = 1_000_000;
+    let keys: Vec<String> = (0..KEYS).map(key).collect();
+    let q: WorkQueue<String> = WorkQueue::new();
+    for k in &keys {
+        q.add_ref(k.as_str());
+    }
+    let t0 = cpu_seconds();
+    for i in 0..OPS {
+        q.add_ref(keys[i % KEYS].as_str());
+    }
+    let dup_add = (cpu_seconds() - t0) * 1e9 / OPS as f64;
+    while let Some(k) = q.get().now_or_never().flatten() {
+        q.done(&k);
+        if q.is_empty() {
+            break;
+        }
+    }
+    let t0 = cpu_seconds();
+    for i in 0..OPS {
+        q.add_ref(keys[i % KEYS].as_str());
+        let k = q.get().now_or_never().flatten().expect("queued");
+        q.done(&k);
+    }
+    let cycle = (cpu_seconds() - t0) * 1e9 / OPS as f64;
+    let limiter = w2_limiter();
+    let t0 = cpu_seconds();
+    for i in 0..OPS {
+        let k = &keys[i % KEYS];
+        std::hint::black_box(limiter.when(k));
+        limiter.forget(k);
+    }
+    let when_forget = (cpu_seconds() - t0) * 1e9 / OPS as f64;
+    vec![
+        ("micro_duplicate_add_ns", dup_add, "ns/op"),
+        ("micro_add_get_done_ns", cycle, "ns/op"),
+        ("micro_w2_limiter_when_forget_ns", when_forget, "ns/op"),
     ]
 }
