@@ -50,7 +50,11 @@ impl<T, L: RateLimiter<T> + ?Sized> RateLimiter<T> for Arc<L> {
     }
 }
 
-/// Default bound on the items a per-item limiter tracks at once (see [`FailureCounts`]).
+/// Default bound on the items a per-item limiter tracks at once.
+///
+/// Entries are dropped on `forget`; when a limiter tracks this many items and a new one fails,
+/// the least recently failed half is dropped first (their next failure starts again at the
+/// first delay, as after `forget`). client-go's map is unbounded (kubernetes PR #138743).
 pub const DEFAULT_MAX_TRACKED_ITEMS: usize = 65_536;
 
 /// Per-item failure counters with a hard size bound.
