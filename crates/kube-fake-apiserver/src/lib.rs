@@ -247,6 +247,7 @@ impl FakeApiServer {
         let opts = objects::WriteOpts {
             dry_run: false,
             manager: "kube-fake-apiserver".into(),
+            ..Default::default()
         };
         let exists = db.store.get(&objects::key_of(&res, None, &name)).is_some();
         let result = if exists {

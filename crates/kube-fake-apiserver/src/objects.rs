@@ -19,6 +19,12 @@ pub struct WriteOpts {
     pub dry_run: bool,
     /// `fieldManager`, or the one derived from the User-Agent.
     pub manager: String,
+    /// `fieldValidation` (`Strict`, `Warn`, `Ignore`; empty: `Warn`).
+    pub field_validation: String,
+    /// `CreateOptions`, `UpdateOptions` or `PatchOptions` (named in option errors).
+    pub options_kind: &'static str,
+    /// `Warning` header texts for the response.
+    pub warnings: std::sync::Arc<parking_lot::Mutex<Vec<String>>>,
 }
 
 /// Which part of the object a write may change.
@@ -113,13 +119,32 @@ fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<
 }
 
 /// Prune, default, validate (schema and metadata) as the server does on every write.
-fn admit(res: &Resource, ver: &Version, obj: &mut Value) -> Result<(), ApiError> {
+fn admit(res: &Resource, ver: &Version, obj: &mut Value, opts: &WriteOpts) -> Result<(), ApiError> {
     let mut causes: Vec<Cause> = Vec::new();
     if !res.custom {
         crate::builtin_defaults::apply(&res.group, &res.plural, obj);
     }
     if let Some(s) = &ver.schema {
-        schema::prune(s, obj);
+        match schema::prune_with_field_validation(
+            s,
+            obj,
+            &opts.field_validation,
+            &res.kind,
+            &ver.name,
+        ) {
+            Ok(warnings) => opts.warnings.lock().extend(warnings),
+            Err(schema::FieldValidationError::UnknownFields(m)) => {
+                return Err(ApiError::bad_request(m));
+            }
+            Err(schema::FieldValidationError::Unsupported(m)) => {
+                return Err(ApiError::invalid_options(
+                    opts.options_kind,
+                    "fieldValidation",
+                    "FieldValueNotSupported",
+                    &m,
+                ));
+            }
+        }
         schema::apply_defaults(s, obj);
         causes.extend(schema::validate(s, obj));
     }
@@ -346,7 +371,7 @@ pub fn create(
             o.remove("status");
         }
     }
-    admit(res, &ver, &mut obj)?;
+    admit(res, &ver, &mut obj, opts)?;
     record_manager(
         &mut obj,
         None,
@@ -516,7 +541,7 @@ pub fn update(
             return Err(ApiError::invalid(&res.group, &res.kind, name, &[cause]));
         }
     }
-    admit(res, &ver, &mut new)?;
+    admit(res, &ver, &mut new, opts)?;
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
             .get("generation")

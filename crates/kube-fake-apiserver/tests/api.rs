@@ -1043,3 +1043,35 @@ async fn defaults_apply_on_read_through_each_version() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn field_validation_strict_warn_ignore() {
+    let (_s, c) = with_widgets().await;
+    let mut w = widget("fv", 1);
+    w["spec"]["bogus"] = json!(1);
+    let r = post(&c, &format!("{WIDGETS}?fieldValidation=Strict"), w.clone()).await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "Widget in version \"v1\" cannot be handled as a Widget: strict decoding error: unknown field \"spec.bogus\""
+    );
+    let r = post(&c, &format!("{WIDGETS}?fieldValidation=Nope"), w.clone()).await;
+    assert_status(&r, 422, "Invalid");
+    assert_eq!(r.body["details"]["kind"], "CreateOptions");
+    // Warn (the default): stored pruned, with a Warning header.
+    let r = post(&c, WIDGETS, w.clone()).await;
+    assert_eq!(r.code, 201);
+    assert!(r.body["spec"].get("bogus").is_none());
+    let warning = r.headers.get("warning").unwrap().to_str().unwrap();
+    assert_eq!(warning, r#"299 - "unknown field \"spec.bogus\"""#);
+    let r = patch(
+        &c,
+        &format!("{WIDGETS}/fv?fieldValidation=Ignore"),
+        "application/merge-patch+json",
+        json!({"spec": {"bogus": 2}}),
+    )
+    .await;
+    assert_eq!(r.code, 200);
+    assert!(r.headers.get("warning").is_none());
+    assert!(r.body["spec"].get("bogus").is_none());
+}

@@ -122,7 +122,7 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
         _ => return Err(ApiError::method_not_allowed()),
     };
     if let Some(w) = warning
-        && let Ok(v) = format!("299 - \"{}\"", w.replace('"', "'")).parse()
+        && let Ok(v) = format!("299 - \"{}\"", w.replace('"', "\\\"")).parse()
     {
         resp.headers_mut().insert(header::WARNING, v);
     }
@@ -153,7 +153,18 @@ pub fn write_opts(req: &Req) -> Result<WriteOpts, ApiError> {
                 .collect()
         }
     };
-    Ok(WriteOpts { dry_run, manager })
+    let options_kind = match req.method {
+        Method::POST => "CreateOptions",
+        Method::PATCH => "PatchOptions",
+        _ => "UpdateOptions",
+    };
+    Ok(WriteOpts {
+        dry_run,
+        manager,
+        field_validation: req.q("fieldValidation").unwrap_or("").to_string(),
+        options_kind,
+        warnings: req.warnings.clone(),
+    })
 }
 
 /// Decodes a JSON or YAML request body into an object.

@@ -34,6 +34,8 @@ pub struct Req {
     pub query: BTreeMap<String, String>,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// `Warning` header texts handlers add (e.g. unknown fields under `fieldValidation=Warn`).
+    pub warnings: Arc<parking_lot::Mutex<Vec<String>>>,
 }
 
 impl Req {
@@ -47,6 +49,7 @@ impl Req {
             raw_query,
             headers: parts.headers,
             body,
+            warnings: Arc::default(),
         }
     }
     pub fn q(&self, k: &str) -> Option<&str> {
@@ -174,10 +177,16 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
     if let Some(code) = shared.faults.take_failure(&req.path) {
         return error_response(&ApiError::injected(code));
     }
-    match handlers::dispatch(&shared, route, &req).await {
+    let mut resp = match handlers::dispatch(&shared, route, &req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
+    };
+    for w in req.warnings.lock().iter() {
+        if let Ok(v) = format!("299 - \"{}\"", w.replace('"', "\\\"")).parse() {
+            resp.headers_mut().append(header::WARNING, v);
+        }
     }
+    resp
 }
 
 /// Collects any request body and handles the request (used by both the socket and in-process paths).
