@@ -226,6 +226,7 @@ pub fn to_resource(crd: &Value) -> Resource {
                 } else {
                     None
                 },
+                created_at_table: false,
             })
             .collect(),
         generation: true,

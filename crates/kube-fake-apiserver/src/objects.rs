@@ -124,6 +124,10 @@ fn admit(res: &Resource, ver: &Version, obj: &mut Value, opts: &WriteOpts) -> Re
     if !res.custom {
         crate::builtin_defaults::apply(&res.group, &res.plural, obj);
     }
+    if res.custom {
+        // The server's JSON round trip: int64 stays exact, everything else goes through float64.
+        schema::normalize_numbers(obj);
+    }
     if let Some(s) = &ver.schema {
         match schema::prune_with_field_validation(
             s,

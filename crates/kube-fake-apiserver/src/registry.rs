@@ -27,6 +27,8 @@ pub struct Version {
     pub scale: Option<ScalePaths>,
     /// `deprecationWarning` sent back as a `Warning` header when the version is deprecated.
     pub warning: Option<String>,
+    /// Tables are the generic registry's `Name` + `Created At` (the CRD resource itself).
+    pub created_at_table: bool,
 }
 
 /// A served resource, version independent (all versions share one store).
@@ -316,15 +318,11 @@ pub fn crd_resource() -> Resource {
             served: true,
             storage: true,
             schema: None,
-            columns: vec![PrinterColumn {
-                name: "Created At".into(),
-                type_: "date".into(),
-                json_path: ".metadata.creationTimestamp".into(),
-                ..Default::default()
-            }],
+            columns: vec![],
             status: true,
             scale: None,
             warning: None,
+            created_at_table: true,
         }],
         generation: true,
         return_deleted: true,
@@ -362,6 +360,7 @@ pub fn builtins() -> Vec<Resource> {
                     label_selector: Some(".status.selector".into()),
                 }),
                 warning: None,
+                created_at_table: false,
             }],
             generation: b.generation,
             return_deleted: b.return_deleted,

@@ -1075,3 +1075,50 @@ async fn field_validation_strict_warn_ignore() {
     assert!(r.headers.get("warning").is_none());
     assert!(r.body["spec"].get("bogus").is_none());
 }
+
+#[tokio::test]
+async fn numbers_round_trip_like_the_server_and_crd_tables() {
+    let s = FakeApiServer::start().await.unwrap();
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["free"] =
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    s.register_crd(crd).await.unwrap();
+    let c = s.in_process_client();
+    let body = r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"n"},
+        "spec":{"free":{"big":18446744073709551615,"exact":9007199254740993,"neg":-0.0,"one":1.0}}}"#;
+    let r = call(&c, "POST", WIDGETS, "application/json", Some(&json!(body))).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let free = &r.body["spec"]["free"];
+    assert_eq!(free["exact"], json!(9007199254740993i64));
+    assert_eq!(free["big"].as_f64(), Some(18446744073709552000.0));
+    assert_eq!(free["neg"], json!(0));
+    assert_eq!(free["one"], json!(1));
+
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let r = call_accept(
+        &c,
+        "GET",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        "",
+        None,
+        accept,
+    )
+    .await;
+    let cols: Vec<&str> = r.body["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(cols, ["Name", "Created At"]);
+    let r = call_accept(
+        &c,
+        "GET",
+        &format!("{WIDGETS}?includeObject=Everything"),
+        "",
+        None,
+        accept,
+    )
+    .await;
+    assert_status(&r, 400, "BadRequest");
+}

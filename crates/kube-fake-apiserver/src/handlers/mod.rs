@@ -95,6 +95,14 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
         Some(_) => return Err(ApiError::path_not_found()),
     }
     let out = negotiate(req.header(header::ACCEPT))?;
+    if out == crate::http::Output::Table
+        && let Some(v) = req.q("includeObject")
+        && !crate::table::valid_include_object(v)
+    {
+        return Err(ApiError::bad_request(format!(
+            "unrecognized includeObject value: {v:?}"
+        )));
+    }
     let warning = ver.warning.clone();
     let ctx = Ctx {
         shared,

@@ -22,6 +22,16 @@ pub fn partial_metadata(obj: &Value) -> Value {
 }
 
 /// Renders objects as the client asked: a plain list/object, a Table, or metadata only.
+/// A `Table` of `items`: the CRD's printer columns, or for kinds without any (the CRD resource
+/// itself) the generic registry's `Name` + `Created At`.
+pub fn table(ver: &Version, items: &[Value], include: &str, meta: Value) -> Value {
+    if ver.created_at_table {
+        crate::table::default_table(items, include, meta)
+    } else {
+        crate::table::to_table(&ver.columns, items, include, meta)
+    }
+}
+
 pub fn render(
     ver: &Version,
     out: Output,
@@ -43,7 +53,7 @@ pub fn render(
                     json!({"resourceVersion": items.first().map(|o| meta_str(o, "resourceVersion")).unwrap_or("")})
                 }
             };
-            crate::table::to_table(&ver.columns, &items, include, meta)
+            table(ver, &items, include, meta)
         }
         (Output::PartialMetadata, None) => items.first().map(partial_metadata).unwrap_or_default(),
         (Output::PartialMetadata, Some(l)) => json!({

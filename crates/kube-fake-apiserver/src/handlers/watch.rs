@@ -70,7 +70,7 @@ impl Watcher {
             Output::PartialMetadata => partial_metadata(&obj),
             Output::Table => {
                 let meta = json!({"resourceVersion": meta_str(&obj, "resourceVersion")});
-                crate::table::to_table(&self.ver.columns, &[obj], &self.include, meta)
+                super::read::table(&self.ver, &[obj], &self.include, meta)
             }
         }
     }
