@@ -37,6 +37,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use faults::{Faults, RecordedRequest};
+pub use registry::KindSpec;
 use state::Shared;
 
 /// Errors starting or controlling the server.
@@ -227,6 +228,24 @@ impl FakeApiServer {
     /// Every request received so far (verb, path, query, body).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.faults().requests()
+    }
+
+    /// Serves another built-in-style kind (stored generically, no schema), e.g. `batch/v1 jobs`.
+    /// Replaces a kind registered under the same group and plural; CRD-defined kinds are refused.
+    pub fn register_kind(&self, spec: KindSpec) -> Result<(), Error> {
+        let mut db = self.shared.db.lock();
+        if db
+            .registry
+            .get(&spec.group, &spec.plural)
+            .is_some_and(|r| r.custom)
+        {
+            return Err(Error::Rejected {
+                code: 409,
+                message: format!("{}.{} is defined by a CRD", spec.plural, spec.group),
+            });
+        }
+        db.registry.insert(spec.into_resource());
+        Ok(())
     }
 
     /// Creates (or replaces) a `apiextensions.k8s.io/v1` CustomResourceDefinition and serves its resources.

@@ -166,6 +166,66 @@ impl Registry {
     }
 }
 
+/// A kind to serve without a CRD, like the built-ins (see `FakeApiServer::register_kind`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KindSpec {
+    /// API group (`""` for the core group).
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// Resource name, e.g. `jobs`.
+    pub plural: String,
+    pub namespaced: bool,
+    pub short_names: Vec<String>,
+    /// Serve a `/status` subresource (the main resource then ignores `.status`).
+    pub status: bool,
+    /// Objects carry `metadata.generation`.
+    pub generation: bool,
+}
+
+impl KindSpec {
+    /// A namespaced kind with a status subresource and generations, like most workload kinds.
+    pub fn namespaced(group: &str, version: &str, kind: &str, plural: &str) -> Self {
+        KindSpec {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            namespaced: true,
+            short_names: Vec::new(),
+            status: true,
+            generation: true,
+        }
+    }
+
+    pub(crate) fn into_resource(self) -> Resource {
+        Resource {
+            singular: self.kind.to_lowercase(),
+            list_kind: format!("{}List", self.kind),
+            group: self.group,
+            plural: self.plural,
+            kind: self.kind,
+            short_names: self.short_names,
+            categories: Vec::new(),
+            namespaced: self.namespaced,
+            versions: vec![Version {
+                name: self.version,
+                served: true,
+                storage: true,
+                schema: None,
+                columns: Vec::new(),
+                status: self.status,
+                scale: None,
+                warning: None,
+                created_at_table: false,
+            }],
+            generation: self.generation,
+            return_deleted: true,
+            custom: false,
+        }
+    }
+}
+
 struct Builtin {
     group: &'static str,
     version: &'static str,

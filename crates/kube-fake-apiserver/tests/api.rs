@@ -1122,3 +1122,29 @@ async fn numbers_round_trip_like_the_server_and_crd_tables() {
     .await;
     assert_status(&r, 400, "BadRequest");
 }
+
+#[tokio::test]
+async fn extra_builtin_kinds_from_code() {
+    let s = FakeApiServer::start().await.unwrap();
+    s.register_kind(kube_fake_apiserver::KindSpec::namespaced(
+        "batch", "v1", "Job", "jobs",
+    ))
+    .unwrap();
+    let c = s.in_process_client();
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {}, "status": {"active": 1}});
+    let r = post(&c, "/apis/batch/v1/namespaces/default/jobs", job).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert!(r.body.get("status").is_none(), "status dropped on create");
+    assert_eq!(r.body["metadata"]["generation"], 1);
+    let rl = get(&c, "/apis/batch/v1").await.body;
+    assert!(
+        rl["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "jobs/status")
+    );
+    s.register_crd(widget_crd()).await.unwrap();
+    let clash = kube_fake_apiserver::KindSpec::namespaced("example.com", "v1", "Widget", "widgets");
+    assert!(s.register_kind(clash).is_err());
+}
