@@ -488,3 +488,60 @@ async fn binary_serves_until_terminated() {
     assert!(status.success());
     assert!(child.wait().unwrap().success(), "SIGTERM exits cleanly");
 }
+
+#[tokio::test]
+async fn metadata_api_replace_and_delete_collection() {
+    let (_s, c) = with_widgets().await;
+    let api = widgets(&c);
+    for n in ["a", "b"] {
+        api.create(&PostParams::default(), &dyn_widget(n, 1))
+            .await
+            .unwrap();
+    }
+    let meta = api.get_metadata("a").await.unwrap();
+    assert_eq!(meta.metadata.name.as_deref(), Some("a"));
+    let metas = api.list_metadata(&ListParams::default()).await.unwrap();
+    assert_eq!(metas.items.len(), 2);
+    let mut mw = api
+        .watch_metadata(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    assert!(matches!(
+        next_event(&mut mw).await,
+        Some(WatchEvent::Added(_))
+    ));
+    assert!(api.get_opt("zzz").await.unwrap().is_none());
+
+    let mut cur = api.get("a").await.unwrap();
+    cur.data["spec"]["color"] = json!("black");
+    let replaced = api
+        .replace("a", &PostParams::default(), &cur)
+        .await
+        .unwrap();
+    assert_eq!(replaced.data["spec"]["color"], "black");
+    // Replacing with the now stale object is a 409.
+    match api
+        .replace("a", &PostParams::default(), &cur)
+        .await
+        .unwrap_err()
+    {
+        kube::Error::Api(st) => assert_eq!((st.code, st.reason.as_str()), (409, "Conflict")),
+        other => panic!("{other}"),
+    }
+    let gone = api
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("app=w"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(gone.left().unwrap().items.len(), 2);
+    assert!(
+        api.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
