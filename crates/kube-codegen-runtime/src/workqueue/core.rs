@@ -5,6 +5,7 @@
 
 use std::borrow::Borrow;
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry as MapEntry;
 #[cfg(test)]
 use std::fmt;
 use std::hash::Hash;
@@ -186,11 +187,27 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         if self.shutting_down {
             return None;
         }
-        if let Some(e) = self.items.get_mut(&item) {
-            Self::redirty(e, self.metrics.as_deref(), now);
-            return None;
+        // One hash for both the duplicate and the new-item path.
+        match self.items.entry(item) {
+            MapEntry::Occupied(mut o) => {
+                Self::redirty(o.get_mut(), self.metrics.as_deref(), now);
+                None
+            }
+            MapEntry::Vacant(v) => {
+                let added_at = self.metrics.as_ref().map(|m| {
+                    m.add();
+                    now()
+                });
+                let queued = v.key().clone();
+                v.insert(Entry {
+                    flags: DIRTY,
+                    added_at,
+                    started_at: None,
+                });
+                self.queue.push_back(queued);
+                self.waiters.notify_one()
+            }
         }
-        self.insert_new(item, now)
     }
 
     /// Like [`Core::add`] from a borrowed form: clones only when the item is new.

@@ -2,7 +2,8 @@
 //! A duplicate only ever moves an item's ready time earlier (earliest deadline wins).
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::hash_map::Entry;
+use std::collections::{BinaryHeap, VecDeque};
 use std::hash::Hash;
 
 use tokio::time::Instant;
@@ -36,11 +37,17 @@ impl<T> Ord for HeapEntry<T> {
     }
 }
 
-/// Items waiting for their ready time. Superseded heap entries (an item moved earlier) are
-/// skipped lazily and compacted away when they outnumber live ones.
+/// Items waiting for their ready time.
+///
+/// Schedules usually arrive in ready-time order (one delay for many items, e.g. a backoff
+/// step), so entries whose ready time is not earlier than the last one queued go to a FIFO
+/// (O(1) in and out); only out-of-order ones go to the heap. The earlier head of the two is
+/// due first. Superseded entries (an item moved earlier) are skipped lazily and compacted away
+/// when they outnumber live ones.
 pub(crate) struct DelayHeap<T> {
+    fifo: VecDeque<HeapEntry<T>>,
     heap: BinaryHeap<HeapEntry<T>>,
-    /// Live entry per item: (ready_at, seq of its live heap entry).
+    /// Live entry per item: (ready_at, seq of its live entry).
     waiting: FastMap<T, (Instant, u64)>,
     next_seq: u64,
 }
@@ -48,6 +55,7 @@ pub(crate) struct DelayHeap<T> {
 impl<T: Clone + Eq + Hash> DelayHeap<T> {
     pub(crate) fn new() -> Self {
         DelayHeap {
+            fifo: VecDeque::new(),
             heap: BinaryHeap::new(),
             waiting: FastMap::default(),
             next_seq: 0,
@@ -66,52 +74,79 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
                 self.waiting.insert(item.clone(), (ready_at, seq));
             }
         }
-        self.heap.push(HeapEntry {
+        let entry = HeapEntry {
             ready_at,
             seq,
             item,
-        });
-        if self.heap.len() > 64 && self.heap.len() > 2 * self.waiting.len() {
+        };
+        if self.fifo.back().is_none_or(|b| b.ready_at <= ready_at) {
+            self.fifo.push_back(entry);
+        } else {
+            self.heap.push(entry);
+        }
+        let entries = self.fifo.len() + self.heap.len();
+        if entries > 64 && entries > 2 * self.waiting.len() {
             self.compact();
         }
         true
     }
 
+    fn is_live(waiting: &FastMap<T, (Instant, u64)>, e: &HeapEntry<T>) -> bool {
+        waiting.get(&e.item).is_some_and(|live| live.1 == e.seq)
+    }
+
     fn compact(&mut self) {
         let waiting = &self.waiting;
-        self.heap
-            .retain(|e| waiting.get(&e.item).is_some_and(|live| live.1 == e.seq));
+        self.heap.retain(|e| Self::is_live(waiting, e));
+        self.fifo.retain(|e| Self::is_live(waiting, e));
+    }
+
+    /// Whether the FIFO head comes before the heap head (earlier, or equal and older).
+    fn fifo_first(&self) -> Option<bool> {
+        match (self.fifo.front(), self.heap.peek()) {
+            (None, None) => None,
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (Some(f), Some(h)) => Some((f.ready_at, f.seq) <= (h.ready_at, h.seq)),
+        }
+    }
+
+    fn pop_earliest(&mut self) -> Option<HeapEntry<T>> {
+        if self.fifo_first()? {
+            self.fifo.pop_front()
+        } else {
+            self.heap.pop()
+        }
+    }
+
+    fn peek_earliest(&self) -> Option<&HeapEntry<T>> {
+        if self.fifo_first()? {
+            self.fifo.front()
+        } else {
+            self.heap.peek()
+        }
     }
 
     /// Moves every item whose ready time is `<= now` into `out`, in ready-time order.
     pub(crate) fn pop_due(&mut self, now: Instant, out: &mut Vec<T>) {
-        while let Some(top) = self.heap.peek() {
-            if top.ready_at > now {
-                break;
-            }
-            let e = self.heap.pop().expect("peeked");
-            if self
-                .waiting
-                .get(&e.item)
-                .is_some_and(|live| live.1 == e.seq)
+        while self.peek_earliest().is_some_and(|e| e.ready_at <= now) {
+            let e = self.pop_earliest().expect("peeked");
+            // One hash: remove only the live schedule of the item.
+            if let Entry::Occupied(o) = self.waiting.entry(e.item)
+                && o.get().1 == e.seq
             {
-                self.waiting.remove(&e.item);
-                out.push(e.item);
+                out.push(o.remove_entry().0);
             }
         }
     }
 
-    /// The earliest live ready time, if any (drops superseded entries from the top).
+    /// The earliest live ready time, if any (drops superseded entries from the heads).
     pub(crate) fn next_deadline(&mut self) -> Option<Instant> {
-        while let Some(top) = self.heap.peek() {
-            if self
-                .waiting
-                .get(&top.item)
-                .is_some_and(|live| live.1 == top.seq)
-            {
-                return Some(top.ready_at);
+        while let Some(e) = self.peek_earliest() {
+            if Self::is_live(&self.waiting, e) {
+                return Some(e.ready_at);
             }
-            self.heap.pop();
+            self.pop_earliest();
         }
         None
     }
@@ -121,6 +156,7 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
     }
 
     pub(crate) fn clear(&mut self) {
+        self.fifo.clear();
         self.heap.clear();
         self.waiting.clear();
     }
@@ -173,5 +209,32 @@ mod tests {
         let mut out = Vec::new();
         h.pop_due(t0 + Duration::from_secs(30), &mut out);
         assert_eq!(out, vec!["x", "y"]);
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Mixed in-order and out-of-order schedules come out sorted by (ready time, insertion).
+    #[test]
+    fn fifo_and_heap_merge_in_ready_time_order() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut h = DelayHeap::new();
+        let delays = [5u64, 7, 7, 3, 9, 1, 7, 12, 2, 12, 4];
+        for (i, d) in delays.iter().enumerate() {
+            h.push(i, t0 + ms(*d));
+        }
+        let mut expected: Vec<usize> = (0..delays.len()).collect();
+        expected.sort_by_key(|&i| (delays[i], i));
+        assert_eq!(h.next_deadline(), Some(t0 + ms(1)));
+        let mut out = Vec::new();
+        h.pop_due(t0 + ms(6), &mut out);
+        assert_eq!(out, expected[..5]);
+        h.pop_due(t0 + ms(100), &mut out);
+        assert_eq!(out, expected);
+        assert_eq!(h.len(), 0);
     }
 }
