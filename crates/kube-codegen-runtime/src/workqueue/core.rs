@@ -5,7 +5,10 @@
 
 use std::borrow::Borrow;
 use std::collections::VecDeque;
-use std::collections::hash_map::Entry as MapEntry;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 #[cfg(test)]
 use std::fmt;
 use std::hash::Hash;
@@ -16,6 +19,9 @@ use tokio::time::Instant;
 use super::metrics::QueueMetrics;
 
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+/// The item hasher. The queue hashes items before taking its lock, to keep the critical
+/// section short; the core only probes.
+pub(crate) type ItemHasher = foldhash::fast::RandomState;
 
 const DIRTY: u8 = 1;
 const PROCESSING: u8 = 2;
@@ -149,8 +155,11 @@ impl<W> Waiters<W> {
 /// The queue state machine (client-go `queue.go` semantics, drain fixed to include queued items).
 #[derive(Debug, Clone)]
 pub(crate) struct Core<T, W> {
-    items: FastMap<T, Entry>,
-    queue: VecDeque<T>,
+    /// Items that are dirty or processing, with their state (probed by precomputed hash).
+    items: HashTable<(T, Entry)>,
+    hasher: ItemHasher,
+    /// Queued items with their hash, FIFO.
+    queue: VecDeque<(T, u64)>,
     shutting_down: bool,
     drain: bool,
     waiters: Waiters<W>,
@@ -170,9 +179,10 @@ impl<T, W> Core<T, W> {
 }
 
 impl<T: Clone + Eq + Hash, W> Core<T, W> {
-    pub(crate) fn new(metrics: Option<Arc<QueueMetrics>>) -> Self {
+    pub(crate) fn new(hasher: ItemHasher, metrics: Option<Arc<QueueMetrics>>) -> Self {
         Core {
-            items: FastMap::default(),
+            items: HashTable::new(),
+            hasher,
             queue: VecDeque::new(),
             shutting_down: false,
             drain: false,
@@ -182,36 +192,52 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         }
     }
 
-    /// Marks `item` dirty. `now` is only needed (and only read) when metrics are on.
-    pub(crate) fn add(&mut self, item: T, now: impl FnOnce() -> Instant) -> Option<W> {
+    /// The hash the other methods expect for `item` (the queue computes it outside the lock).
+    #[cfg(test)]
+    pub(crate) fn hash<Q: Hash + ?Sized>(&self, item: &Q) -> u64 {
+        self.hasher.hash_one(item)
+    }
+
+    /// Marks `item` dirty. `hash` is `self.hash(&item)`; `now` is only read with metrics on.
+    pub(crate) fn add(&mut self, item: T, hash: u64, now: impl FnOnce() -> Instant) -> Option<W> {
         if self.shutting_down {
             return None;
         }
-        // One hash for both the duplicate and the new-item path.
-        match self.items.entry(item) {
-            MapEntry::Occupied(mut o) => {
-                Self::redirty(o.get_mut(), self.metrics.as_deref(), now);
+        let hasher = &self.hasher;
+        match self
+            .items
+            .entry(hash, |(k, _)| *k == item, |(k, _)| hasher.hash_one(k))
+        {
+            TableEntry::Occupied(mut o) => {
+                Self::redirty(&mut o.get_mut().1, self.metrics.as_deref(), now);
                 None
             }
-            MapEntry::Vacant(v) => {
+            TableEntry::Vacant(v) => {
                 let added_at = self.metrics.as_ref().map(|m| {
                     m.add();
                     now()
                 });
-                let queued = v.key().clone();
-                v.insert(Entry {
-                    flags: DIRTY,
-                    added_at,
-                    started_at: None,
-                });
-                self.queue.push_back(queued);
+                v.insert((
+                    item.clone(),
+                    Entry {
+                        flags: DIRTY,
+                        added_at,
+                        started_at: None,
+                    },
+                ));
+                self.queue.push_back((item, hash));
                 self.waiters.notify_one()
             }
         }
     }
 
     /// Like [`Core::add`] from a borrowed form: clones only when the item is new.
-    pub(crate) fn add_ref<Q>(&mut self, item: &Q, now: impl FnOnce() -> Instant) -> Option<W>
+    pub(crate) fn add_ref<Q>(
+        &mut self,
+        item: &Q,
+        hash: u64,
+        now: impl FnOnce() -> Instant,
+    ) -> Option<W>
     where
         T: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
@@ -219,11 +245,34 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         if self.shutting_down {
             return None;
         }
-        if let Some(e) = self.items.get_mut(item) {
-            Self::redirty(e, self.metrics.as_deref(), now);
-            return None;
+        let hasher = &self.hasher;
+        match self.items.entry(
+            hash,
+            |(k, _)| k.borrow() == item,
+            |(k, _)| hasher.hash_one(k),
+        ) {
+            TableEntry::Occupied(mut o) => {
+                Self::redirty(&mut o.get_mut().1, self.metrics.as_deref(), now);
+                None
+            }
+            TableEntry::Vacant(v) => {
+                let added_at = self.metrics.as_ref().map(|m| {
+                    m.add();
+                    now()
+                });
+                let owned = item.to_owned();
+                v.insert((
+                    owned.clone(),
+                    Entry {
+                        flags: DIRTY,
+                        added_at,
+                        started_at: None,
+                    },
+                ));
+                self.queue.push_back((owned, hash));
+                self.waiters.notify_one()
+            }
         }
-        self.insert_new(item.to_owned(), now)
     }
 
     /// An add of an item that has an entry: queued already, or processing.
@@ -239,28 +288,11 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         }
     }
 
-    fn insert_new(&mut self, item: T, now: impl FnOnce() -> Instant) -> Option<W> {
-        let added_at = self.metrics.as_ref().map(|m| {
-            m.add();
-            now()
-        });
-        self.items.insert(
-            item.clone(),
-            Entry {
-                flags: DIRTY,
-                added_at,
-                started_at: None,
-            },
-        );
-        self.queue.push_back(item);
-        self.waiters.notify_one()
-    }
-
     fn pop(&mut self, now: impl FnOnce() -> Instant) -> Option<T> {
-        let item = self.queue.pop_front()?;
-        let e = self
+        let (item, hash) = self.queue.pop_front()?;
+        let (_, e) = self
             .items
-            .get_mut(&item)
+            .find_mut(hash, |(k, _)| *k == item)
             .expect("workqueue invariant: queued item has an entry");
         e.flags = PROCESSING;
         if let Some(m) = &self.metrics {
@@ -298,11 +330,12 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
     }
 
     /// The worker finished `item`. Unknown or not-processing items are ignored.
-    pub(crate) fn done(&mut self, item: &T, now: impl FnOnce() -> Instant) -> Wakes<W> {
+    pub(crate) fn done(&mut self, item: &T, hash: u64, now: impl FnOnce() -> Instant) -> Wakes<W> {
         let mut wakes = Wakes::none();
-        let Some(e) = self.items.get_mut(item) else {
+        let Ok(mut o) = self.items.find_entry(hash, |(k, _)| k == item) else {
             return wakes;
         };
+        let e = &mut o.get_mut().1;
         if e.flags & PROCESSING == 0 {
             return wakes;
         }
@@ -313,10 +346,10 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             m.done(now().saturating_duration_since(t));
         }
         if e.flags & DIRTY != 0 {
-            self.queue.push_back(item.clone());
+            self.queue.push_back((item.clone(), hash));
             wakes.one = self.waiters.notify_one();
         } else {
-            self.items.remove(item);
+            o.remove();
             if self.shutting_down && self.items.is_empty() {
                 wakes.many = std::mem::take(&mut self.drain_waiters);
             }
@@ -371,6 +404,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         W: fmt::Debug,
     {
         let mut items: Vec<(&T, u8)> = self.items.iter().map(|(k, e)| (k, e.flags)).collect();
+        let queue: Vec<&T> = self.queue.iter().map(|(k, _)| k).collect();
         items.sort();
         let slots: Vec<_> = self
             .waiters
@@ -379,8 +413,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             .map(|s| (s.state, &s.waker))
             .collect();
         format!(
-            "{:?}|{items:?}|{}{}|{slots:?}|{:?}|{:?}|{:?}",
-            self.queue,
+            "{queue:?}|{items:?}|{}{}|{slots:?}|{:?}|{:?}|{:?}",
             self.shutting_down,
             self.drain,
             self.waiters.idle,
@@ -397,8 +430,8 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
     /// Number of items currently handed out and not yet done.
     pub(crate) fn in_flight(&self) -> usize {
         self.items
-            .values()
-            .filter(|e| e.flags & PROCESSING != 0)
+            .iter()
+            .filter(|(_, e)| e.flags & PROCESSING != 0)
             .count()
     }
 
@@ -406,7 +439,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
     pub(crate) fn unfinished(&self, now: Instant) -> (f64, f64) {
         let mut total = 0.0;
         let mut longest = 0.0f64;
-        for e in self.items.values() {
+        for (_, e) in &self.items {
             if let Some(t) = e.started_at {
                 let age = now.saturating_duration_since(t).as_secs_f64();
                 total += age;
@@ -418,20 +451,24 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
 
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
-        let unique: std::collections::HashSet<&T> = self.queue.iter().collect();
+        let unique: std::collections::HashSet<&T> = self.queue.iter().map(|(k, _)| k).collect();
         assert_eq!(
             unique.len(),
             self.queue.len(),
             "an item is queued at most once"
         );
-        for item in &self.queue {
-            let e = &self.items[item];
+        for (item, hash) in &self.queue {
+            assert_eq!(*hash, self.hash(item), "queued hash matches the item");
+            let (_, e) = self
+                .items
+                .find(*hash, |(k, _)| k == item)
+                .expect("queued item has an entry");
             assert_eq!(
                 e.flags, DIRTY,
                 "queued item must be dirty and not processing"
             );
         }
-        let queued = self.items.values().filter(|e| e.flags == DIRTY).count();
+        let queued = self.items.iter().filter(|(_, e)| e.flags == DIRTY).count();
         assert_eq!(
             queued,
             self.queue.len(),

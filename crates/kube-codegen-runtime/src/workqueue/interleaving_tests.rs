@@ -67,7 +67,7 @@ struct World {
 impl World {
     fn new(scripts: &[&'static [Op]]) -> Self {
         World {
-            core: Core::new(None),
+            core: Core::new(Default::default(), None),
             threads: scripts
                 .iter()
                 .map(|ops| Thread {
@@ -140,7 +140,8 @@ impl World {
                 if !self.core.is_shutting_down() {
                     self.pending[x as usize] = true;
                 }
-                let w = self.core.add(x, now);
+                let h = self.core.hash(&x);
+                let w = self.core.add(x, h, now);
                 self.deliver(w);
                 self.next_op(tid);
             }
@@ -183,7 +184,8 @@ impl World {
             }
             (Phase::Holding(x), Op::Worker { .. }) => {
                 self.held[x as usize] = None;
-                let w = self.core.done(&x, now);
+                let h = self.core.hash(&x);
+                let w = self.core.done(&x, h, now);
                 self.deliver(w.into_iter());
                 self.threads[tid].phase = Phase::Getting {
                     key: None,

@@ -3,7 +3,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::future::Future;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::clock::{Clock, TokioClock, deadline_after};
-use super::core::{Core, GetPoll, Wakes};
+use super::core::{Core, GetPoll, ItemHasher, Wakes};
 use super::delaying::DelayHeap;
 use super::metrics::{MetricsProvider, QueueMetrics};
 use super::rate_limiters::{RateLimiter, default_controller_rate_limiter};
@@ -70,6 +70,8 @@ impl<T> fmt::Debug for WorkQueue<T> {
 
 struct Inner<T> {
     core: Mutex<Core<T, Waker>>,
+    /// Same hasher as the core's: items are hashed before the lock is taken.
+    hasher: ItemHasher,
     /// Mirrors `core.shutting_down` so the delay/limiter paths can bail out without the lock.
     shutting_down: AtomicBool,
     delayed: Mutex<DelayState<T>>,
@@ -161,8 +163,10 @@ where
             (Some(p), false) => Some(Arc::new(QueueMetrics::new(&**p, &self.name))),
             _ => None,
         };
+        let hasher = ItemHasher::default();
         let inner = Arc::new(Inner {
-            core: Mutex::new(Core::new(metrics.clone())),
+            core: Mutex::new(Core::new(hasher.clone(), metrics.clone())),
+            hasher,
             shutting_down: AtomicBool::new(false),
             delayed: Mutex::new(DelayState {
                 heap: DelayHeap::new(),
@@ -229,7 +233,8 @@ where
     /// when the worker calls [`done`](Self::done). Dropped after shutdown.
     pub fn add(&self, item: T) {
         let clock = &self.inner.clock;
-        let wake = self.inner.core.lock().add(item, || clock.now());
+        let hash = self.inner.hasher.hash_one(&item);
+        let wake = self.inner.core.lock().add(item, hash, || clock.now());
         if let Some(w) = wake {
             w.wake();
         }
@@ -244,7 +249,8 @@ where
         Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
     {
         let clock = &self.inner.clock;
-        let wake = self.inner.core.lock().add_ref(item, || clock.now());
+        let hash = self.inner.hasher.hash_one(item);
+        let wake = self.inner.core.lock().add_ref(item, hash, || clock.now());
         if let Some(w) = wake {
             w.wake();
         }
@@ -253,11 +259,19 @@ where
     /// Queues several items under one lock acquisition (used by the timer task).
     fn add_batch(&self, items: &mut Vec<T>) {
         let clock = &self.inner.clock;
+        let hasher = &self.inner.hasher;
         let mut wakes = Vec::new();
+        let hashed: Vec<(T, u64)> = items
+            .drain(..)
+            .map(|item| {
+                let hash = hasher.hash_one(&item);
+                (item, hash)
+            })
+            .collect();
         {
             let mut core = self.inner.core.lock();
-            for item in items.drain(..) {
-                wakes.extend(core.add(item, || clock.now()));
+            for (item, hash) in hashed {
+                wakes.extend(core.add(item, hash, || clock.now()));
             }
         }
         for w in wakes {
@@ -281,7 +295,8 @@ where
     /// Calling it for an item that is not being processed does nothing.
     pub fn done(&self, item: &T) {
         let clock = &self.inner.clock;
-        let wakes = self.inner.core.lock().done(item, || clock.now());
+        let hash = self.inner.hasher.hash_one(item);
+        let wakes = self.inner.core.lock().done(item, hash, || clock.now());
         deliver(wakes);
     }
 

@@ -37,7 +37,7 @@ pub enum Action {
 ///
 /// Workers are spawned on the current Tokio runtime; dropping the returned future aborts
 /// them (an item being processed at that moment is then never marked done). The handler gets
-/// its own clone of the item.
+/// its own clone of the item; `T: Debug` is only used to name the item in logs.
 pub async fn run_workers<T, F, Fut, E>(queue: WorkQueue<T>, workers: usize, handler: F)
 where
     T: Clone + Eq + Hash + Send + Sync + fmt::Debug + 'static,
