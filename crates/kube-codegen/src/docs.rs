@@ -169,19 +169,24 @@ pub fn markdown(text: &str) -> Vec<String> {
     out
 }
 
-/// Width of a list marker (`- `, `* `, `+ `, `1. `, `1) `) starting the line.
+/// Width of a list marker (`- `, `* `, `+ `, `1. `, `1) `) plus the spaces after it, i.e. the
+/// column where the item's text starts (CommonMark: 1-4 spaces count, 5+ means 1).
 fn list_marker(line: &str) -> Option<usize> {
-    if line.starts_with("- ") || line.starts_with("* ") || line.starts_with("+ ") {
-        return Some(2);
-    }
-    let digits = line.chars().take_while(char::is_ascii_digit).count();
-    if (1..=9).contains(&digits) {
-        let rest = &line[digits..];
-        if rest.starts_with(". ") || rest.starts_with(") ") {
-            return Some(digits + 2);
+    let marker = if line.starts_with(['-', '*', '+']) {
+        1
+    } else {
+        let digits = line.chars().take_while(char::is_ascii_digit).count();
+        if !(1..=9).contains(&digits) || !line[digits..].starts_with(['.', ')']) {
+            return None;
         }
+        digits + 1
+    };
+    let spaces = line[marker..].chars().take_while(|c| *c == ' ').count();
+    match spaces {
+        0 => None,
+        1..=4 => Some(marker + spaces),
+        _ => Some(marker + 1),
     }
-    None
 }
 
 fn escape_line(line: &str) -> String {

@@ -246,21 +246,24 @@ impl Builder {
             return Err(Error::NoCrds);
         }
         let model = model::build(&crds, &self.options, &mut warnings)?;
+        // Last reference besides the model's: the schemas below move out instead of copying.
+        drop(crds);
         let files = emit::files(&model, &self.options)?;
         let mut resources = Vec::new();
-        for g in &model.groups {
-            for v in &g.versions {
-                for r in &v.resources {
+        for g in model.groups {
+            for v in g.versions {
+                for r in v.resources {
                     resources.push(ResourceInfo {
-                        crd_name: r.crd_name.clone(),
-                        source: r.source.clone(),
-                        group: r.group.clone(),
-                        version: r.version.clone(),
-                        kind: r.kind.clone(),
-                        plural: r.plural.clone(),
-                        namespaced: r.namespaced,
                         rust_path: format!("{}::{}::{}", g.module, v.module, r.root),
-                        schema: r.schema.clone(),
+                        crd_name: r.crd_name,
+                        source: r.source,
+                        group: r.group,
+                        version: r.version,
+                        kind: r.kind,
+                        plural: r.plural,
+                        namespaced: r.namespaced,
+                        schema: std::sync::Arc::try_unwrap(r.schema)
+                            .unwrap_or_else(|shared| (*shared).clone()),
                     });
                 }
             }

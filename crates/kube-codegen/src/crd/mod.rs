@@ -4,6 +4,7 @@ pub mod load;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -34,8 +35,9 @@ pub struct CrdVersion {
     pub storage: bool,
     pub deprecated: bool,
     pub deprecation_warning: Option<String>,
-    /// The raw openAPIV3Schema (kept for [`crate::ResourceInfo::schema`]).
-    pub raw_schema: Value,
+    /// The raw openAPIV3Schema (kept for [`crate::ResourceInfo::schema`]); shared, not copied,
+    /// between v1beta1 versions that inherit the top-level schema.
+    pub raw_schema: Arc<Value>,
     pub status_subresource: bool,
     pub scale: Option<Scale>,
     pub printer_columns: Vec<PrinterColumn>,
@@ -83,7 +85,7 @@ pub fn load_text(
     warnings: &mut Vec<String>,
 ) -> Result<(), Error> {
     for doc in load::parse_documents(file, text)? {
-        match from_document(&doc.source, doc.index, &doc.value)? {
+        match from_document(&doc.source, doc.index, doc.value)? {
             Loaded::Crds(crds) => out.extend(crds),
             Loaded::Skipped(what) => warnings.push(format!(
                 "{}: document {}: {what}, skipped",
@@ -96,17 +98,28 @@ pub fn load_text(
 }
 
 /// Classifies a document and normalises CRDs (including those inside a `List`).
-pub fn from_document(source: &Path, index: usize, value: &Value) -> Result<Loaded, Error> {
-    let Some(obj) = value.as_object() else {
+pub fn from_document(source: &Path, index: usize, mut value: Value) -> Result<Loaded, Error> {
+    let Some(obj) = value.as_object_mut() else {
         return Ok(Loaded::Skipped("not a YAML/JSON object".into()));
     };
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    match kind {
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    match kind.as_str() {
         "List" | "CustomResourceDefinitionList" => {
             let mut crds = Vec::new();
-            let items = obj.get("items").and_then(Value::as_array);
-            for item in items.into_iter().flatten() {
+            let items = match obj.remove("items") {
+                Some(Value::Array(items)) => items,
+                _ => Vec::new(),
+            };
+            for item in items {
                 if let Loaded::Crds(c) = from_document(source, index, item)? {
                     crds.extend(c);
                 }
@@ -176,7 +189,25 @@ impl Ctx<'_> {
     }
 }
 
-fn parse_crd(source: &Path, index: usize, v: &Value) -> Result<Crd, Error> {
+fn parse_crd(source: &Path, index: usize, mut value: Value) -> Result<Crd, Error> {
+    // Schemas are moved out of the document (they are the bulk of it) before it is read.
+    let top_schema = Arc::new(
+        value
+            .pointer_mut("/spec/validation/openAPIV3Schema")
+            .map(Value::take)
+            .unwrap_or(Value::Null),
+    );
+    let mut own_schemas: Vec<Option<Value>> = Vec::new();
+    if let Some(Value::Array(list)) = value.pointer_mut("/spec/versions") {
+        for ver in list {
+            own_schemas.push(
+                ver.pointer_mut("/schema/openAPIV3Schema")
+                    .map(Value::take)
+                    .filter(|s| !s.is_null()),
+            );
+        }
+    }
+    let v = &value;
     let mut cx = Ctx {
         source,
         index,
@@ -205,10 +236,6 @@ fn parse_crd(source: &Path, index: usize, v: &Value) -> Result<Crd, Error> {
     };
 
     // v1beta1 top-level fields act as defaults for every version.
-    let top_schema = v
-        .pointer("/spec/validation/openAPIV3Schema")
-        .cloned()
-        .unwrap_or(Value::Null);
     let top_sub = v.pointer("/spec/subresources");
     let top_cols = v.pointer("/spec/additionalPrinterColumns");
 
@@ -218,10 +245,10 @@ fn parse_crd(source: &Path, index: usize, v: &Value) -> Result<Crd, Error> {
             for (i, ver) in list.iter().enumerate() {
                 let p = format!("/spec/versions/{i}");
                 let name = cx.req_str(v, &format!("{p}/name"))?.to_string();
-                let raw_schema = ver
-                    .pointer("/schema/openAPIV3Schema")
-                    .cloned()
-                    .unwrap_or_else(|| top_schema.clone());
+                let raw_schema = match own_schemas.get_mut(i).and_then(Option::take) {
+                    Some(own) => Arc::new(own),
+                    None => Arc::clone(&top_schema),
+                };
                 let sub = ver.get("subresources").or(top_sub);
                 let cols = ver.get("additionalPrinterColumns").or(top_cols);
                 versions.push(CrdVersion {

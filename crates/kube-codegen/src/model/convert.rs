@@ -132,7 +132,7 @@ pub fn resource(
         root_default,
         types,
         uses_nullable: cx.uses_nullable,
-        schema: v.raw_schema.clone(),
+        schema: std::sync::Arc::clone(&v.raw_schema),
     })
 }
 

@@ -121,7 +121,7 @@ pub struct Resource {
     pub root_extra_derives: Vec<String>,
     pub types: Vec<TypeDef>,
     pub uses_nullable: bool,
-    pub schema: serde_json::Value,
+    pub schema: std::sync::Arc<serde_json::Value>,
 }
 
 #[derive(Debug, Clone)]
