@@ -18,7 +18,6 @@ use tokio::time::Instant;
 
 use super::metrics::QueueMetrics;
 
-pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 /// The item hasher. The queue hashes items before taking its lock, to keep the critical
 /// section short; the core only probes.
 pub(crate) type ItemHasher = foldhash::fast::RandomState;

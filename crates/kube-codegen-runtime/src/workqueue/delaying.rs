@@ -2,17 +2,22 @@
 //! A duplicate only ever moves an item's ready time earlier (earliest deadline wins).
 
 use std::cmp::Ordering;
-use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, VecDeque};
 use std::hash::Hash;
 
 use tokio::time::Instant;
 
-use super::core::FastMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
+
+use super::core::ItemHasher;
 
 struct HeapEntry<T> {
     ready_at: Instant,
     seq: u64,
+    hash: u64,
     item: T,
 }
 
@@ -47,36 +52,55 @@ impl<T> Ord for HeapEntry<T> {
 pub(crate) struct DelayHeap<T> {
     fifo: VecDeque<HeapEntry<T>>,
     heap: BinaryHeap<HeapEntry<T>>,
-    /// Live entry per item: (ready_at, seq of its live entry).
-    waiting: FastMap<T, (Instant, u64)>,
+    /// Live schedule per item: (item, ready_at, seq of its live entry), by precomputed hash.
+    waiting: HashTable<(T, Instant, u64)>,
+    hasher: ItemHasher,
     next_seq: u64,
 }
 
 impl<T: Clone + Eq + Hash> DelayHeap<T> {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(hasher: ItemHasher) -> Self {
         DelayHeap {
             fifo: VecDeque::new(),
             heap: BinaryHeap::new(),
-            waiting: FastMap::default(),
+            waiting: HashTable::new(),
+            hasher,
             next_seq: 0,
         }
     }
 
-    /// Schedules `item` at `ready_at`, keeping an earlier existing schedule.
-    /// Returns whether the item's ready time changed (false: an earlier one was kept).
-    pub(crate) fn push(&mut self, item: T, ready_at: Instant) -> bool {
+    /// [`DelayHeap::push`] hashing the item itself.
+    #[cfg(test)]
+    fn push_item(&mut self, item: T, ready_at: Instant) -> bool {
+        let hash = self.hasher.hash_one(&item);
+        self.push(item, hash, ready_at)
+    }
+
+    /// Schedules `item` (whose hash under the queue's hasher is `hash`) at `ready_at`, keeping
+    /// an earlier existing schedule. Returns whether the item's ready time changed (false: an
+    /// earlier one was kept).
+    pub(crate) fn push(&mut self, item: T, hash: u64, ready_at: Instant) -> bool {
         let seq = self.next_seq;
         self.next_seq += 1;
-        match self.waiting.get_mut(&item) {
-            Some(live) if live.0 <= ready_at => return false,
-            Some(live) => *live = (ready_at, seq),
-            None => {
-                self.waiting.insert(item.clone(), (ready_at, seq));
+        let hasher = &self.hasher;
+        match self
+            .waiting
+            .entry(hash, |w| w.0 == item, |w| hasher.hash_one(&w.0))
+        {
+            TableEntry::Occupied(o) if o.get().1 <= ready_at => return false,
+            TableEntry::Occupied(mut o) => {
+                let live = o.get_mut();
+                live.1 = ready_at;
+                live.2 = seq;
+            }
+            TableEntry::Vacant(v) => {
+                v.insert((item.clone(), ready_at, seq));
             }
         }
         let entry = HeapEntry {
             ready_at,
             seq,
+            hash,
             item,
         };
         if self.fifo.back().is_none_or(|b| b.ready_at <= ready_at) {
@@ -91,8 +115,10 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         true
     }
 
-    fn is_live(waiting: &FastMap<T, (Instant, u64)>, e: &HeapEntry<T>) -> bool {
-        waiting.get(&e.item).is_some_and(|live| live.1 == e.seq)
+    fn is_live(waiting: &HashTable<(T, Instant, u64)>, e: &HeapEntry<T>) -> bool {
+        waiting
+            .find(e.hash, |w| w.0 == e.item)
+            .is_some_and(|live| live.2 == e.seq)
     }
 
     fn compact(&mut self) {
@@ -131,11 +157,12 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
     pub(crate) fn pop_due(&mut self, now: Instant, out: &mut Vec<T>) {
         while self.peek_earliest().is_some_and(|e| e.ready_at <= now) {
             let e = self.pop_earliest().expect("peeked");
-            // One hash: remove only the live schedule of the item.
-            if let Entry::Occupied(o) = self.waiting.entry(e.item)
-                && o.get().1 == e.seq
+            // One probe: remove only the live schedule of the item.
+            if let Ok(o) = self.waiting.find_entry(e.hash, |w| w.0 == e.item)
+                && o.get().2 == e.seq
             {
-                out.push(o.remove_entry().0);
+                o.remove();
+                out.push(e.item);
             }
         }
     }
@@ -171,13 +198,16 @@ mod tests {
     fn earliest_deadline_wins_and_order_is_by_ready_time() {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
-        let mut h = DelayHeap::new();
-        assert!(h.push("a", t0 + ms(30)));
-        assert!(h.push("b", t0 + ms(20)));
-        assert!(!h.push("a", t0 + ms(40)), "later duplicate is ignored");
-        assert!(!h.push("a", t0 + ms(30)), "same time is a no-op");
+        let mut h = DelayHeap::new(ItemHasher::default());
+        assert!(h.push_item("a", t0 + ms(30)));
+        assert!(h.push_item("b", t0 + ms(20)));
+        assert!(!h.push_item("a", t0 + ms(40)), "later duplicate is ignored");
+        assert!(!h.push_item("a", t0 + ms(30)), "same time is a no-op");
         assert_eq!(h.len(), 2);
-        assert!(h.push("a", t0 + ms(10)), "earlier duplicate moves it up");
+        assert!(
+            h.push_item("a", t0 + ms(10)),
+            "earlier duplicate moves it up"
+        );
         assert_eq!(h.len(), 2);
         assert_eq!(h.next_deadline(), Some(t0 + ms(10)));
         let mut out = Vec::new();
@@ -196,12 +226,12 @@ mod tests {
     #[test]
     fn compaction_keeps_live_entries() {
         let t0 = Instant::now();
-        let mut h = DelayHeap::new();
+        let mut h = DelayHeap::new(ItemHasher::default());
         for i in 0..1000u64 {
             // Each push moves "x" one ns earlier, leaving a stale entry behind.
-            h.push("x", t0 + Duration::from_secs(10) - Duration::from_nanos(i));
+            h.push_item("x", t0 + Duration::from_secs(10) - Duration::from_nanos(i));
         }
-        h.push("y", t0 + Duration::from_secs(20));
+        h.push_item("y", t0 + Duration::from_secs(20));
         assert!(
             h.heap.len() <= 2 * h.len() + 65,
             "stale entries are compacted"
@@ -222,10 +252,10 @@ mod order_tests {
     fn fifo_and_heap_merge_in_ready_time_order() {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
-        let mut h = DelayHeap::new();
+        let mut h = DelayHeap::new(ItemHasher::default());
         let delays = [5u64, 7, 7, 3, 9, 1, 7, 12, 2, 12, 4];
         for (i, d) in delays.iter().enumerate() {
-            h.push(i, t0 + ms(*d));
+            h.push_item(i, t0 + ms(*d));
         }
         let mut expected: Vec<usize> = (0..delays.len()).collect();
         expected.sort_by_key(|&i| (delays[i], i));

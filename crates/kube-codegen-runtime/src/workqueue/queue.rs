@@ -166,10 +166,10 @@ where
         let hasher = ItemHasher::default();
         let inner = Arc::new(Inner {
             core: Mutex::new(Core::new(hasher.clone(), metrics.clone())),
-            hasher,
+            hasher: hasher.clone(),
             shutting_down: AtomicBool::new(false),
             delayed: Mutex::new(DelayState {
-                heap: DelayHeap::new(),
+                heap: DelayHeap::new(hasher.clone()),
                 armed: None,
                 timer_started: false,
                 stopped: false,
@@ -384,12 +384,13 @@ where
             return;
         }
         let ready_at = deadline_after(self.now(), delay);
+        let hash = self.inner.hasher.hash_one(&item);
         let (notify, start) = {
             let mut d = self.inner.delayed.lock();
             if d.stopped {
                 return;
             }
-            let changed = d.heap.push(item, ready_at);
+            let changed = d.heap.push(item, hash, ready_at);
             if let Some(m) = &self.inner.metrics {
                 m.set_waiting(d.heap.len());
             }

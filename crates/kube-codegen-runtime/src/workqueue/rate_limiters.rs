@@ -10,7 +10,10 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use super::clock::{Clock, TokioClock};
-use super::core::FastMap;
+use super::core::ItemHasher;
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
+use std::hash::BuildHasher;
 
 /// Decides the delay before an item is retried.
 ///
@@ -64,7 +67,13 @@ pub const DEFAULT_MAX_TRACKED_ITEMS: usize = 65_536;
 /// fails, the least recently failed half is dropped first (amortised O(1) per failure). A
 /// dropped item's next failure starts again from the first delay, the same as after `forget`.
 struct FailureCounts<T> {
-    map: FastMap<T, (u32, u64)>,
+    hasher: ItemHasher,
+    state: Mutex<Counts<T>>,
+}
+
+struct Counts<T> {
+    /// (item, failures, tick of the last failure), probed by precomputed hash.
+    table: HashTable<(T, u32, u64)>,
     tick: u64,
     max_items: usize,
 }
@@ -72,45 +81,71 @@ struct FailureCounts<T> {
 impl<T: Clone + Eq + Hash> FailureCounts<T> {
     fn new(max_items: usize) -> Self {
         FailureCounts {
-            map: FastMap::default(),
-            tick: 0,
-            max_items: max_items.max(1),
+            hasher: ItemHasher::default(),
+            state: Mutex::new(Counts {
+                table: HashTable::new(),
+                tick: 0,
+                max_items: max_items.max(1),
+            }),
         }
     }
 
     /// Increments the failure count of `item`; returns the count before the increment.
-    fn bump(&mut self, item: &T) -> u32 {
-        self.tick += 1;
-        if let Some((n, touched)) = self.map.get_mut(item) {
-            let before = *n;
-            *n = n.saturating_add(1);
-            *touched = self.tick;
-            return before;
+    fn bump(&self, item: &T) -> u32 {
+        // Hash before taking the lock: the critical section only probes.
+        let hash = self.hasher.hash_one(item);
+        let hasher = &self.hasher;
+        let mut c = self.state.lock();
+        c.tick += 1;
+        let tick = c.tick;
+        if c.table.len() >= c.max_items && c.table.find(hash, |e| e.0 == *item).is_none() {
+            c.evict_oldest_half();
         }
-        if self.map.len() >= self.max_items {
-            self.evict_oldest_half();
+        match c
+            .table
+            .entry(hash, |e| e.0 == *item, |e| hasher.hash_one(&e.0))
+        {
+            TableEntry::Occupied(mut o) => {
+                let e = o.get_mut();
+                let before = e.1;
+                e.1 = e.1.saturating_add(1);
+                e.2 = tick;
+                before
+            }
+            TableEntry::Vacant(v) => {
+                v.insert((item.clone(), 1, tick));
+                0
+            }
         }
-        self.map.insert(item.clone(), (1, self.tick));
-        0
-    }
-
-    fn evict_oldest_half(&mut self) {
-        let mut touches: Vec<u64> = self.map.values().map(|&(_, t)| t).collect();
-        let mid = touches.len() / 2;
-        let (_, &mut cutoff, _) = touches.select_nth_unstable(mid);
-        self.map.retain(|_, &mut (_, t)| t >= cutoff);
     }
 
     fn get(&self, item: &T) -> u32 {
-        self.map.get(item).map_or(0, |&(n, _)| n)
+        let hash = self.hasher.hash_one(item);
+        self.state
+            .lock()
+            .table
+            .find(hash, |e| e.0 == *item)
+            .map_or(0, |e| e.1)
     }
 
-    fn remove(&mut self, item: &T) {
-        self.map.remove(item);
+    fn remove(&self, item: &T) {
+        let hash = self.hasher.hash_one(item);
+        if let Ok(o) = self.state.lock().table.find_entry(hash, |e| e.0 == *item) {
+            o.remove();
+        }
     }
 
     fn len(&self) -> usize {
-        self.map.len()
+        self.state.lock().table.len()
+    }
+}
+
+impl<T> Counts<T> {
+    fn evict_oldest_half(&mut self) {
+        let mut touches: Vec<u64> = self.table.iter().map(|e| e.2).collect();
+        let mid = touches.len() / 2;
+        let (_, &mut cutoff, _) = touches.select_nth_unstable(mid);
+        self.table.retain(|e| e.2 >= cutoff);
     }
 }
 
@@ -122,7 +157,7 @@ impl<T: Clone + Eq + Hash> FailureCounts<T> {
 pub struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
-    failures: Mutex<FailureCounts<T>>,
+    failures: FailureCounts<T>,
 }
 
 impl<T> fmt::Debug for ItemExponentialFailureRateLimiter<T> {
@@ -146,13 +181,13 @@ impl<T: Clone + Eq + Hash> ItemExponentialFailureRateLimiter<T> {
         ItemExponentialFailureRateLimiter {
             base,
             max,
-            failures: Mutex::new(FailureCounts::new(max_items)),
+            failures: FailureCounts::new(max_items),
         }
     }
 
     /// Number of items currently tracked (bounded by the `max_items` given at construction).
     pub fn tracked(&self) -> usize {
-        self.failures.lock().len()
+        self.failures.len()
     }
 
     fn delay(&self, exp: u32) -> Duration {
@@ -176,14 +211,14 @@ impl<T: Clone + Eq + Hash> ItemExponentialFailureRateLimiter<T> {
 
 impl<T: Clone + Eq + Hash + Send + Sync> RateLimiter<T> for ItemExponentialFailureRateLimiter<T> {
     fn when(&self, item: &T) -> Duration {
-        let exp = self.failures.lock().bump(item);
+        let exp = self.failures.bump(item);
         self.delay(exp)
     }
     fn forget(&self, item: &T) {
-        self.failures.lock().remove(item);
+        self.failures.remove(item);
     }
     fn num_requeues(&self, item: &T) -> u32 {
-        self.failures.lock().get(item)
+        self.failures.get(item)
     }
 }
 
@@ -192,7 +227,7 @@ pub struct ItemFastSlowRateLimiter<T> {
     fast: Duration,
     slow: Duration,
     max_fast_attempts: u32,
-    failures: Mutex<FailureCounts<T>>,
+    failures: FailureCounts<T>,
 }
 
 impl<T> fmt::Debug for ItemFastSlowRateLimiter<T> {
@@ -223,14 +258,14 @@ impl<T: Clone + Eq + Hash> ItemFastSlowRateLimiter<T> {
             fast,
             slow,
             max_fast_attempts,
-            failures: Mutex::new(FailureCounts::new(max_items)),
+            failures: FailureCounts::new(max_items),
         }
     }
 }
 
 impl<T: Clone + Eq + Hash + Send + Sync> RateLimiter<T> for ItemFastSlowRateLimiter<T> {
     fn when(&self, item: &T) -> Duration {
-        let attempts = self.failures.lock().bump(item).saturating_add(1);
+        let attempts = self.failures.bump(item).saturating_add(1);
         if attempts <= self.max_fast_attempts {
             self.fast
         } else {
@@ -238,10 +273,10 @@ impl<T: Clone + Eq + Hash + Send + Sync> RateLimiter<T> for ItemFastSlowRateLimi
         }
     }
     fn forget(&self, item: &T) {
-        self.failures.lock().remove(item);
+        self.failures.remove(item);
     }
     fn num_requeues(&self, item: &T) -> u32 {
-        self.failures.lock().get(item)
+        self.failures.get(item)
     }
 }
 
@@ -444,7 +479,7 @@ mod tests {
 
     #[test]
     fn failure_counts_stay_bounded_and_keep_recent_items() {
-        let mut f = FailureCounts::new(8);
+        let f = FailureCounts::new(8);
         for i in 0..1000u32 {
             f.bump(&i);
             assert!(f.len() <= 8);
