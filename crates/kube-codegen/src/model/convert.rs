@@ -188,13 +188,14 @@ fn struct_fields(
         fields.push(Field {
             ident: naming::field_ident(&sn),
             wire: (*wire).clone(),
+            docs: match &ty {
+                // The type was just built from this very schema node: reuse its docs.
+                Ty::Named(i) if cx.types[*i].pointer == ps.pointer => cx.types[*i].docs.clone(),
+                _ if cx.docs => docs::field_docs(ps),
+                _ => Vec::new(),
+            },
             ty,
             presence,
-            docs: if cx.docs {
-                docs::field_docs(ps)
-            } else {
-                Vec::new()
-            },
         });
     }
     // Whatever the schema keeps beyond the declared properties is flattened into a map.
