@@ -16,6 +16,12 @@
 //! - `get` is async and cancel-safe; one type carries the plain, delaying and rate-limiting
 //!   interfaces.
 //!
+//! Speed: items are hashed (foldhash, seeded per queue) before a lock is taken, so critical
+//! sections are a single table probe; a worker is woken only when an item becomes available
+//! and a getter is waiting; delays in ready-time order (the common case) are O(1) in and out;
+//! [`WorkQueue::add_ref`] re-adds a queued `String` key without allocating. The benchmarks
+//! (`benches/workqueue.rs`) reproduce BENCHMARKS.md's W1/W2 workloads.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
