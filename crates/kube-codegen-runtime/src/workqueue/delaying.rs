@@ -14,25 +14,26 @@ use hashbrown::hash_table::Entry as TableEntry;
 
 use super::core::ItemHasher;
 
-struct HeapEntry<T> {
+/// A schedule. It names its item by (hash, seq): the item itself lives only in the table, and
+/// a superseded schedule (its seq no longer the item's live one) finds nothing.
+struct HeapEntry {
     ready_at: Instant,
     seq: u64,
     hash: u64,
-    item: T,
 }
 
-impl<T> PartialEq for HeapEntry<T> {
+impl PartialEq for HeapEntry {
     fn eq(&self, other: &Self) -> bool {
         self.ready_at == other.ready_at && self.seq == other.seq
     }
 }
-impl<T> Eq for HeapEntry<T> {}
-impl<T> PartialOrd for HeapEntry<T> {
+impl Eq for HeapEntry {}
+impl PartialOrd for HeapEntry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<T> Ord for HeapEntry<T> {
+impl Ord for HeapEntry {
     // Reversed: BinaryHeap is a max-heap, we want the earliest (then first-inserted) on top.
     fn cmp(&self, other: &Self) -> Ordering {
         other
@@ -50,8 +51,8 @@ impl<T> Ord for HeapEntry<T> {
 /// due first. Superseded entries (an item moved earlier) are skipped lazily and compacted away
 /// when they outnumber live ones.
 pub(crate) struct DelayHeap<T> {
-    fifo: VecDeque<HeapEntry<T>>,
-    heap: BinaryHeap<HeapEntry<T>>,
+    fifo: VecDeque<HeapEntry>,
+    heap: BinaryHeap<HeapEntry>,
     /// Live schedule per item: (item, ready_at, seq of its live entry), by precomputed hash.
     waiting: HashTable<(T, Instant, u64)>,
     hasher: ItemHasher,
@@ -94,14 +95,13 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
                 live.2 = seq;
             }
             TableEntry::Vacant(v) => {
-                v.insert((item.clone(), ready_at, seq));
+                v.insert((item, ready_at, seq));
             }
         }
         let entry = HeapEntry {
             ready_at,
             seq,
             hash,
-            item,
         };
         if self.fifo.back().is_none_or(|b| b.ready_at <= ready_at) {
             self.fifo.push_back(entry);
@@ -115,10 +115,9 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         true
     }
 
-    fn is_live(waiting: &HashTable<(T, Instant, u64)>, e: &HeapEntry<T>) -> bool {
-        waiting
-            .find(e.hash, |w| w.0 == e.item)
-            .is_some_and(|live| live.2 == e.seq)
+    fn is_live(waiting: &HashTable<(T, Instant, u64)>, e: &HeapEntry) -> bool {
+        // Seqs are unique, so matching on the seq alone identifies the live schedule.
+        waiting.find(e.hash, |w| w.2 == e.seq).is_some()
     }
 
     fn compact(&mut self) {
@@ -137,7 +136,7 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         }
     }
 
-    fn pop_earliest(&mut self) -> Option<HeapEntry<T>> {
+    fn pop_earliest(&mut self) -> Option<HeapEntry> {
         if self.fifo_first()? {
             self.fifo.pop_front()
         } else {
@@ -145,7 +144,7 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         }
     }
 
-    fn peek_earliest(&self) -> Option<&HeapEntry<T>> {
+    fn peek_earliest(&self) -> Option<&HeapEntry> {
         if self.fifo_first()? {
             self.fifo.front()
         } else {
@@ -158,11 +157,8 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         while self.peek_earliest().is_some_and(|e| e.ready_at <= now) {
             let e = self.pop_earliest().expect("peeked");
             // One probe: remove only the live schedule of the item.
-            if let Ok(o) = self.waiting.find_entry(e.hash, |w| w.0 == e.item)
-                && o.get().2 == e.seq
-            {
-                o.remove();
-                out.push(e.item);
+            if let Ok(o) = self.waiting.find_entry(e.hash, |w| w.2 == e.seq) {
+                out.push(o.remove().0.0);
             }
         }
     }
