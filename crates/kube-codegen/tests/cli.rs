@@ -203,6 +203,30 @@ fn derive_and_no_docs_flags() {
     let compact: String = text.split_whitespace().collect();
     assert!(compact.contains("::serde::Deserialize,Eq,Hash)]pubstructFooSpec{"));
     assert!(compact.contains("::serde::Deserialize,Eq)]pubstructFoo{"));
+    // Derives already present (or a Default that is hand-written) are not repeated.
+    cmd()
+        .args([
+            "gen",
+            &fixture("foo.yaml"),
+            "--single-file",
+            "g.rs",
+            "--derive",
+            "Default,Clone,serde::Serialize",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let compact: String = std::fs::read_to_string(dir.path().join("g.rs"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert!(
+        !compact.contains("::serde::Deserialize,Default"),
+        "{compact}"
+    );
+    assert!(!compact.contains("::serde::Deserialize,Clone"));
+    assert!(!compact.contains("::serde::Deserialize,serde::Serialize"));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::types::{derives, field, flatten, typedef};
+use super::types::{derives_with, field, flatten, typedef};
 use super::{doc_attrs, ident};
 use crate::model::Resource;
 
@@ -35,7 +35,7 @@ pub fn kind_module(r: &Resource) -> TokenStream {
     let docs = doc_attrs(&docs);
     let deprecated = r.deprecated.as_ref().map(|m| quote!(#[deprecated = #m]));
     let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
-    let derive = derives(false, &r.root_extra_derives);
+    let derive = derives_with(false, true, &r.root_extra_derives);
     let fields = r.root_fields.iter().map(|f| field(f, &r.types));
     let fl = flatten(&r.root_flatten, &r.types);
 

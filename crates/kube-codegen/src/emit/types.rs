@@ -85,9 +85,26 @@ pub fn flatten(f: &Option<(String, Ty)>, types: &[TypeDef]) -> TokenStream {
     }
 }
 
+/// `derive(...)` with the base set, plus extra derives that aren't already there. `manual_default`
+/// types have a hand-written `impl Default`, so a requested `Default` derive is dropped too.
 pub fn derives(default: bool, extra: &[String]) -> TokenStream {
+    derives_with(default, false, extra)
+}
+
+pub fn derives_with(default: bool, manual_default: bool, extra: &[String]) -> TokenStream {
     let d = default.then(|| quote!(Default,));
-    let extra = derive_paths(extra);
+    let base = ["Clone", "Debug", "PartialEq", "Serialize", "Deserialize"];
+    let extra: Vec<syn::Path> = derive_paths(extra)
+        .into_iter()
+        .filter(|p| {
+            let last = p
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            !base.contains(&last.as_str()) && !(last == "Default" && (default || manual_default))
+        })
+        .collect();
     quote!(#[derive(Clone, Debug, #d PartialEq, ::serde::Serialize, ::serde::Deserialize #(, #extra)*)])
 }
 
@@ -143,7 +160,7 @@ pub fn typedef(t: &TypeDef, types: &[TypeDef]) -> TokenStream {
             }
         }
         TypeBody::IntEnum { consts, default } => {
-            let derive = derives(false, &t.extra_derives);
+            let derive = derives_with(false, default.is_some(), &t.extra_derives);
             let cs = consts.iter().map(|(n, v)| {
                 let n = ident(n);
                 quote!(pub const #n: Self = Self(#v);)
