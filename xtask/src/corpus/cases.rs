@@ -24,7 +24,6 @@ pub struct Case {
     /// Index into the unit's resources.
     pub resource: usize,
     pub type_path: String,
-    pub raw: Value,
     pub stored: Stored,
 }
 
@@ -95,7 +94,6 @@ pub fn collect(dir: &Path, units: &[Unit], only: &[String]) -> Result<Samples> {
                             unit: u,
                             resource: r,
                             type_path: unit.type_path(res),
-                            raw: doc.clone(),
                             stored,
                         });
                     }
