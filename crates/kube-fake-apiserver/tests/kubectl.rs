@@ -695,7 +695,6 @@ async fn kubectl_watch_with_names_and_a_selector() {
 /// kubectl's default `--validate=strict` sends `fieldValidation=Strict`, which a real server answers
 /// with a 400 for unknown fields; `--validate=warn` gets `Warning` headers instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the server to honour fieldValidation (schema::prune_with_field_validation does the work)"]
 async fn kubectl_field_validation_reports_unknown_fields() {
     let bin = kubectl_or_skip!();
     let srv = FakeApiServer::start().await.expect("server starts");
