@@ -29,10 +29,11 @@ fn main() {
         .unwrap_or_else(|| "../shared/corpus/public/crds".into());
     let mut list = Vec::new();
     files(Path::new(&dir), &mut list);
-    let options = kube_codegen::Options {
-        single_file: Some("out.rs".into()),
-        ..Default::default()
-    };
+    // Extra arguments are generation flags, e.g. `--no-docs`.
+    let flags: Vec<String> = std::env::args().skip(2).collect();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let mut options = kube_codegen::Options::from_args(&flags).expect("flags");
+    options.single_file.get_or_insert_with(|| "out.rs".into());
     let (mut versions, mut lines, mut failures) = (0, 0, 0);
     let mut total = Duration::ZERO;
     for f in &list {

@@ -177,6 +177,22 @@ fn versions_flag_selects_versions() {
     assert!(run("all").contains("pub mod v2alpha1 {"));
     let only = run("v1");
     assert!(only.contains("pub mod v1 {") && !only.contains("pub mod v1beta1 {"));
+    cmd()
+        .args([
+            "gen",
+            &fixture("kitchen.yaml"),
+            "--single-file",
+            "k.rs",
+            "--versions",
+            "v1,v9",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "no CRD has a version named \"v9\"",
+        ));
 }
 
 #[test]

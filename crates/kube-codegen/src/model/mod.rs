@@ -214,6 +214,13 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
             }
         }
     }
+    if let VersionSelection::List(wanted) = &options.versions {
+        for w in wanted {
+            if !crds.iter().any(|c| c.versions.iter().any(|v| &v.name == w)) {
+                warnings.push(format!("--versions: no CRD has a version named {w:?}"));
+            }
+        }
+    }
     let mut groups: Vec<GroupMod> = tree
         .into_values()
         .filter(|g| !g.versions.is_empty())
