@@ -136,6 +136,7 @@ mod docs;
 mod emit;
 mod model;
 mod options;
+mod par;
 mod render;
 
 use std::collections::BTreeMap;

@@ -71,6 +71,7 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         quote!(#[doc = #gdoc] pub mod #gm;)
     });
     out.insert(PathBuf::from("mod.rs"), format_file(quote!(#(#top)*))?);
+    let mut kind_files = Vec::new();
     for g in &model.groups {
         let gdir = PathBuf::from(&g.module.trim_start_matches("r#").to_string());
         let vs = g.versions.iter().map(|v| {
@@ -89,9 +90,14 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
             out.insert(vdir.join("mod.rs"), format_file(quote!(#(#kinds)* #re))?);
             for r in &v.resources {
                 let file = format!("{}.rs", r.module.trim_start_matches("r#"));
-                out.insert(vdir.join(file), format_file(kind_module(r))?);
+                kind_files.push((vdir.join(file), r));
             }
         }
+    }
+    // Kind files are independent: format them in parallel (order-preserving).
+    let formatted = crate::par::map(&kind_files, |(_, r)| format_file(kind_module(r)));
+    for ((path, _), text) in kind_files.into_iter().zip(formatted) {
+        out.insert(path, text?);
     }
     Ok(out)
 }

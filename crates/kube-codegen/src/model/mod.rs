@@ -185,33 +185,41 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
         }
     }
 
-    let mut tree: BTreeMap<String, GroupMod> = BTreeMap::new();
-    for crd in unique {
-        let gm = group_module[crd.group.as_str()].clone();
-        let group = tree.entry(gm.clone()).or_insert_with(|| GroupMod {
-            module: gm,
-            group: crd.group.clone(),
-            versions: Vec::new(),
-        });
+    // Each selected (CRD, version) converts independently; in parallel, results in input order.
+    let mut jobs: Vec<(&Crd, &crate::crd::CrdVersion)> = Vec::new();
+    for crd in &unique {
         for v in &crd.versions {
             let wanted = match &options.versions {
                 VersionSelection::Served => v.served,
                 VersionSelection::All => true,
                 VersionSelection::List(l) => l.iter().any(|x| x == &v.name),
             };
-            if !wanted {
-                continue;
+            if wanted {
+                jobs.push((crd, v));
             }
-            let res = convert::resource(crd, v, options, &derives)?;
-            let vm = naming::module_ident(&v.name);
-            match group.versions.iter_mut().find(|x| x.module == vm) {
-                Some(x) => x.resources.push(res),
-                None => group.versions.push(VersionMod {
-                    module: vm,
-                    version: v.name.clone(),
-                    resources: vec![res],
-                }),
-            }
+        }
+    }
+    let converted = crate::par::map(&jobs, |(crd, v)| {
+        convert::resource(crd, v, options, &derives)
+    });
+
+    let mut tree: BTreeMap<String, GroupMod> = BTreeMap::new();
+    for ((crd, v), res) in jobs.iter().zip(converted) {
+        let res = res?;
+        let gm = group_module[crd.group.as_str()].clone();
+        let group = tree.entry(gm.clone()).or_insert_with(|| GroupMod {
+            module: gm,
+            group: crd.group.clone(),
+            versions: Vec::new(),
+        });
+        let vm = naming::module_ident(&v.name);
+        match group.versions.iter_mut().find(|x| x.module == vm) {
+            Some(x) => x.resources.push(res),
+            None => group.versions.push(VersionMod {
+                module: vm,
+                version: v.name.clone(),
+                resources: vec![res],
+            }),
         }
     }
     if let VersionSelection::List(wanted) = &options.versions {
