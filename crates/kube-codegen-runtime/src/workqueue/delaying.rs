@@ -152,13 +152,14 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         }
     }
 
-    /// Moves every item whose ready time is `<= now` into `out`, in ready-time order.
-    pub(crate) fn pop_due(&mut self, now: Instant, out: &mut Vec<T>) {
+    /// Moves every item whose ready time is `<= now` into `out` with its hash, in ready-time
+    /// order.
+    pub(crate) fn pop_due(&mut self, now: Instant, out: &mut Vec<(T, u64)>) {
         while self.peek_earliest().is_some_and(|e| e.ready_at <= now) {
             let e = self.pop_earliest().expect("peeked");
             // One probe: remove only the live schedule of the item.
             if let Ok(o) = self.waiting.find_entry(e.hash, |w| w.2 == e.seq) {
-                out.push(o.remove().0.0);
+                out.push((o.remove().0.0, e.hash));
             }
         }
     }
@@ -190,6 +191,11 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// The items of `pop_due`'s output, without their hashes.
+    pub(super) fn items<T: Clone>(out: &[(T, u64)]) -> Vec<T> {
+        out.iter().map(|(t, _)| t.clone()).collect()
+    }
+
     #[test]
     fn earliest_deadline_wins_and_order_is_by_ready_time() {
         let t0 = Instant::now();
@@ -208,10 +214,10 @@ mod tests {
         assert_eq!(h.next_deadline(), Some(t0 + ms(10)));
         let mut out = Vec::new();
         h.pop_due(t0 + ms(15), &mut out);
-        assert_eq!(out, vec!["a"]);
+        assert_eq!(items(&out), vec!["a"]);
         h.pop_due(t0 + ms(100), &mut out);
         assert_eq!(
-            out,
+            items(&out),
             vec!["a", "b"],
             "stale entry of a is not delivered twice"
         );
@@ -234,12 +240,13 @@ mod tests {
         );
         let mut out = Vec::new();
         h.pop_due(t0 + Duration::from_secs(30), &mut out);
-        assert_eq!(out, vec!["x", "y"]);
+        assert_eq!(items(&out), vec!["x", "y"]);
     }
 }
 
 #[cfg(test)]
 mod order_tests {
+    use super::tests::items;
     use super::*;
     use std::time::Duration;
 
@@ -258,9 +265,9 @@ mod order_tests {
         assert_eq!(h.next_deadline(), Some(t0 + ms(1)));
         let mut out = Vec::new();
         h.pop_due(t0 + ms(6), &mut out);
-        assert_eq!(out, expected[..5]);
+        assert_eq!(items(&out), expected[..5]);
         h.pop_due(t0 + ms(100), &mut out);
-        assert_eq!(out, expected);
+        assert_eq!(items(&out), expected);
         assert_eq!(h.len(), 0);
     }
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -33,8 +33,8 @@ pub const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 /// - **Never concurrent**: an item handed out by [`get`](Self::get) is *processing* until
 ///   [`done`](Self::done); adding it meanwhile marks it dirty and it is queued again by `done`,
 ///   so no two workers ever hold the same item.
-/// - **Delaying**: [`add_after`](Self::add_after) parks an item in a timer heap (one timer task
-///   per queue); for a duplicate the earliest ready time wins. Unlike client-go, waiting items
+/// - **Delaying**: [`add_after`](Self::add_after) parks an item in a timer heap (one timer per
+///   queue); for a duplicate the earliest ready time wins. Unlike client-go, waiting items
 ///   are visible through [`len_waiting`](Self::len_waiting) and the `workqueue_waiting_depth`
 ///   metric.
 /// - **Rate limiting**: [`add_rate_limited`](Self::add_rate_limited) delays by the queue's
@@ -46,8 +46,10 @@ pub const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 ///   *and* in-flight item is done (client-go waits only for in-flight items).
 ///
 /// The handle is cheap to clone (an `Arc`); all clones are the same queue. A delaying queue
-/// spawns its timer task on first use on the current Tokio runtime (or the one given to the
-/// builder); the task ends when the queue shuts down or every handle is dropped.
+/// starts its timer on first use: with a real-time clock ([`Clock::is_real_time`]: the default
+/// [`TokioClock`] unless Tokio's time is paused) an OS thread that waits with microsecond
+/// precision, otherwise a task on the current Tokio runtime (or the one given to the builder)
+/// sleeping through the clock. Either ends when the queue shuts down or every handle is dropped.
 pub struct WorkQueue<T> {
     inner: Arc<Inner<T>>,
 }
@@ -74,9 +76,8 @@ struct Inner<T> {
     hasher: ItemHasher,
     /// Mirrors `core.shutting_down` so the delay/limiter paths can bail out without the lock.
     shutting_down: AtomicBool,
-    delayed: Mutex<DelayState<T>>,
-    /// Wakes the timer task: a new earliest deadline, shutdown, or the queue being dropped.
-    timer: Arc<Notify>,
+    /// Shared with the timer, which holds no strong reference to the queue while it waits.
+    delayed: Arc<Timer<T>>,
     limiter: Box<dyn RateLimiter<T>>,
     clock: Arc<dyn Clock>,
     metrics: Option<Arc<QueueMetrics>>,
@@ -84,18 +85,39 @@ struct Inner<T> {
     name: String,
 }
 
+/// The delay heap and the means to wake whichever timer drives it: a Tokio task (virtual or
+/// custom clocks) waiting on `task`, or an OS thread (real time) waiting on `thread`.
+struct Timer<T> {
+    state: Mutex<DelayState<T>>,
+    thread: Condvar,
+    task: Notify,
+    /// The timer thread, if one was started (taken by tests to join it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    handle: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl<T> Timer<T> {
+    /// Wakes the timer (a new earliest deadline, shutdown, or the queue gone).
+    fn wake(&self) {
+        self.thread.notify_one();
+        self.task.notify_one();
+    }
+}
+
 struct DelayState<T> {
     heap: DelayHeap<T>,
-    /// The deadline the timer task is sleeping towards (None: sleeping until notified).
+    /// The deadline the timer is sleeping towards (None: sleeping until notified).
     armed: Option<Instant>,
     timer_started: bool,
+    /// Shut down, or the queue was dropped: the timer exits.
     stopped: bool,
 }
 
 impl<T> Drop for Inner<T> {
     fn drop(&mut self) {
-        // The timer task only holds a Weak: waking it lets it see the queue is gone.
-        self.timer.notify_one();
+        // The timer only holds a Weak: flagging and waking it lets it see the queue is gone.
+        self.delayed.state.lock().stopped = true;
+        self.delayed.wake();
     }
 }
 
@@ -168,13 +190,17 @@ where
             core: Mutex::new(Core::new(hasher.clone(), metrics.clone())),
             hasher: hasher.clone(),
             shutting_down: AtomicBool::new(false),
-            delayed: Mutex::new(DelayState {
-                heap: DelayHeap::new(hasher.clone()),
-                armed: None,
-                timer_started: false,
-                stopped: false,
+            delayed: Arc::new(Timer {
+                state: Mutex::new(DelayState {
+                    heap: DelayHeap::new(hasher.clone()),
+                    armed: None,
+                    timer_started: false,
+                    stopped: false,
+                }),
+                thread: Condvar::new(),
+                task: Notify::new(),
+                handle: Mutex::new(None),
             }),
-            timer: Arc::new(Notify::new()),
             limiter: self
                 .limiter
                 .unwrap_or_else(|| Box::new(default_controller_rate_limiter())),
@@ -256,21 +282,13 @@ where
         }
     }
 
-    /// Queues several items under one lock acquisition (used by the timer task).
-    fn add_batch(&self, items: &mut Vec<T>) {
+    /// Queues several hashed items under one lock acquisition (used by the timer).
+    fn add_batch(&self, items: &mut Vec<(T, u64)>) {
         let clock = &self.inner.clock;
-        let hasher = &self.inner.hasher;
         let mut wakes = Vec::new();
-        let hashed: Vec<(T, u64)> = items
-            .drain(..)
-            .map(|item| {
-                let hash = hasher.hash_one(&item);
-                (item, hash)
-            })
-            .collect();
         {
             let mut core = self.inner.core.lock();
-            for (item, hash) in hashed {
+            for (item, hash) in items.drain(..) {
                 wakes.extend(core.add(item, hash, || clock.now()));
             }
         }
@@ -312,7 +330,7 @@ where
 
     /// Number of items waiting in the delay heap (`add_after` / `add_rate_limited`).
     pub fn len_waiting(&self) -> usize {
-        self.inner.delayed.lock().heap.len()
+        self.inner.delayed.state.lock().heap.len()
     }
 
     /// Number of items handed out by `get` and not yet `done` (a scan: O(tracked items)).
@@ -356,22 +374,23 @@ where
 
     fn stop_timer(&self) {
         {
-            let mut d = self.inner.delayed.lock();
+            let mut d = self.inner.delayed.state.lock();
             d.stopped = true;
             d.heap.clear();
         }
         if let Some(m) = &self.inner.metrics {
             m.set_waiting(0);
         }
-        self.inner.timer.notify_one();
+        self.inner.delayed.wake();
     }
 
     /// Queues `item` after `delay` (immediately if `delay` is zero). If the item is already
     /// waiting, the earlier ready time wins. Dropped after shutdown.
     ///
     /// # Panics
-    /// If a delay is needed, the queue was built outside a Tokio runtime without
-    /// [`WorkQueueBuilder::runtime`], and this is called outside a runtime too.
+    /// If a delay is needed, the clock is not real time (so the timer is a Tokio task), the
+    /// queue was built outside a Tokio runtime without [`WorkQueueBuilder::runtime`], and this
+    /// is called outside a runtime too.
     pub fn add_after(&self, item: T, delay: Duration) {
         if self.is_shutting_down() {
             return;
@@ -386,7 +405,7 @@ where
         let ready_at = deadline_after(self.now(), delay);
         let hash = self.inner.hasher.hash_one(&item);
         let (notify, start) = {
-            let mut d = self.inner.delayed.lock();
+            let mut d = self.inner.delayed.state.lock();
             if d.stopped {
                 return;
             }
@@ -394,7 +413,7 @@ where
             if let Some(m) = &self.inner.metrics {
                 m.set_waiting(d.heap.len());
             }
-            // Only disturb the timer task when it sleeps towards a later deadline.
+            // Only disturb the timer when it sleeps towards a later deadline.
             let notify = changed && d.armed.is_none_or(|a| ready_at < a);
             if notify {
                 d.armed = Some(ready_at);
@@ -405,7 +424,7 @@ where
             self.ensure_timer();
         }
         if notify {
-            self.inner.timer.notify_one();
+            self.inner.delayed.wake();
         }
     }
 
@@ -429,14 +448,29 @@ where
         self.inner.limiter.num_requeues(item)
     }
 
-    /// Starts the background task (delay timer + metrics refresh) once.
+    /// Starts the timer (delays + metrics refresh) once: an OS thread when the clock is real
+    /// time, else a Tokio task.
     fn ensure_timer(&self) {
         {
-            let mut d = self.inner.delayed.lock();
+            let mut d = self.inner.delayed.state.lock();
             if d.timer_started {
                 return;
             }
             d.timer_started = true;
+        }
+        if self.inner.clock.is_real_time() {
+            let weak = Arc::downgrade(&self.inner);
+            let timer = self.inner.delayed.clone();
+            let clock = self.inner.clock.clone();
+            let metrics = self.inner.metrics.clone();
+            let spawned = std::thread::Builder::new()
+                .name("workqueue-timer".to_owned())
+                .spawn(move || timer_thread(weak, timer, clock, metrics));
+            // Without a thread (resource exhaustion), fall back to the Tokio timer task.
+            if let Ok(h) = spawned {
+                *self.inner.delayed.handle.lock() = Some(h);
+                return;
+            }
         }
         let handle = match Handle::try_current() {
             Ok(h) => h,
@@ -446,8 +480,8 @@ where
             ),
         };
         let weak = Arc::downgrade(&self.inner);
-        let notify = self.inner.timer.clone();
-        handle.spawn(timer_loop(weak, notify));
+        let timer = self.inner.delayed.clone();
+        handle.spawn(timer_loop(weak, timer));
     }
 }
 
@@ -457,9 +491,74 @@ fn deliver(wakes: Wakes<Waker>) {
     }
 }
 
+/// The timer thread of a queue on real time: like [`timer_loop`], but it sleeps on a condition
+/// variable, whose futex timeout has microsecond precision where Tokio's timer wheel rounds up
+/// to the next millisecond tick. Due items move into the queue in one batch per wake-up.
+fn timer_thread<T>(
+    weak: Weak<Inner<T>>,
+    timer: Arc<Timer<T>>,
+    clock: Arc<dyn Clock>,
+    metrics: Option<Arc<QueueMetrics>>,
+) where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    let mut due = Vec::new();
+    let mut next_metrics: Option<Instant> = None;
+    let mut d = timer.state.lock();
+    loop {
+        if d.stopped {
+            return;
+        }
+        let now = clock.now();
+        d.heap.pop_due(now, &mut due);
+        if !due.is_empty()
+            && let Some(m) = &metrics
+        {
+            m.set_waiting(d.heap.len());
+        }
+        d.armed = d.heap.next_deadline();
+        let refresh = metrics.is_some() && next_metrics.is_none_or(|at| at <= now);
+        if !due.is_empty() || refresh {
+            // Queue the batch without the heap lock, so adders are not held up; the strong
+            // reference is dropped before relocking (the queue may be dropped on this thread).
+            let gone = parking_lot::MutexGuard::unlocked(&mut d, || {
+                let Some(inner) = weak.upgrade() else {
+                    return true;
+                };
+                let queue = WorkQueue { inner };
+                if !due.is_empty() {
+                    queue.add_batch(&mut due);
+                }
+                if refresh && let Some(m) = &metrics {
+                    let (total, longest) = queue.inner.core.lock().unfinished(now);
+                    m.set_unfinished(total, longest);
+                    next_metrics = Some(now + UNFINISHED_WORK_UPDATE_PERIOD);
+                }
+                false
+            });
+            if gone {
+                return;
+            }
+            continue; // time moved on: look again before sleeping
+        }
+        let wake_at = match (d.armed, next_metrics) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match wake_at {
+            Some(at) => {
+                timer
+                    .thread
+                    .wait_for(&mut d, at.saturating_duration_since(now));
+            }
+            None => timer.thread.wait(&mut d),
+        }
+    }
+}
+
 /// The single timer task of a queue: moves due items from the heap into the queue, sleeps
 /// towards the earliest deadline, and refreshes the unfinished-work gauges when metrics are on.
-async fn timer_loop<T>(weak: Weak<Inner<T>>, notify: Arc<Notify>)
+async fn timer_loop<T>(weak: Weak<Inner<T>>, timer: Arc<Timer<T>>)
 where
     T: Clone + Eq + Hash + Send + Sync + 'static,
 {
@@ -472,7 +571,7 @@ where
             let inner = &queue.inner;
             let now = inner.clock.now();
             let next = {
-                let mut d = inner.delayed.lock();
+                let mut d = inner.delayed.state.lock();
                 if d.stopped {
                     return;
                 }
@@ -506,11 +605,11 @@ where
         match wake_at {
             Some(at) => {
                 tokio::select! {
-                    _ = notify.notified() => {}
+                    _ = timer.task.notified() => {}
                     _ = clock.sleep_until(at) => {}
                 }
             }
-            None => notify.notified().await,
+            None => timer.task.notified().await,
         }
     }
 }
@@ -563,5 +662,67 @@ impl<T> Drop for Get<'_, T> {
                 w.wake();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod timer_thread_tests {
+    use super::*;
+
+    fn take_thread(q: &WorkQueue<u64>) -> Option<std::thread::JoinHandle<()>> {
+        q.inner.delayed.handle.lock().take()
+    }
+
+    #[test]
+    fn timer_thread_exits_when_the_queue_is_dropped() {
+        // Outside any runtime Tokio's clock is the real one, so the timer is a thread.
+        let q: WorkQueue<u64> = WorkQueue::new();
+        q.add_after(1, Duration::from_secs(3600));
+        let thread = take_thread(&q).expect("real time: a timer thread");
+        drop(q);
+        thread.join().expect("timer thread ends cleanly");
+    }
+
+    #[test]
+    fn timer_thread_exits_on_shutdown() {
+        let q: WorkQueue<u64> = WorkQueue::new();
+        q.add_after(1, Duration::from_secs(3600));
+        let thread = take_thread(&q).expect("real time: a timer thread");
+        q.shutdown();
+        thread.join().expect("timer thread ends cleanly");
+        assert_eq!(q.len_waiting(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn paused_time_uses_a_tokio_task_not_a_thread() {
+        let q: WorkQueue<u64> = WorkQueue::new();
+        q.add_after(1, Duration::from_millis(5));
+        assert!(take_thread(&q).is_none());
+        assert_eq!(q.get().await, Some(1));
+    }
+
+    #[test]
+    fn real_time_delays_are_never_early() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let q: WorkQueue<u64> = WorkQueue::new();
+            for ms in [1u64, 2, 3, 5, 8] {
+                let delay = Duration::from_millis(ms);
+                let t0 = std::time::Instant::now();
+                q.add_after(ms, delay);
+                let got = q.get().await.expect("item");
+                assert!(t0.elapsed() >= delay, "{ms} ms delay ended early");
+                assert_eq!(got, ms);
+                q.done(&got);
+            }
+            // Out of order: the earlier deadline is served first.
+            q.add_after(20, Duration::from_millis(20));
+            q.add_after(4, Duration::from_millis(4));
+            assert_eq!(q.get().await, Some(4));
+            assert_eq!(q.get().await, Some(20));
+        });
     }
 }
