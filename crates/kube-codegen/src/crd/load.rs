@@ -138,6 +138,8 @@ fn parse_yaml(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> 
     let mut budget = serde_saphyr::Budget::default();
     budget.max_depth = MAX_YAML_DEPTH;
     options.budget = Some(budget);
+    // Comments are never read; not capturing their text saves work on heavily commented files.
+    options.emit_comments = false;
     serde_saphyr::from_multiple_with_options::<serde_json::Value>(text, options).map_err(|e| {
         let (line, column) = e
             .location()

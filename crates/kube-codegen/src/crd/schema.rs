@@ -5,8 +5,6 @@
 //! tolerates corpus quirks (enum items of any JSON type, `items` given as a list) instead of rejecting
 //! the whole CRD, and bounds recursion depth so hostile input errors out instead of overflowing the stack.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 /// Deepest schema nesting accepted (objects/arrays inside each other).
@@ -20,7 +18,9 @@ pub struct Schema {
     pub format: Option<String>,
     pub description: Option<String>,
     pub nullable: bool,
-    pub properties: BTreeMap<String, Schema>,
+    /// Declared properties, sorted by name (a Vec: schemas are large, and a map would move them
+    /// around on every node split).
+    pub properties: Vec<(String, Schema)>,
     pub required: Vec<String>,
     pub items: Option<Box<Schema>>,
     pub additional_properties: Option<AdditionalProperties>,
@@ -76,6 +76,10 @@ impl Schema {
     }
 
     /// The `type`, or one implied by other keywords when absent.
+    pub fn has_property(&self, name: &str) -> bool {
+        self.properties.iter().any(|(k, _)| k == name)
+    }
+
     pub fn effective_type(&self) -> Option<&str> {
         if let Some(t) = self.type_.as_deref() {
             return Some(t);
@@ -186,8 +190,9 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError
         Some(Value::Object(props)) => {
             for (k, pv) in props {
                 let p = format!("{pointer}/properties/{}", escape_pointer(k));
-                s.properties.insert(k.clone(), parse(pv, p, depth + 1)?);
+                s.properties.push((k.clone(), parse(pv, p, depth + 1)?));
             }
+            s.properties.sort_by(|a, b| a.0.cmp(&b.0));
         }
         Some(_) => return Err(err(&format!("{pointer}/properties"), "expected an object")),
     }

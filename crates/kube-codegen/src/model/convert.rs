@@ -81,6 +81,7 @@ pub fn resource(
         .properties
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
+        .map(|(k, v)| (k, v))
         .collect();
     props.sort_by(|a, b| a.0.cmp(b.0));
     let reserved: BTreeSet<String> = ["api_version", "kind", "metadata"].map(String::from).into();
@@ -359,7 +360,7 @@ fn untyped(_s: &Schema) -> Result<Ty, Error> {
 }
 
 fn object(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
-    let mut props: Vec<(&String, &Schema)> = s.properties.iter().collect();
+    let mut props: Vec<(&String, &Schema)> = s.properties.iter().map(|(k, v)| (k, v)).collect();
     props.sort_by(|a, b| a.0.cmp(b.0));
     if s.embedded_resource {
         // apiVersion/kind/metadata are always kept by the server inside embedded resources, so
@@ -367,7 +368,7 @@ fn object(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
         let mut reserved = BTreeSet::new();
         let mut extra: Vec<Field> = Vec::new();
         for (wire, ident) in [("apiVersion", "api_version"), ("kind", "kind")] {
-            if !s.properties.contains_key(wire) {
+            if !s.has_property(wire) {
                 reserved.insert(ident.to_string());
                 extra.push(Field {
                     ident: ident.into(),
@@ -378,7 +379,7 @@ fn object(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
                 });
             }
         }
-        if !s.properties.contains_key("metadata") {
+        if !s.has_property("metadata") {
             reserved.insert("metadata".into());
             extra.push(Field {
                 ident: "metadata".into(),
