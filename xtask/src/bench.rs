@@ -129,13 +129,18 @@ fn g1(dir: &Path, runs: usize) -> Result<()> {
     if files.is_empty() {
         bail!("no CRD files under {}/crds", dir.display());
     }
-    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let options = kube_codegen::Options::default();
+    let (mut walls, mut cpus, mut walls_1t) = (Vec::new(), Vec::new(), Vec::new());
     let (mut versions, mut lines, mut errors) = (0, 0, 0);
     for _ in 0..runs.max(1) {
-        (versions, lines, errors) = (0, 0, 0);
         let (cpu0, t0) = (self_cpu_s(), Instant::now());
-        for file in &files {
-            match kube_codegen::Builder::new().input(file).render() {
+        let results = corpus::render_all(&files, &options, corpus::available_threads());
+        walls.push(t0.elapsed().as_secs_f64() * 1e3);
+        cpus.push(self_cpu_s() - cpu0);
+        (versions, lines, errors) = (0, 0, 0);
+        for result in results {
+            match result {
                 Ok(generated) => {
                     versions += generated.resources.len();
                     lines += generated
@@ -147,14 +152,21 @@ fn g1(dir: &Path, runs: usize) -> Result<()> {
                 Err(_) => errors += 1,
             }
         }
-        walls.push(t0.elapsed().as_secs_f64() * 1e3);
-        cpus.push(self_cpu_s() - cpu0);
+        let t1 = Instant::now();
+        corpus::render_all(&files, &options, 1);
+        walls_1t.push(t1.elapsed().as_secs_f64() * 1e3);
     }
     figure("g1_crds", files.len(), "files");
     figure("g1_errors", errors, "files");
     figure("g1_versions", versions, "versions");
     figure("g1_output_lines", lines, "lines");
+    figure("g1_threads", corpus::available_threads(), "threads");
     figure("g1_wall_ms", format!("{:.1}", median(walls)), "ms");
+    figure(
+        "g1_wall_1thread_ms",
+        format!("{:.1}", median(walls_1t)),
+        "ms",
+    );
     let cpu = median(cpus);
     figure("g1_cpu_s", format!("{cpu:.3}"), "s");
     figure(

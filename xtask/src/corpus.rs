@@ -68,10 +68,15 @@ pub fn generate(dir: &Path, only: &[String]) -> Result<Generation> {
         generation.files.insert(project.clone(), files.len());
         jobs.extend(files.into_iter().map(|file| (project.clone(), file)));
     }
-    let rendered = render_all(&jobs);
+    let files: Vec<&Path> = jobs.iter().map(|(_, f)| f.as_path()).collect();
+    let options = kube_codegen::Options {
+        single_file: Some("lib.rs".into()),
+        ..Default::default()
+    };
+    let rendered = render_all(&files, &options, available_threads());
     let mut taken = BTreeSet::new();
     for ((project, file), result) in jobs.into_iter().zip(rendered) {
-        match result {
+        match result.and_then(single_file_code) {
             Ok((code, generated)) => {
                 generation.warnings.extend(generated.warnings);
                 let module = scratch::module_name(&project, &file, &mut taken);
@@ -94,13 +99,20 @@ pub fn generate(dir: &Path, only: &[String]) -> Result<Generation> {
     Ok(generation)
 }
 
-type Rendered = Result<(String, kube_codegen::Generated), String>;
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
-/// Renders every file, spread over the available cores; results in input order.
-fn render_all(jobs: &[(String, PathBuf)]) -> Vec<Rendered> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len().max(1));
+type Rendered = Result<kube_codegen::Generated, String>;
+
+/// Renders every file with `options` on up to `threads` threads; results in input order. A generator panic is
+/// that file's generation error, not the end of the run.
+pub fn render_all(
+    files: &[&Path],
+    options: &kube_codegen::Options,
+    threads: usize,
+) -> Vec<Rendered> {
+    let threads = threads.clamp(1, files.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<(usize, Rendered)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -109,14 +121,17 @@ fn render_all(jobs: &[(String, PathBuf)]) -> Vec<Rendered> {
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((_, file)) = jobs.get(i) else {
-                            break done;
-                        };
-                        // A generator panic is a generation error of that file, not the end of the run.
-                        let result = std::panic::catch_unwind(|| render_single_file(file))
-                            .unwrap_or_else(|p| {
-                                Err(format!("generator panicked: {}", panic_text(&*p)))
-                            });
+                        let Some(file) = files.get(i) else { break done };
+                        let result = std::panic::catch_unwind(|| {
+                            kube_codegen::Builder::new()
+                                .input(file)
+                                .options(options.clone())
+                                .render()
+                                .map_err(|e| e.to_string())
+                        })
+                        .unwrap_or_else(|p| {
+                            Err(format!("generator panicked: {}", panic_text(&*p)))
+                        });
                         done.push((i, result));
                     }
                 })
@@ -139,16 +154,10 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "<non-string panic>".into())
 }
 
-fn render_single_file(file: &Path) -> Rendered {
-    let options = kube_codegen::Options {
-        single_file: Some("lib.rs".into()),
-        ..Default::default()
-    };
-    let mut generated = kube_codegen::Builder::new()
-        .input(file)
-        .options(options)
-        .render()
-        .map_err(|e| e.to_string())?;
+/// The one file of a single-file render.
+fn single_file_code(
+    mut generated: kube_codegen::Generated,
+) -> Result<(String, kube_codegen::Generated), String> {
     let files = std::mem::take(&mut generated.files);
     if files.len() != 1 {
         return Err(format!(
