@@ -261,3 +261,38 @@ fn main() {{
 "#
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(lines: usize) -> Unit {
+        Unit {
+            project: "p".into(),
+            file: PathBuf::from("f.yaml"),
+            module: "m".into(),
+            code: String::new(),
+            lines,
+            resources: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn packs_groups_apart_and_within_the_line_bound() {
+        let units: Vec<Unit> = [10, 20, 15, 50, 5, 5].into_iter().map(unit).collect();
+        let crates = pack(&units, &[vec![0, 1, 2, 3], vec![4, 5]], 30);
+        let layout: Vec<Vec<usize>> = crates.iter().map(|c| c.units.clone()).collect();
+        assert_eq!(layout, [vec![0, 1], vec![2], vec![3], vec![4, 5]]);
+        assert_eq!(crates[3].name, "corpus-c03");
+        assert_eq!(crates[3].lib_name(), "corpus_c03");
+    }
+
+    #[test]
+    fn module_names_are_idents_and_unique() {
+        let mut taken = BTreeSet::new();
+        let a = module_name("gateway-api", Path::new("x/v1.2__std.yaml"), &mut taken);
+        let b = module_name("gateway-api", Path::new("y/v1.2__std.yml"), &mut taken);
+        assert_eq!(a, "m_gateway_api_v1_2_std");
+        assert_eq!(b, "m_gateway_api_v1_2_std_2");
+    }
+}
