@@ -2,13 +2,20 @@
 //!
 //! Usage: `cargo bench -p kube-codegen-runtime --bench workqueue -- [w1|w1tasks|w2a|w2b|
 //! w2default|micro]... [--runs N]` (no name: all but `micro`; `w1tasks` and `micro` are extra
-//! views, not BENCHMARKS.md workloads). Each selected workload runs N times (default 5; W2-default, 20 s per run,
-//! defaults to 1) and one line per figure, `name value unit`, gives the median over the runs.
-//! The runtime is Tokio multi-threaded with 2 worker threads (client-go ran with
-//! GOMAXPROCS=2) for the workers and the queue's timer; W1's two producers are OS threads
-//! (see `w1_run`), W2's producer is a task that calls `tokio::task::coop::consume_budget()`
-//! after each add (Tokio's cooperative yield, in place of Go's preemption). CPU figures come from getrusage (user + sys of the whole process over the
-//! timed phase); peak RSS is the process's `ru_maxrss` after the workload.
+//! views, not BENCHMARKS.md workloads). Each selected workload runs N times (default 5;
+//! W2-default, 20 s per run, defaults to 1) and one line per figure, `name value unit`, gives
+//! the median over the runs; lines starting with `#` say which shape ran.
+//!
+//! Shapes (client-go ran goroutines on GOMAXPROCS=2): the workers are Tokio tasks on a
+//! multi-threaded runtime with 2 worker threads. W1's two producers are OS threads
+//! (`spawn_blocking`), preempted by the kernel as goroutines are by Go's scheduler; a Tokio
+//! task that adds in a loop without yielding would starve the workers on its thread (the
+//! `w1tasks` view shows producers as tasks yielding through Tokio's budget instead). W2's
+//! producer is a task calling `tokio::task::coop::consume_budget()` after each add (an OS
+//! thread there gave worse delays: it takes CPU from the two workers). With the real clock the
+//! queue's delays run on its own timer thread (see `WorkQueue`). Same keys, counts and drain
+//! as BENCHMARKS.md in every shape. CPU figures come from getrusage (user + sys of the whole
+//! process over the timed phase); peak RSS is the process's `ru_maxrss` after the workload.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -46,15 +53,19 @@ fn main() {
     let selected = |name: &str| filters.is_empty() || filters.iter().any(|f| f == name);
     let n = runs.unwrap_or(5);
     if selected("w1") {
+        println!("# w1: 2 producer OS threads (add_ref), 2 worker tasks on a 2-thread runtime");
         report(n, w1_run);
     }
     if selected("w1tasks") {
+        println!("# w1tasks: 2 producer tasks yielding via consume_budget, 2 worker tasks");
         report(n, w1tasks_run);
     }
     if selected("w2a") {
+        println!("# w2a: producer task (consume_budget per add), 2 worker tasks, timer thread");
         report(n, w2a_run);
     }
     if selected("w2b") {
+        println!("# w2b: producer task, 2 worker tasks, timer thread");
         report(n, w2b_run);
     }
     if filters.iter().any(|f| f == "micro") {
@@ -278,6 +289,8 @@ fn w2_limiter() -> MaxOfRateLimiter<String> {
 struct DelayRun {
     wall: f64,
     cpu: f64,
+    /// From the first to the last add.
+    producer_s: f64,
     delays_ms: Vec<f64>,
 }
 
@@ -329,12 +342,12 @@ fn delay_run(n: usize, limiter: impl RateLimiter<String> + 'static) -> DelayRun 
                     q.add_rate_limited(k);
                     tokio::task::coop::consume_budget().await;
                 }
-                start
+                (start, origin.elapsed().as_nanos() as u64)
             })
         };
         barrier.wait().await;
         let c0 = cpu_seconds();
-        let start = producer.await.expect("producer");
+        let (start, produced) = producer.await.expect("producer");
         for w in workers {
             w.await.expect("worker");
         }
@@ -347,6 +360,7 @@ fn delay_run(n: usize, limiter: impl RateLimiter<String> + 'static) -> DelayRun 
         DelayRun {
             wall,
             cpu,
+            producer_s: (produced - start) as f64 / 1e9,
             delays_ms,
         }
     })
@@ -372,6 +386,7 @@ fn w2a_run() -> Figures {
             "ms",
         ),
         ("w2a_wall_s", r.wall, "s"),
+        ("w2a_producer_s", r.producer_s, "s"),
         ("w2a_cpu_s", r.cpu, "s"),
         ("w2a_peak_rss_mb", peak_rss_mb(), "MiB"),
     ]
