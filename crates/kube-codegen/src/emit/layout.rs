@@ -12,9 +12,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ident;
-use super::resource::kind_module;
+use super::resource::{Piece, kind_module, kind_pieces, piece_tokens};
 use crate::model::{Model, VersionMod};
-use crate::render::format_file;
+use crate::render::{HEADER, format_file, format_items};
 use crate::{Error, Options};
 
 const CARGO_TEMPLATE: &str = include_str!("../../../../templates/crate/Cargo.toml");
@@ -94,10 +94,23 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
             }
         }
     }
-    // Kind files are independent: format them in parallel (order-preserving).
-    let formatted = crate::par::map(&kind_files, |(_, r)| format_file(kind_module(r)));
-    for ((path, _), text) in kind_files.into_iter().zip(formatted) {
-        out.insert(path, text?);
+    // Every top-level piece of every kind file is parsed and formatted on its own, in parallel
+    // (order-preserving), then each file is its pieces concatenated (see `Piece`).
+    let pieces: Vec<Vec<Piece<'_>>> = kind_files.iter().map(|(_, r)| kind_pieces(r)).collect();
+    let units: Vec<(usize, &Piece<'_>)> = pieces
+        .iter()
+        .enumerate()
+        .flat_map(|(i, ps)| ps.iter().map(move |p| (i, p)))
+        .collect();
+    let formatted = crate::par::map(&units, |&(i, p)| {
+        format_items(piece_tokens(kind_files[i].1, p))
+    });
+    let mut texts: Vec<String> = vec![HEADER.to_string(); kind_files.len()];
+    for (&(i, _), text) in units.iter().zip(formatted) {
+        texts[i].push_str(&text?);
+    }
+    for ((path, _), text) in kind_files.into_iter().zip(texts) {
+        out.insert(path, text);
     }
     Ok(out)
 }

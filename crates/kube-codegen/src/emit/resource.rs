@@ -5,9 +5,55 @@ use quote::quote;
 
 use super::types::{derives_with, field, flatten, typedef};
 use super::{doc_attrs, ident};
-use crate::model::Resource;
+use crate::model::{Resource, TypeDef};
 
 pub fn kind_module(r: &Resource) -> TokenStream {
+    kind_pieces(r).iter().map(|p| piece_tokens(r, p)).collect()
+}
+
+/// One run of top-level items of a kind module. A kind file is formatted piece by piece (in
+/// parallel): prettyplease ends every top-level item with a hard break at indentation 0, so
+/// the formatted pieces concatenated are the bytes of the whole file formatted at once.
+pub enum Piece<'a> {
+    /// The root type, its constants and trait impls.
+    Head,
+    /// One nested type (struct, enum or alias).
+    Type(&'a TypeDef),
+    /// The private `nullable` deserializer helper.
+    Helper,
+}
+
+/// The pieces of a kind module, in output order (nested types sorted by name).
+pub fn kind_pieces(r: &Resource) -> Vec<Piece<'_>> {
+    let mut nested: Vec<&TypeDef> = r.types.iter().collect();
+    nested.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut pieces = Vec::with_capacity(nested.len() + 2);
+    pieces.push(Piece::Head);
+    pieces.extend(nested.into_iter().map(Piece::Type));
+    if r.uses_nullable {
+        pieces.push(Piece::Helper);
+    }
+    pieces
+}
+
+pub fn piece_tokens(r: &Resource, piece: &Piece<'_>) -> TokenStream {
+    match piece {
+        Piece::Head => head(r),
+        Piece::Type(t) => typedef(t, &r.types),
+        Piece::Helper => quote! {
+            /// Reads a present field, `null` included, as `Some`: absent stays `None` (serde's default).
+            fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+            where
+                D: ::serde::Deserializer<'de>,
+                T: ::serde::Deserialize<'de>,
+            {
+                <Option<T> as ::serde::Deserialize>::deserialize(d).map(Some)
+            }
+        },
+    }
+}
+
+fn head(r: &Resource) -> TokenStream {
     let root = ident(&r.root);
     let mut docs = r.root_docs.clone();
     if !docs.is_empty() {
@@ -96,22 +142,6 @@ pub fn kind_module(r: &Resource) -> TokenStream {
         }
     });
 
-    let mut nested: Vec<&crate::model::TypeDef> = r.types.iter().collect();
-    nested.sort_by(|a, b| a.name.cmp(&b.name));
-    let nested = nested.into_iter().map(|t| typedef(t, &r.types));
-    let helper = r.uses_nullable.then(|| {
-        quote! {
-            /// Reads a present field, `null` included, as `Some`: absent stays `None` (serde's default).
-            fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-            where
-                D: ::serde::Deserializer<'de>,
-                T: ::serde::Deserialize<'de>,
-            {
-                <Option<T> as ::serde::Deserialize>::deserialize(d).map(Some)
-            }
-        }
-    });
-
     quote! {
         #docs
         #deprecated
@@ -178,9 +208,5 @@ pub fn kind_module(r: &Resource) -> TokenStream {
         }
 
         #default_impl
-
-        #(#nested)*
-
-        #helper
     }
 }
