@@ -210,7 +210,9 @@ where
             name: self.name,
         });
         let q = WorkQueue { inner };
-        if q.inner.metrics.is_some() && q.inner.runtime.is_some() {
+        // The refresh runs on the timer: a thread needs no runtime, a task does.
+        if q.inner.metrics.is_some() && (q.inner.runtime.is_some() || q.inner.clock.is_real_time())
+        {
             q.ensure_timer();
         }
         q
@@ -699,6 +701,76 @@ mod timer_thread_tests {
         q.add_after(1, Duration::from_millis(5));
         assert!(take_thread(&q).is_none());
         assert_eq!(q.get().await, Some(1));
+    }
+
+    /// Records the last value of the waiting-depth gauge.
+    #[derive(Debug, Default, Clone)]
+    struct WaitingGauge(Arc<Mutex<Vec<f64>>>);
+
+    impl crate::workqueue::SettableGaugeMetric for WaitingGauge {
+        fn set(&self, v: f64) {
+            self.0.lock().push(v);
+        }
+    }
+
+    #[derive(Debug, Default)]
+    struct Recorder(WaitingGauge);
+
+    impl MetricsProvider for Recorder {
+        fn new_depth_metric(&self, n: &str) -> Box<dyn crate::workqueue::GaugeMetric> {
+            crate::workqueue::NoopMetricsProvider.new_depth_metric(n)
+        }
+        fn new_adds_metric(&self, n: &str) -> Box<dyn crate::workqueue::CounterMetric> {
+            crate::workqueue::NoopMetricsProvider.new_adds_metric(n)
+        }
+        fn new_latency_metric(&self, n: &str) -> Box<dyn crate::workqueue::HistogramMetric> {
+            crate::workqueue::NoopMetricsProvider.new_latency_metric(n)
+        }
+        fn new_work_duration_metric(&self, n: &str) -> Box<dyn crate::workqueue::HistogramMetric> {
+            crate::workqueue::NoopMetricsProvider.new_work_duration_metric(n)
+        }
+        fn new_unfinished_work_seconds_metric(
+            &self,
+            n: &str,
+        ) -> Box<dyn crate::workqueue::SettableGaugeMetric> {
+            crate::workqueue::NoopMetricsProvider.new_unfinished_work_seconds_metric(n)
+        }
+        fn new_longest_running_processor_seconds_metric(
+            &self,
+            n: &str,
+        ) -> Box<dyn crate::workqueue::SettableGaugeMetric> {
+            crate::workqueue::NoopMetricsProvider.new_longest_running_processor_seconds_metric(n)
+        }
+        fn new_retries_metric(&self, n: &str) -> Box<dyn crate::workqueue::CounterMetric> {
+            crate::workqueue::NoopMetricsProvider.new_retries_metric(n)
+        }
+        fn new_waiting_depth_metric(
+            &self,
+            _: &str,
+        ) -> Box<dyn crate::workqueue::SettableGaugeMetric> {
+            Box::new(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn timer_thread_without_a_runtime_moves_items_and_updates_waiting_depth() {
+        let recorder = Recorder::default();
+        let gauge = recorder.0.clone();
+        let q: WorkQueue<u64> = WorkQueue::builder()
+            .name("timer-thread")
+            .metrics(Arc::new(recorder))
+            .build();
+        let thread = take_thread(&q).expect("metrics start the timer thread at build");
+        q.add_after(1, Duration::from_secs(3600));
+        q.add_after(2, Duration::from_millis(1));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime without timers: the thread does the waiting");
+        assert_eq!(rt.block_on(q.get()), Some(2));
+        // The thread records the depth left behind before it queues the due item.
+        assert_eq!(gauge.0.lock().last(), Some(&1.0));
+        drop(q);
+        thread.join().expect("timer thread ends cleanly");
     }
 
     #[test]
