@@ -1,4 +1,4 @@
-//! IR -> `TokenStream`, built with `quote!` only. Pure functions: no I/O, no naming decisions.
+//! IR -> `TokenStream`, built with `quote!` (doc attributes token by token). Pure functions: no I/O, no naming decisions.
 
 mod layout;
 mod resource;
@@ -6,8 +6,7 @@ mod types;
 
 pub use layout::files;
 
-use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 
 /// Identifier from the text the model decided (`r#type` becomes a raw identifier).
 pub(crate) fn ident(s: &str) -> Ident {
@@ -17,18 +16,63 @@ pub(crate) fn ident(s: &str) -> Ident {
     }
 }
 
-/// `#[doc = "..."]` attributes, one per line (prettyplease prints them as `///`).
+/// `#[doc = "..."]` attributes, one per line (prettyplease prints them as `///`). Built token by
+/// token: these are the bulk of the generated tokens, and the tokens are exactly what
+/// `quote!(#[doc = #text])` makes, without its intermediate streams and per-line strings.
 pub(crate) fn doc_attrs(lines: &[String]) -> TokenStream {
-    let lines = lines.iter().map(|l| {
-        let l = l.replace('\t', "    ");
-        let text = if l.is_empty() {
-            String::new()
-        } else {
-            format!(" {l}")
-        };
-        quote!(#[doc = #text])
-    });
-    quote!(#(#lines)*)
+    let mut out = TokenStream::new();
+    let mut text = String::new();
+    for l in lines {
+        text.clear();
+        if !l.is_empty() {
+            text.push(' ');
+            for (i, part) in l.split('\t').enumerate() {
+                if i > 0 {
+                    text.push_str("    ");
+                }
+                text.push_str(part);
+            }
+        }
+        let inner: TokenStream = [
+            TokenTree::Ident(Ident::new("doc", Span::call_site())),
+            TokenTree::Punct(Punct::new('=', Spacing::Alone)),
+            TokenTree::Literal(doc_literal(&text)),
+        ]
+        .into_iter()
+        .collect();
+        out.extend([
+            TokenTree::Punct(Punct::new('#', Spacing::Alone)),
+            TokenTree::Group(Group::new(Delimiter::Bracket, inner)),
+        ]);
+    }
+    out
+}
+
+/// The doc string as a literal. A raw string when it can be one: syn unescapes a cooked string
+/// char by char several times per attribute, a raw one is only sliced, and prettyplease prints a
+/// one-line doc from its value (`///` + text), so the output bytes are the same. Text with line
+/// breaks keeps the cooked form: prettyplease may print such an attribute as written.
+fn doc_literal(text: &str) -> Literal {
+    if text.contains(['\n', '\r']) || text.starts_with('/') {
+        return Literal::string(text);
+    }
+    // The fewest `#` such that no `"` in the text is followed by that many `#`.
+    let mut hashes = 0;
+    for (i, _) in text.match_indices('"') {
+        let run = text[i + 1..].bytes().take_while(|b| *b == b'#').count();
+        hashes = hashes.max(run + 1);
+    }
+    if hashes > 255 {
+        return Literal::string(text);
+    }
+    let mut repr = String::with_capacity(text.len() + 3 + 2 * hashes);
+    repr.push('r');
+    repr.extend(std::iter::repeat_n('#', hashes));
+    repr.push('"');
+    repr.push_str(text);
+    repr.push('"');
+    repr.extend(std::iter::repeat_n('#', hashes));
+    repr.parse().unwrap_or_else(|_| Literal::string(text))
 }
 
 /// Extra derive paths; validated by [`crate::Options`] parsing.
@@ -37,4 +81,42 @@ pub(crate) fn derive_paths(extra: &[String]) -> Vec<syn::Path> {
         .iter()
         .filter_map(|d| syn::parse_str::<syn::Path>(d).ok())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Raw doc literals must format exactly like the cooked ones `quote!` makes.
+    #[test]
+    fn raw_doc_literals_format_like_cooked() {
+        let lines: Vec<String> = [
+            "plain",
+            "",
+            "quotes \" and \"# and \"## and a \\ backslash",
+            "tab\there, unicode é ✓, braces {} and `code`",
+            "/ leading slash",
+            "ends with \"",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let cooked = lines.iter().map(|l| {
+            let l = l.replace('\t', "    ");
+            let text = if l.is_empty() {
+                String::new()
+            } else {
+                format!(" {l}")
+            };
+            quote::quote!(#[doc = #text])
+        });
+        let cooked = quote::quote!(#(#cooked)* struct S;);
+        let ours = doc_attrs(&lines);
+        let ours = quote::quote!(#ours struct S;);
+        let a = crate::render::format_items(cooked).unwrap();
+        let b = crate::render::format_items(ours).unwrap();
+        assert_eq!(a, b);
+        assert!(b.contains("/// quotes \" and \"# and \"## and a \\ backslash\n"));
+        assert!(doc_literal(" a \"# b").to_string().starts_with("r##\""));
+    }
 }
