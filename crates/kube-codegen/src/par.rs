@@ -1,7 +1,12 @@
-//! A tiny order-preserving parallel map over scoped threads (no dependency, no shared state):
-//! results come back in input order, so output bytes never depend on scheduling.
+//! A tiny order-preserving parallel map over scoped threads (no dependency; the only shared state
+//! is the work counter): results come back in input order, so output bytes never depend on scheduling.
 
-/// Maps `f` over `items` on up to `available_parallelism` threads (capped at 4).
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Maps `f` over `items` on up to `available_parallelism` threads (capped at 4), the calling
+/// thread included. Items are handed out one at a time from a shared counter, so a few large
+/// items (a kind's root type next to many small nested types) don't leave a thread idle;
+/// each result is stored at its item's index, so the order never depends on scheduling.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -11,32 +16,29 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     if threads <= 1 {
         return items.iter().map(f).collect();
     }
-    let f = &f;
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return done;
+            };
+            done.push((i, f(item)));
+        }
+    };
     let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    // Strided split: item i goes to thread i % threads.
-                    items
-                        .iter()
-                        .enumerate()
-                        .skip(t)
-                        .step_by(threads)
-                        .map(|(i, item)| (i, f(item)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut batches = vec![work()];
         for h in handles {
             match h.join() {
-                Ok(results) => {
-                    for (i, r) in results {
-                        slots[i] = Some(r);
-                    }
-                }
+                Ok(results) => batches.push(results),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
+        }
+        for (i, r) in batches.into_iter().flatten() {
+            slots[i] = Some(r);
         }
     });
     slots
