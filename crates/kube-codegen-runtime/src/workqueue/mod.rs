@@ -66,6 +66,7 @@ mod clock;
 mod core;
 mod delaying;
 mod metrics;
+mod mirror;
 mod queue;
 mod rate_limiters;
 mod worker;

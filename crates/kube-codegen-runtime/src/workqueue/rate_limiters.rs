@@ -63,13 +63,26 @@ pub const DEFAULT_MAX_TRACKED_ITEMS: usize = 65_536;
 /// Per-item failure counters with a hard size bound.
 ///
 /// client-go's map grows forever when callers never `forget` (kubernetes PR #138743). Here, an
-/// entry is dropped on `forget`, and when the map holds `max_items` entries and a new item
-/// fails, the least recently failed half is dropped first (amortised O(1) per failure). A
-/// dropped item's next failure starts again from the first delay, the same as after `forget`.
+/// entry is dropped on `forget`, and when a shard holds its share of `max_items` entries and a
+/// new item fails, the least recently failed half of that shard is dropped first (amortised
+/// O(1) per failure). A dropped item's next failure starts again from the first delay, the same
+/// as after `forget`.
+///
+/// Large limiters are split into up to [`SHARDS`] independently locked shards by item hash:
+/// the producer's `when` and the workers' `forget` then rarely meet on one lock, which would
+/// otherwise bounce between cores on every call.
 struct FailureCounts<T> {
     hasher: ItemHasher,
-    state: Mutex<Counts<T>>,
+    shards: Box<[Shard<T>]>,
 }
+
+/// Most shards a limiter uses; each holds at least [`MIN_SHARD_ITEMS`] of the bound.
+const SHARDS: usize = 16;
+const MIN_SHARD_ITEMS: usize = 1024;
+
+/// One lock and table, on cache lines of its own.
+#[repr(align(128))]
+struct Shard<T>(Mutex<Counts<T>>);
 
 struct Counts<T> {
     /// (item, failures, tick of the last failure), probed by precomputed hash.
@@ -80,22 +93,38 @@ struct Counts<T> {
 
 impl<T: Clone + Eq + Hash> FailureCounts<T> {
     fn new(max_items: usize) -> Self {
+        let max_items = max_items.max(1);
+        // A power of two (the shard is picked by mask), each shard at least MIN_SHARD_ITEMS.
+        let n = 1usize << (max_items / MIN_SHARD_ITEMS).clamp(1, SHARDS).ilog2();
         FailureCounts {
             hasher: ItemHasher::default(),
-            state: Mutex::new(Counts {
-                table: HashTable::new(),
-                tick: 0,
-                max_items: max_items.max(1),
-            }),
+            shards: (0..n)
+                .map(|_| {
+                    Shard(Mutex::new(Counts {
+                        table: HashTable::new(),
+                        tick: 0,
+                        // Floor: the shards together never exceed `max_items`.
+                        max_items: max_items / n,
+                    }))
+                })
+                .collect(),
         }
+    }
+
+    /// The item's hash and its shard. The shard comes from high bits, which the table's
+    /// bucket index (low bits) and control bytes (top 7 bits) leave independent.
+    fn locate(&self, item: &T) -> (u64, &Mutex<Counts<T>>) {
+        let hash = self.hasher.hash_one(item);
+        let i = (hash >> 40) as usize & (self.shards.len() - 1);
+        (hash, &self.shards[i].0)
     }
 
     /// Increments the failure count of `item`; returns the count before the increment.
     fn bump(&self, item: &T) -> u32 {
         // Hash before taking the lock: the critical section only probes.
-        let hash = self.hasher.hash_one(item);
+        let (hash, shard) = self.locate(item);
         let hasher = &self.hasher;
-        let mut c = self.state.lock();
+        let mut c = shard.lock();
         c.tick += 1;
         let tick = c.tick;
         if c.table.len() >= c.max_items && c.table.find(hash, |e| e.0 == *item).is_none() {
@@ -120,8 +149,8 @@ impl<T: Clone + Eq + Hash> FailureCounts<T> {
     }
 
     fn get(&self, item: &T) -> u32 {
-        let hash = self.hasher.hash_one(item);
-        self.state
+        let (hash, shard) = self.locate(item);
+        shard
             .lock()
             .table
             .find(hash, |e| e.0 == *item)
@@ -129,14 +158,14 @@ impl<T: Clone + Eq + Hash> FailureCounts<T> {
     }
 
     fn remove(&self, item: &T) {
-        let hash = self.hasher.hash_one(item);
-        if let Ok(o) = self.state.lock().table.find_entry(hash, |e| e.0 == *item) {
+        let (hash, shard) = self.locate(item);
+        if let Ok(o) = shard.lock().table.find_entry(hash, |e| e.0 == *item) {
             o.remove();
         }
     }
 
     fn len(&self) -> usize {
-        self.state.lock().table.len()
+        self.shards.iter().map(|s| s.0.lock().table.len()).sum()
     }
 }
 
@@ -476,6 +505,29 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_bounds_are_sharded_without_exceeding_the_bound() {
+        let f = FailureCounts::<u32>::new(DEFAULT_MAX_TRACKED_ITEMS);
+        assert_eq!(f.shards.len(), SHARDS);
+        let f = FailureCounts::<u32>::new(3 * MIN_SHARD_ITEMS);
+        assert_eq!(f.shards.len(), 2);
+        let f = FailureCounts::new(5000);
+        for i in 0..50_000u32 {
+            f.bump(&i);
+        }
+        assert!(f.len() <= 5000, "{} tracked", f.len());
+        assert!(
+            f.len() >= 2000,
+            "eviction drops at most half a shard: {}",
+            f.len()
+        );
+        assert_eq!(
+            f.get(&49_999),
+            1,
+            "the most recent failure survives eviction"
+        );
+    }
 
     #[test]
     fn failure_counts_stay_bounded_and_keep_recent_items() {
