@@ -13,7 +13,7 @@ use crate::scratch::{self, Extras};
 
 #[derive(Subcommand)]
 pub enum Group {
-    /// `cargo bench -p kube-codegen-runtime --bench workqueue -- [ARGS]` (W1, W2).
+    /// `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [ARGS]` (W1, W2).
     Workqueue {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
@@ -51,7 +51,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
                 .args([
                     "bench",
                     "-p",
-                    "kube-codegen-runtime",
+                    "kube-codegen-runtime-bench",
                     "--bench",
                     "workqueue",
                     "--",

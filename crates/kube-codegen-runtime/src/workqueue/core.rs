@@ -13,12 +13,10 @@ use hashbrown::hash_table::Entry as TableEntry;
 use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::time::Instant;
 
 use super::metrics::QueueMetrics;
-use super::mirror::DirtyMirror;
 
 /// The item hasher. The queue hashes items before taking its lock, to keep the critical
 /// section short; the core only probes.
@@ -36,21 +34,6 @@ struct Entry {
     added_at: Option<Instant>,
     /// When a worker got the item (only tracked with metrics).
     started_at: Option<Instant>,
-    /// The item's flag in the lock-free dirty mirror, kept equal to `flags & DIRTY != 0`.
-    mirror: Option<Arc<AtomicBool>>,
-}
-
-impl Entry {
-    fn set_dirty(&mut self, dirty: bool) {
-        if dirty {
-            self.flags |= DIRTY;
-        } else {
-            self.flags &= !DIRTY;
-        }
-        if let Some(flag) = &self.mirror {
-            flag.store(dirty, Ordering::Release);
-        }
-    }
 }
 
 /// What a getter gets from [`Core::poll_get`].
@@ -181,10 +164,6 @@ pub(crate) struct Core<T, W> {
     waiters: Waiters<W>,
     drain_waiters: Vec<W>,
     metrics: Option<Arc<QueueMetrics>>,
-    /// Lock-free view of the dirty bits, read by duplicate adds (None: every add locks).
-    mirror: Option<Arc<DirtyMirror<T>>>,
-    /// Mirror size at which its stale entries are swept next.
-    mirror_sweep_at: usize,
 }
 
 impl<T, W> Core<T, W> {
@@ -199,11 +178,7 @@ impl<T, W> Core<T, W> {
 }
 
 impl<T: Clone + Eq + Hash, W> Core<T, W> {
-    pub(crate) fn new(
-        hasher: ItemHasher,
-        metrics: Option<Arc<QueueMetrics>>,
-        mirror: Option<Arc<DirtyMirror<T>>>,
-    ) -> Self {
+    pub(crate) fn new(hasher: ItemHasher, metrics: Option<Arc<QueueMetrics>>) -> Self {
         Core {
             items: HashTable::new(),
             hasher,
@@ -213,8 +188,6 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             waiters: Waiters::new(),
             drain_waiters: Vec::new(),
             metrics,
-            mirror,
-            mirror_sweep_at: DirtyMirror::<T>::first_sweep_at(),
         }
     }
 
@@ -235,15 +208,23 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             .entry(hash, |(k, _)| *k == item, |(k, _)| hasher.hash_one(k))
         {
             TableEntry::Occupied(mut o) => {
-                let (key, e) = o.get_mut();
-                Self::redirty(e, self.metrics.as_deref(), now);
-                Self::attach_mirror(key, e, self.mirror.as_deref());
+                Self::redirty(&mut o.get_mut().1, self.metrics.as_deref(), now);
                 None
             }
             TableEntry::Vacant(v) => {
-                let entry = Self::new_entry(self.metrics.as_deref(), now);
-                v.insert((item.clone(), entry));
-                self.push(item, hash);
+                let added_at = self.metrics.as_ref().map(|m| {
+                    m.add();
+                    now()
+                });
+                v.insert((
+                    item.clone(),
+                    Entry {
+                        flags: DIRTY,
+                        added_at,
+                        started_at: None,
+                    },
+                ));
+                self.queue.push_back((item, hash));
                 self.waiters.notify_one()
             }
         }
@@ -270,44 +251,26 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             |(k, _)| hasher.hash_one(k),
         ) {
             TableEntry::Occupied(mut o) => {
-                let (key, e) = o.get_mut();
-                Self::redirty(e, self.metrics.as_deref(), now);
-                Self::attach_mirror(key, e, self.mirror.as_deref());
+                Self::redirty(&mut o.get_mut().1, self.metrics.as_deref(), now);
                 None
             }
             TableEntry::Vacant(v) => {
+                let added_at = self.metrics.as_ref().map(|m| {
+                    m.add();
+                    now()
+                });
                 let owned = item.to_owned();
-                let entry = Self::new_entry(self.metrics.as_deref(), now);
-                v.insert((owned.clone(), entry));
-                self.push(owned, hash);
+                v.insert((
+                    owned.clone(),
+                    Entry {
+                        flags: DIRTY,
+                        added_at,
+                        started_at: None,
+                    },
+                ));
+                self.queue.push_back((owned, hash));
                 self.waiters.notify_one()
             }
-        }
-    }
-
-    /// The entry of an item that becomes dirty for the first time.
-    fn new_entry(metrics: Option<&QueueMetrics>, now: impl FnOnce() -> Instant) -> Entry {
-        let added_at = metrics.map(|m| {
-            m.add();
-            now()
-        });
-        Entry {
-            flags: DIRTY,
-            added_at,
-            started_at: None,
-            mirror: None,
-        }
-    }
-
-    /// Gives an item that is added again while tracked a flag in the lock-free mirror, so its
-    /// next duplicate adds skip the lock. Items added once never pay for a mirror entry.
-    fn attach_mirror(key: &T, e: &mut Entry, mirror: Option<&DirtyMirror<T>>) {
-        if e.mirror.is_none()
-            && let Some(m) = mirror
-        {
-            let flag = m.flag(key);
-            flag.store(e.flags & DIRTY != 0, Ordering::Release);
-            e.mirror = Some(flag);
         }
     }
 
@@ -317,15 +280,11 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             return; // already queued, or already due for a re-run after done
         }
         // Processing: `done` re-queues it, so it never runs on two workers at once.
-        e.set_dirty(true);
+        e.flags |= DIRTY;
         if let Some(m) = metrics {
             m.add();
             e.added_at = Some(now());
         }
-    }
-
-    fn push(&mut self, item: T, hash: u64) {
-        self.queue.push_back((item, hash));
     }
 
     fn pop(&mut self, now: impl FnOnce() -> Instant) -> Option<T> {
@@ -334,8 +293,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             .items
             .find_mut(hash, |(k, _)| *k == item)
             .expect("workqueue invariant: queued item has an entry");
-        e.set_dirty(false);
-        e.flags |= PROCESSING;
+        e.flags = PROCESSING;
         if let Some(m) = &self.metrics {
             let now = now();
             m.get(e.added_at.take().map(|t| now.saturating_duration_since(t)));
@@ -387,11 +345,10 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             m.done(now().saturating_duration_since(t));
         }
         if e.flags & DIRTY != 0 {
-            self.push(item.clone(), hash);
+            self.queue.push_back((item.clone(), hash));
             wakes.one = self.waiters.notify_one();
         } else {
             o.remove();
-            self.sweep_mirror();
             if self.shutting_down && self.items.is_empty() {
                 wakes.many = std::mem::take(&mut self.drain_waiters);
             }
@@ -429,27 +386,8 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         false
     }
 
-    /// Drops mirror entries of items no longer tracked once the mirror reaches the size the last
-    /// sweep set (so memory stays proportional to the tracked items, at O(1) amortised cost).
-    fn sweep_mirror(&mut self) {
-        if let Some(m) = &self.mirror
-            && m.len() >= self.mirror_sweep_at
-        {
-            self.mirror_sweep_at = m.sweep();
-        }
-    }
-
     pub(crate) fn len(&self) -> usize {
         self.queue.len()
-    }
-
-    /// Whether `item` is dirty (what the mirror's flag shows, when it has one).
-    #[cfg(test)]
-    pub(crate) fn is_dirty(&self, item: &T) -> bool {
-        let hash = self.hasher.hash_one(item);
-        self.items
-            .find(hash, |(k, _)| k == item)
-            .is_some_and(|(_, e)| e.flags & DIRTY != 0)
     }
 
     #[cfg(test)]
@@ -527,27 +465,6 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             assert_eq!(
                 e.flags, DIRTY,
                 "queued item must be dirty and not processing"
-            );
-        }
-        for (item, e) in &self.items {
-            if let Some(flag) = &e.mirror {
-                assert_eq!(
-                    flag.load(Ordering::Acquire),
-                    e.flags & DIRTY != 0,
-                    "mirror flag follows the dirty bit"
-                );
-                let m = self.mirror.as_ref().expect("a flag comes from the mirror");
-                assert_eq!(
-                    m.flag_of(item),
-                    Some(e.flags & DIRTY != 0),
-                    "flag is the mirror's"
-                );
-            }
-        }
-        if let Some(m) = &self.mirror {
-            assert!(
-                m.len() <= self.mirror_sweep_at + self.items.len(),
-                "mirror bounded by the sweep threshold"
             );
         }
         let queued = self.items.iter().filter(|(_, e)| e.flags == DIRTY).count();

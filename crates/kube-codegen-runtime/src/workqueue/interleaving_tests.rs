@@ -2,8 +2,7 @@
 //!
 //! Small scenarios of producers, workers (looping `get` -> `done` until `None`), `shutdown` and
 //! `shutdown_with_drain` callers are run under every possible ordering of their atomic steps
-//! (each step is one critical section of the real queue, or the lock-free duplicate check an
-//! add makes before it takes the lock). Wakers are thread ids; a blocked
+//! (each step is one critical section of the real queue). Wakers are thread ids; a blocked
 //! thread only runs again once woken, so a lost wake-up shows up as a thread left blocked.
 //! Besides normal steps, a blocked getter may also be polled spuriously (once) or, if marked
 //! cancellable, drop its `get` future and exit, as async code may.
@@ -34,17 +33,9 @@ enum Op {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Start,
-    /// An add whose lock-free duplicate check found the item not dirty: it takes the lock next.
-    Adding,
-    Getting {
-        key: Option<usize>,
-        blocked: bool,
-    },
+    Getting { key: Option<usize>, blocked: bool },
     Holding(Item),
-    Draining {
-        started: bool,
-        blocked: bool,
-    },
+    Draining { started: bool, blocked: bool },
     Finished,
 }
 
@@ -76,7 +67,7 @@ struct World {
 impl World {
     fn new(scripts: &[&'static [Op]]) -> Self {
         World {
-            core: Core::new(Default::default(), None, None),
+            core: Core::new(Default::default(), None),
             threads: scripts
                 .iter()
                 .map(|ops| Thread {
@@ -146,15 +137,6 @@ impl World {
         let op = self.threads[tid].ops[self.threads[tid].pc];
         match (self.threads[tid].phase, op) {
             (Phase::Start, Op::Add(x)) => {
-                // The lock-free duplicate check (`DirtyMirror::is_dirty`): the mirror flag equals
-                // the core's dirty bit at every instant, so reading the bit models it.
-                if self.core.is_dirty(&x) {
-                    self.next_op(tid);
-                } else {
-                    self.threads[tid].phase = Phase::Adding;
-                }
-            }
-            (Phase::Adding, Op::Add(x)) => {
                 if !self.core.is_shutting_down() {
                     self.pending[x as usize] = true;
                 }

@@ -19,7 +19,6 @@ use super::clock::{Clock, TokioClock, deadline_after};
 use super::core::{Core, GetPoll, ItemHasher, Wakes};
 use super::delaying::DelayHeap;
 use super::metrics::{MetricsProvider, QueueMetrics};
-use super::mirror::DirtyMirror;
 use super::rate_limiters::{RateLimiter, default_controller_rate_limiter};
 
 /// How often the unfinished-work gauges are refreshed (client-go's
@@ -75,8 +74,6 @@ struct Inner<T> {
     core: Mutex<Core<T, Waker>>,
     /// Same hasher as the core's: items are hashed before the lock is taken.
     hasher: ItemHasher,
-    /// The core's dirty bits, readable without its lock: duplicate adds end here.
-    mirror: Arc<DirtyMirror<T>>,
     /// Mirrors `core.shutting_down` so the delay/limiter paths can bail out without the lock.
     shutting_down: AtomicBool,
     /// Shared with the timer, which holds no strong reference to the queue while it waits.
@@ -189,15 +186,9 @@ where
             _ => None,
         };
         let hasher = ItemHasher::default();
-        let mirror = Arc::new(DirtyMirror::new(hasher.clone()));
         let inner = Arc::new(Inner {
-            core: Mutex::new(Core::new(
-                hasher.clone(),
-                metrics.clone(),
-                Some(mirror.clone()),
-            )),
+            core: Mutex::new(Core::new(hasher.clone(), metrics.clone())),
             hasher: hasher.clone(),
-            mirror,
             shutting_down: AtomicBool::new(false),
             delayed: Arc::new(Timer {
                 state: Mutex::new(DelayState {
@@ -269,9 +260,6 @@ where
     /// Queues `item` unless it is already queued; if it is being processed it is queued again
     /// when the worker calls [`done`](Self::done). Dropped after shutdown.
     pub fn add(&self, item: T) {
-        if self.inner.mirror.is_dirty(&item) {
-            return; // already queued (or due again after `done`): nothing to change
-        }
         let clock = &self.inner.clock;
         let hash = self.inner.hasher.hash_one(&item);
         let wake = self.inner.core.lock().add(item, hash, || clock.now());
@@ -288,9 +276,6 @@ where
         T: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = T> + ?Sized,
     {
-        if self.inner.mirror.is_dirty(item) {
-            return; // already queued (or due again after `done`): nothing to change
-        }
         let clock = &self.inner.clock;
         let hash = self.inner.hasher.hash_one(item);
         let wake = self.inner.core.lock().add_ref(item, hash, || clock.now());

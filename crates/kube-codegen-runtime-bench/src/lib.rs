@@ -1,0 +1,1 @@
+//! Benchmarks only: see `benches/workqueue.rs` (run with `cargo xtask bench workqueue`).
