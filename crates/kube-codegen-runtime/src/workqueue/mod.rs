@@ -54,7 +54,13 @@
 //! coalesces, and coalescing is what a controller wants from its queue under load (fewer
 //! reconciles for the same events). Meeting both W1 goals at once needs each processed item to
 //! cost about 200 ns of CPU while producers run on the same two cores; measured here it is
-//! 0.4-1.3 µs, dominated by cache-line transfers of the lock, queue slot, table entry and key.
+//! 0.4-1.3 µs. A throwaway prototype with no lock at all (items in a concurrent map with atomic
+//! per-item flags, a lock-free FIFO, waiters parked only when it is empty) landed in the same
+//! place: W1 ~1.9 M processed/s with ~550 k processed and 3.3 M adds/s. What costs is not the
+//! lock but moving each item between cores, and above all parking and waking the worker
+//! threads (a futex or eventfd system call on each side, and the woken thread pre-empting the
+//! producer), which four busy threads on two cores do constantly; Go switches goroutines in
+//! user space instead.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
