@@ -369,10 +369,10 @@ impl BucketRateLimiter {
     }
 
     fn reserve(&self) -> Duration {
-        let mut b = self.state.lock();
         if self.rate == f64::INFINITY {
-            return Duration::ZERO;
+            return Duration::ZERO; // x/time/rate's Inf: every reservation passes, no state kept
         }
+        let mut b = self.state.lock();
         if self.rate == 0.0 {
             if b.tokens >= 1.0 {
                 b.tokens -= 1.0;
