@@ -134,6 +134,16 @@ fn parse_json(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> 
 }
 
 fn parse_yaml(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> {
+    // The common block-style CRD text has a fast reader; everything else (and every error) is
+    // serde-saphyr's.
+    if let Some(docs) = super::fast_yaml::parse(text) {
+        return Ok(docs);
+    }
+    saphyr_yaml(path, text)
+}
+
+/// The full YAML reader, with the nesting budget and located errors.
+pub(super) fn saphyr_yaml(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> {
     let mut options = serde_saphyr::Options::default();
     let mut budget = serde_saphyr::Budget::default();
     budget.max_depth = MAX_YAML_DEPTH;

@@ -1,5 +1,6 @@
 //! Loading: bytes -> documents -> normalised CRDs (v1 and v1beta1 read into one shape).
 
+mod fast_yaml;
 pub mod load;
 pub mod schema;
 
