@@ -21,12 +21,26 @@ pub fn format_file(tokens: TokenStream) -> Result<String, Error> {
 
 /// Formats top-level items without the header.
 pub fn format_items(tokens: TokenStream) -> Result<String, Error> {
+    Ok(format_syn_items(parse_items(tokens)?))
+}
+
+/// Top-level items from tokens.
+pub fn parse_items(tokens: TokenStream) -> Result<Vec<syn::Item>, Error> {
     let file: syn::File = syn::parse2(tokens).map_err(|e| {
         Error::Other(format!(
             "internal error: generated code does not parse: {e}"
         ))
     })?;
-    Ok(prettyplease::unparse(&file))
+    Ok(file.items)
+}
+
+/// Formats items built or parsed, without the header (prettyplease prints both alike).
+pub fn format_syn_items(items: Vec<syn::Item>) -> String {
+    prettyplease::unparse(&syn::File {
+        shebang: None,
+        attrs: Vec::new(),
+        items,
+    })
 }
 
 /// Writes files whose bytes differ from disk; returns the paths written.

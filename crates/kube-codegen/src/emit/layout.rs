@@ -12,9 +12,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ident;
-use super::resource::{Piece, kind_module, kind_pieces, piece_tokens};
+use super::resource::{Piece, kind_module, kind_pieces, piece_items};
 use crate::model::{Model, VersionMod};
-use crate::render::{HEADER, format_file, format_items};
+use crate::render::{HEADER, format_file, format_syn_items};
 use crate::{Error, Options};
 
 const CARGO_TEMPLATE: &str = include_str!("../../../../templates/crate/Cargo.toml");
@@ -103,7 +103,7 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         .flat_map(|(i, ps)| ps.iter().map(move |p| (i, p)))
         .collect();
     let formatted = crate::par::map(&units, |&(i, p)| {
-        format_items(piece_tokens(kind_files[i].1, p))
+        piece_items(kind_files[i].1, p).map(format_syn_items)
     });
     let mut texts: Vec<String> = vec![HEADER.to_string(); kind_files.len()];
     for (&(i, _), text) in units.iter().zip(formatted) {

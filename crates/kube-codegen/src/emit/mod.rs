@@ -23,16 +23,7 @@ pub(crate) fn doc_attrs(lines: &[String]) -> TokenStream {
     let mut out = TokenStream::new();
     let mut text = String::new();
     for l in lines {
-        text.clear();
-        if !l.is_empty() {
-            text.push(' ');
-            for (i, part) in l.split('\t').enumerate() {
-                if i > 0 {
-                    text.push_str("    ");
-                }
-                text.push_str(part);
-            }
-        }
+        doc_text(l, &mut text);
         let inner: TokenStream = [
             TokenTree::Ident(Ident::new("doc", Span::call_site())),
             TokenTree::Punct(Punct::new('=', Spacing::Alone)),
@@ -48,11 +39,26 @@ pub(crate) fn doc_attrs(lines: &[String]) -> TokenStream {
     out
 }
 
+/// The text of one doc line's attribute: a leading space (so it prints as `/// line`), tabs
+/// as four spaces.
+pub(crate) fn doc_text(line: &str, text: &mut String) {
+    text.clear();
+    if !line.is_empty() {
+        text.push(' ');
+        for (i, part) in line.split('\t').enumerate() {
+            if i > 0 {
+                text.push_str("    ");
+            }
+            text.push_str(part);
+        }
+    }
+}
+
 /// The doc string as a literal. A raw string when it can be one: syn unescapes a cooked string
 /// char by char several times per attribute, a raw one is only sliced, and prettyplease prints a
 /// one-line doc from its value (`///` + text), so the output bytes are the same. Text with line
 /// breaks keeps the cooked form: prettyplease may print such an attribute as written.
-fn doc_literal(text: &str) -> Literal {
+pub(crate) fn doc_literal(text: &str) -> Literal {
     if text.contains(['\n', '\r']) || text.starts_with('/') {
         return Literal::string(text);
     }

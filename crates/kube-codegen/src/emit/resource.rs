@@ -3,9 +3,11 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::types::{derives_with, field, flatten, typedef};
+use super::types::{derives_with, field, flatten, typedef, typedef_tokens};
 use super::{doc_attrs, ident};
+use crate::Error;
 use crate::model::{Resource, TypeDef};
+use crate::render::parse_items;
 
 pub fn kind_module(r: &Resource) -> TokenStream {
     kind_pieces(r).iter().map(|p| piece_tokens(r, p)).collect()
@@ -36,10 +38,18 @@ pub fn kind_pieces(r: &Resource) -> Vec<Piece<'_>> {
     pieces
 }
 
+/// A piece as `syn` items: nested types are built directly, the rest parsed from tokens.
+pub fn piece_items(r: &Resource, piece: &Piece<'_>) -> Result<Vec<syn::Item>, Error> {
+    match piece {
+        Piece::Type(t) => typedef(t, &r.types),
+        _ => parse_items(piece_tokens(r, piece)),
+    }
+}
+
 pub fn piece_tokens(r: &Resource, piece: &Piece<'_>) -> TokenStream {
     match piece {
         Piece::Head => head(r),
-        Piece::Type(t) => typedef(t, &r.types),
+        Piece::Type(t) => typedef_tokens(t, &r.types),
         Piece::Helper => quote! {
             /// Reads a present field, `null` included, as `Some`: absent stays `None` (serde's default).
             fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
@@ -83,7 +93,7 @@ fn head(r: &Resource) -> TokenStream {
     let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
     let derive = derives_with(false, true, &r.root_extra_derives);
     let fields = r.root_fields.iter().map(|f| field(f, &r.types));
-    let fl = flatten(&r.root_flatten, &r.types);
+    let fl = flatten(&r.root_flatten, &r.types).map(|f| quote!(#f,));
 
     let api_version = format!("{}/{}", r.group, r.version);
     let (group, version, kind, plural) = (&r.group, &r.version, &r.kind, &r.plural);
@@ -155,7 +165,7 @@ fn head(r: &Resource) -> TokenStream {
             pub kind: String,
             #[serde(default)]
             pub metadata: #meta,
-            #(#fields)*
+            #(#fields,)*
             #fl
         }
 
