@@ -106,20 +106,13 @@ pub fn available_threads() -> usize {
 type Rendered = Result<kube_codegen::Generated, String>;
 
 /// Renders every file with `options` on up to `threads` threads; results in input order. A generator panic is
-/// that file's generation error, not the end of the run. Largest files are handed out first, so the run doesn't
-/// end with one thread alone on a big file.
+/// that file's generation error, not the end of the run.
 pub fn render_all(
     files: &[&Path],
     options: &kube_codegen::Options,
     threads: usize,
 ) -> Vec<Rendered> {
     let threads = threads.clamp(1, files.len().max(1));
-    let mut order: Vec<(u64, usize)> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (std::fs::metadata(f).map_or(0, |m| m.len()), i))
-        .collect();
-    order.sort_by_key(|&(size, i)| (std::cmp::Reverse(size), i));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<(usize, Rendered)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -127,11 +120,8 @@ pub fn render_all(
                 scope.spawn(|| {
                     let mut done = Vec::new();
                     loop {
-                        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&(_, i)) = order.get(n) else {
-                            break done;
-                        };
-                        let file = files[i];
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(file) = files.get(i) else { break done };
                         let result = std::panic::catch_unwind(|| {
                             kube_codegen::Builder::new()
                                 .input(file)
