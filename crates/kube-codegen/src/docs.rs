@@ -194,7 +194,20 @@ fn escape_line(line: &str) -> String {
     let mut out = String::with_capacity(line.len() + 8);
     let mut in_code = false;
     let mut rest = line;
-    while let Some(c) = rest.chars().next() {
+    loop {
+        // Copy the run that needs no attention in one go; every stop character is ASCII.
+        let stop = if in_code {
+            rest.find('`')
+        } else {
+            rest.find(['`', 'h', '[', ']', '<', '>', '\\'])
+        };
+        let Some(i) = stop else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let c = char::from(rest.as_bytes()[0]);
         if c == '`' {
             if balanced {
                 in_code = !in_code;
@@ -205,12 +218,7 @@ fn escape_line(line: &str) -> String {
             rest = &rest[1..];
             continue;
         }
-        if in_code {
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-            continue;
-        }
-        if rest.starts_with("http://") || rest.starts_with("https://") {
+        if c == 'h' && (rest.starts_with("http://") || rest.starts_with("https://")) {
             let end = rest
                 .find(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"' | '`' | '|'))
                 .unwrap_or(rest.len());
@@ -234,16 +242,12 @@ fn escape_line(line: &str) -> String {
                 continue;
             }
         }
-        match c {
-            '[' | ']' | '<' | '>' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
+        if c != 'h' {
+            out.push('\\');
         }
-        rest = &rest[c.len_utf8()..];
+        out.push(c);
+        rest = &rest[1..];
     }
-    out
 }
 
 #[cfg(test)]
