@@ -74,7 +74,7 @@ fn facts(s: &Schema, out: &mut Vec<String>) {
     if !s.enum_values.is_empty() && s.effective_type() != Some("string") {
         lines.push(format!(
             "- enum: {}",
-            code(&json(&Value::Array(s.enum_values.clone())))
+            code(&json(&Value::Array(s.enum_values.to_vec())))
         ));
     }
     for (k, v) in &s.constraints {

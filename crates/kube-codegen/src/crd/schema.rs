@@ -11,35 +11,35 @@ use serde_json::Value;
 pub const MAX_SCHEMA_DEPTH: usize = 100;
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Schema {
+pub struct Schema<'a> {
     /// JSON pointer of this node inside the version's openAPIV3Schema.
     pub pointer: String,
-    pub type_: Option<String>,
-    pub format: Option<String>,
-    pub description: Option<String>,
+    pub type_: Option<&'a str>,
+    pub format: Option<&'a str>,
+    pub description: Option<&'a str>,
     pub nullable: bool,
     /// Declared properties, sorted by name (a Vec: schemas are large, and a map would move them
     /// around on every node split).
-    pub properties: Vec<(String, Schema)>,
-    pub required: Vec<String>,
-    pub items: Option<Box<Schema>>,
-    pub additional_properties: Option<AdditionalProperties>,
-    pub enum_values: Vec<Value>,
-    pub default: Option<Value>,
-    pub any_of: Vec<Schema>,
-    pub one_of: Vec<Schema>,
-    pub all_of: Vec<Schema>,
+    pub properties: Vec<(&'a str, Schema<'a>)>,
+    pub required: Vec<&'a str>,
+    pub items: Option<Box<Schema<'a>>>,
+    pub additional_properties: Option<AdditionalProperties<'a>>,
+    pub enum_values: &'a [Value],
+    pub default: Option<&'a Value>,
+    pub any_of: Vec<Schema<'a>>,
+    pub one_of: Vec<Schema<'a>>,
+    pub all_of: Vec<Schema<'a>>,
     pub preserve_unknown_fields: bool,
     pub int_or_string: bool,
     pub embedded_resource: bool,
     /// Validation facts for the docs, in a fixed order: (keyword, value).
-    pub constraints: Vec<(&'static str, Value)>,
+    pub constraints: Vec<(&'static str, &'a Value)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum AdditionalProperties {
+pub enum AdditionalProperties<'a> {
     Bool(bool),
-    Schema(Box<Schema>),
+    Schema(Box<Schema<'a>>),
 }
 
 /// Keywords that only constrain values; they go to rustdoc verbatim.
@@ -70,18 +70,18 @@ pub struct SchemaError {
     pub message: String,
 }
 
-impl Schema {
-    pub fn parse(v: &Value) -> Result<Schema, SchemaError> {
+impl<'a> Schema<'a> {
+    pub fn parse(v: &'a Value) -> Result<Schema<'a>, SchemaError> {
         parse(v, String::new(), 0)
     }
 
     /// The `type`, or one implied by other keywords when absent.
     pub fn has_property(&self, name: &str) -> bool {
-        self.properties.iter().any(|(k, _)| k == name)
+        self.properties.iter().any(|(k, _)| *k == name)
     }
 
     pub fn effective_type(&self) -> Option<&str> {
-        if let Some(t) = self.type_.as_deref() {
+        if let Some(t) = self.type_ {
             return Some(t);
         }
         if !self.properties.is_empty() || self.additional_properties.is_some() {
@@ -110,7 +110,7 @@ pub fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError> {
+fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema<'_>, SchemaError> {
     if depth > MAX_SCHEMA_DEPTH {
         return Err(err(
             &pointer,
@@ -133,10 +133,10 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError
         pointer: pointer.clone(),
         ..Schema::default()
     };
-    let string = |key: &str| -> Result<Option<String>, SchemaError> {
+    let string = |key: &str| -> Result<Option<&str>, SchemaError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(x)) => Ok(Some(x.clone())),
+            Some(Value::String(x)) => Ok(Some(x.as_str())),
             Some(_) => Err(err(&format!("{pointer}/{key}"), "expected a string")),
         }
     };
@@ -150,7 +150,7 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError
     s.type_ = string("type")?.filter(|t| !t.is_empty());
     if let Some(t) = &s.type_
         && !matches!(
-            t.as_str(),
+            *t,
             "object" | "array" | "string" | "integer" | "number" | "boolean"
         )
     {
@@ -165,10 +165,10 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError
     s.preserve_unknown_fields = flag("x-kubernetes-preserve-unknown-fields")?;
     s.int_or_string = flag("x-kubernetes-int-or-string")?;
     s.embedded_resource = flag("x-kubernetes-embedded-resource")?;
-    s.default = obj.get("default").cloned();
+    s.default = obj.get("default");
     if let Some(e) = obj.get("enum") {
         match e {
-            Value::Array(items) => s.enum_values = items.clone(),
+            Value::Array(items) => s.enum_values = items,
             Value::Null => {}
             _ => return Err(err(&format!("{pointer}/enum"), "expected a list")),
         }
@@ -178,7 +178,7 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError
         Some(Value::Array(items)) => {
             for (i, r) in items.iter().enumerate() {
                 match r {
-                    Value::String(r) => s.required.push(r.clone()),
+                    Value::String(r) => s.required.push(r),
                     _ => return Err(err(&format!("{pointer}/required/{i}"), "expected a string")),
                 }
             }
@@ -190,9 +190,9 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError
         Some(Value::Object(props)) => {
             for (k, pv) in props {
                 let p = format!("{pointer}/properties/{}", escape_pointer(k));
-                s.properties.push((k.clone(), parse(pv, p, depth + 1)?));
+                s.properties.push((k, parse(pv, p, depth + 1)?));
             }
-            s.properties.sort_by(|a, b| a.0.cmp(&b.0));
+            s.properties.sort_by(|a, b| a.0.cmp(b.0));
         }
         Some(_) => return Err(err(&format!("{pointer}/properties"), "expected an object")),
     }
@@ -249,7 +249,7 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema, SchemaError
         if let Some(v) = obj.get(*key)
             && !v.is_null()
         {
-            s.constraints.push((key, v.clone()));
+            s.constraints.push((key, v));
         }
     }
     Ok(s)

@@ -77,11 +77,11 @@ pub fn resource(
     let root = naming::type_name(&naming::pascal(&crd.kind));
 
     // Root: apiVersion/kind/metadata are fixed fields; every other property is kept.
-    let mut props: Vec<(&String, &Schema)> = schema
+    let mut props: Vec<(&str, &Schema)> = schema
         .properties
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
-        .map(|(k, v)| (k, v))
+        .filter(|(k, _)| !matches!(*k, "apiVersion" | "kind" | "metadata"))
+        .map(|(k, v)| (*k, v))
         .collect();
     props.sort_by(|a, b| a.0.cmp(b.0));
     let reserved: BTreeSet<String> = ["api_version", "kind", "metadata"].map(String::from).into();
@@ -159,15 +159,15 @@ fn struct_fields(
     cx: &mut Cx<'_>,
     name: &str,
     s: &Schema,
-    props: &[(&String, &Schema)],
+    props: &[(&str, &Schema)],
     reserved: BTreeSet<String>,
 ) -> Result<(Vec<Field>, Flatten), Error> {
     let wanted: Vec<(String, String, bool)> = props
         .iter()
         .map(|(wire, _)| {
             let sn = naming::snake(wire);
-            let exact = &sn == *wire;
-            (sn, (*wire).clone(), exact)
+            let exact = sn == *wire;
+            (sn, wire.to_string(), exact)
         })
         .collect();
     let mut taken = reserved;
@@ -176,7 +176,7 @@ fn struct_fields(
     for ((wire, ps), sn) in props.iter().zip(snakes) {
         let child_name = format!("{name}{}", naming::pascal(wire));
         let ty = map_schema(cx, ps, &child_name)?;
-        let required = s.required.iter().any(|r| r == *wire);
+        let required = s.required.iter().any(|r| r == wire);
         let presence = match (required, ps.nullable) {
             (true, false) => Presence::Required,
             (false, false) => Presence::Optional,
@@ -188,7 +188,7 @@ fn struct_fields(
         };
         fields.push(Field {
             ident: naming::field_ident(&sn),
-            wire: (*wire).clone(),
+            wire: wire.to_string(),
             docs: match &ty {
                 // The type was just built from this very schema node: reuse its docs.
                 Ty::Named(i) if cx.types[*i].pointer == ps.pointer => cx.types[*i].docs.clone(),
@@ -234,7 +234,7 @@ fn value_ty(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
 }
 
 /// The JSON type a oneOf/anyOf branch stands for, if it names exactly one.
-fn branch_type(b: &Schema) -> Option<&str> {
+fn branch_type<'s>(b: &'s Schema<'_>) -> Option<&'s str> {
     if b.int_or_string {
         return None;
     }
@@ -275,7 +275,7 @@ fn map_schema(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
     match s.effective_type() {
         Some("string") => {
             let mut variants: Vec<String> = Vec::new();
-            for v in &s.enum_values {
+            for v in s.enum_values {
                 if let Value::String(x) = v
                     && !variants.contains(x)
                 {
@@ -300,7 +300,6 @@ fn map_schema(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
             }
             let default = s
                 .default
-                .as_ref()
                 .and_then(Value::as_str)
                 .and_then(|d| variants.iter().position(|v| v == d));
             let body = TypeBody::StringEnum {
@@ -312,7 +311,7 @@ fn map_schema(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
         }
         Some("integer") => {
             let mut values: Vec<i64> = Vec::new();
-            for v in &s.enum_values {
+            for v in s.enum_values {
                 if let Some(x) = v.as_i64()
                     && !values.contains(&x)
                 {
@@ -331,10 +330,10 @@ fn map_schema(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
                         (n, *v)
                     })
                     .collect();
-                let default = s.default.as_ref().and_then(Value::as_i64);
+                let default = s.default.and_then(Value::as_i64);
                 return Ok(cx.push(name.to_string(), s, TypeBody::IntEnum { consts, default }));
             }
-            Ok(match s.format.as_deref() {
+            Ok(match s.format {
                 Some("int32") => Ty::I32,
                 _ => Ty::I64,
             })
@@ -360,7 +359,7 @@ fn untyped(_s: &Schema) -> Result<Ty, Error> {
 }
 
 fn object(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
-    let mut props: Vec<(&String, &Schema)> = s.properties.iter().map(|(k, v)| (k, v)).collect();
+    let mut props: Vec<(&str, &Schema)> = s.properties.iter().map(|(k, v)| (*k, v)).collect();
     props.sort_by(|a, b| a.0.cmp(b.0));
     if s.embedded_resource {
         // apiVersion/kind/metadata are always kept by the server inside embedded resources, so
