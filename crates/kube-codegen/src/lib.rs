@@ -3,8 +3,9 @@
 //! # Pipeline
 //!
 //! `crd` (bytes -> documents -> normalised CRDs, errors with file:line:column or CRD/version/JSON
-//! pointer) -> `model` (IR; every naming decision made once) -> `emit` (IR -> `TokenStream` via
-//! `quote!`) -> `render` (prettyplease + header, write-if-changed, `--check` diffs).
+//! pointer) -> `model` (IR; every naming decision made once) -> `emit` (IR -> `syn` items for
+//! nested types, `quote!` tokens for the rest) -> `render` (prettyplease + header,
+//! write-if-changed, `--check` diffs).
 //!
 //! # Type mapping
 //!
@@ -89,7 +90,8 @@
 //!
 //! # Reading input
 //!
-//! YAML (serde-saphyr, multi-document) or JSON (detected by a leading `{`/`[`, concatenated
+//! YAML (multi-document; a fast reader for the common block style, serde-saphyr for everything
+//! else and for every error) or JSON (detected by a leading `{`/`[`, concatenated
 //! values allowed); `List`/`CustomResourceDefinitionList` wrappers; directories walked
 //! recursively for `*.yaml|*.yml|*.json` in sorted order; `-` for stdin. Non-CRD documents are
 //! skipped with a warning naming file and document index; a CRD name seen twice keeps the first.

@@ -107,6 +107,9 @@ fn err(pointer: &str, message: impl Into<String>) -> SchemaError {
 
 /// Escapes a key for use in a JSON pointer (RFC 6901).
 pub fn escape_pointer(key: &str) -> String {
+    if !key.contains(['~', '/']) {
+        return key.to_string();
+    }
     key.replace('~', "~0").replace('/', "~1")
 }
 
@@ -189,7 +192,14 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema<'_>, SchemaE
         None | Some(Value::Null) => {}
         Some(Value::Object(props)) => {
             for (k, pv) in props {
-                let p = format!("{pointer}/properties/{}", escape_pointer(k));
+                let mut p = String::with_capacity(pointer.len() + 12 + k.len());
+                p.push_str(&pointer);
+                p.push_str("/properties/");
+                if k.contains(['~', '/']) {
+                    p.push_str(&escape_pointer(k));
+                } else {
+                    p.push_str(k);
+                }
                 s.properties.push((k, parse(pv, p, depth + 1)?));
             }
             s.properties.sort_by(|a, b| a.0.cmp(b.0));
@@ -245,7 +255,9 @@ fn parse(v: &Value, pointer: String, depth: usize) -> Result<Schema<'_>, SchemaE
             Some(_) => return Err(err(&format!("{pointer}/{key}"), "expected a list")),
         }
     }
-    for key in CONSTRAINT_KEYS {
+    // Most nodes have no constraint at all: one scan of their few keys saves the lookups.
+    let constrained = obj.keys().any(|k| CONSTRAINT_KEYS.contains(&k.as_str()));
+    for key in CONSTRAINT_KEYS.iter().filter(|_| constrained) {
         if let Some(v) = obj.get(*key)
             && !v.is_null()
         {
