@@ -1,4 +1,5 @@
-//! IR -> `TokenStream`, built with `quote!` (doc attributes token by token). Pure functions: no I/O, no naming decisions.
+//! IR -> `syn` items (nested and root types) and `quote!` tokens (impls, module layout). Pure
+//! functions: no I/O, no naming decisions.
 
 mod layout;
 mod resource;
@@ -6,7 +7,7 @@ mod types;
 
 pub use layout::files;
 
-use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::{Ident, Literal, Span};
 
 /// Identifier from the text the model decided (`r#type` becomes a raw identifier).
 pub(crate) fn ident(s: &str) -> Ident {
@@ -14,29 +15,6 @@ pub(crate) fn ident(s: &str) -> Ident {
         Some(raw) => Ident::new_raw(raw, Span::call_site()),
         None => Ident::new(s, Span::call_site()),
     }
-}
-
-/// `#[doc = "..."]` attributes, one per line (prettyplease prints them as `///`). Built token by
-/// token: these are the bulk of the generated tokens, and the tokens are exactly what
-/// `quote!(#[doc = #text])` makes, without its intermediate streams and per-line strings.
-pub(crate) fn doc_attrs(lines: &[String]) -> TokenStream {
-    let mut out = TokenStream::new();
-    let mut text = String::new();
-    for l in lines {
-        doc_text(l, &mut text);
-        let inner: TokenStream = [
-            TokenTree::Ident(Ident::new("doc", Span::call_site())),
-            TokenTree::Punct(Punct::new('=', Spacing::Alone)),
-            TokenTree::Literal(doc_literal(&text)),
-        ]
-        .into_iter()
-        .collect();
-        out.extend([
-            TokenTree::Punct(Punct::new('#', Spacing::Alone)),
-            TokenTree::Group(Group::new(Delimiter::Bracket, inner)),
-        ]);
-    }
-    out
 }
 
 /// The text of one doc line's attribute: a leading space (so it prints as `/// line`), tabs
@@ -117,8 +95,8 @@ mod tests {
             quote::quote!(#[doc = #text])
         });
         let cooked = quote::quote!(#(#cooked)* struct S;);
-        let ours = doc_attrs(&lines);
-        let ours = quote::quote!(#ours struct S;);
+        let ours = types::doc_attr_list(&lines);
+        let ours = quote::quote!(#(#ours)* struct S;);
         let a = crate::render::format_items(cooked).unwrap();
         let b = crate::render::format_items(ours).unwrap();
         assert_eq!(a, b);

@@ -1,10 +1,14 @@
 //! A kind's module: root type, its trait impls and constants, nested types.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::quote;
+use syn::{Expr, ExprLit, Fields, FieldsNamed, Lit, Meta, MetaNameValue};
 
-use super::types::{derives_with, field, flatten, typedef, typedef_tokens};
-use super::{doc_attrs, ident};
+use super::ident;
+use super::types::{
+    attr, derives_with, doc_attr, doc_attr_list, field, flatten, list_attr, named_field, path,
+    path_ty, struct_item, typedef, typedef_tokens,
+};
 use crate::Error;
 use crate::model::{Resource, TypeDef};
 use crate::render::parse_items;
@@ -42,13 +46,22 @@ pub fn kind_pieces(r: &Resource) -> Vec<Piece<'_>> {
 pub fn piece_items(r: &Resource, piece: &Piece<'_>) -> Result<Vec<syn::Item>, Error> {
     match piece {
         Piece::Type(t) => typedef(t, &r.types),
-        _ => parse_items(piece_tokens(r, piece)),
+        Piece::Head => {
+            let mut items = vec![root_struct(r)];
+            items.extend(parse_items(head_impls(r))?);
+            Ok(items)
+        }
+        Piece::Helper => parse_items(piece_tokens(r, piece)),
     }
 }
 
 pub fn piece_tokens(r: &Resource, piece: &Piece<'_>) -> TokenStream {
     match piece {
-        Piece::Head => head(r),
+        Piece::Head => {
+            let root = root_struct(r);
+            let impls = head_impls(r);
+            quote!(#root #impls)
+        }
         Piece::Type(t) => typedef_tokens(t, &r.types),
         Piece::Helper => quote! {
             /// Reads a present field, `null` included, as `Some`: absent stays `None` (serde's default).
@@ -63,8 +76,9 @@ pub fn piece_tokens(r: &Resource, piece: &Piece<'_>) -> TokenStream {
     }
 }
 
-fn head(r: &Resource) -> TokenStream {
-    let root = ident(&r.root);
+/// The root type: fixed `apiVersion`/`kind`/`metadata` fields, then every other top-level
+/// property (built as an item, like the nested types).
+fn root_struct(r: &Resource) -> syn::Item {
     let mut docs = r.root_docs.clone();
     if !docs.is_empty() {
         docs.push(String::new());
@@ -88,13 +102,79 @@ fn head(r: &Resource) -> TokenStream {
         docs.push(String::new());
         docs.push("This version is not served.".into());
     }
-    let docs = doc_attrs(&docs);
-    let deprecated = r.deprecated.as_ref().map(|m| quote!(#[deprecated = #m]));
-    let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
-    let derive = derives_with(false, true, &r.root_extra_derives);
-    let fields = r.root_fields.iter().map(|f| field(f, &r.types));
-    let fl = flatten(&r.root_flatten, &r.types).map(|f| quote!(#f,));
+    let mut attrs = doc_attr_list(&docs);
+    if let Some(m) = &r.deprecated {
+        attrs.push(attr(Meta::NameValue(MetaNameValue {
+            path: path(false, &["deprecated"]),
+            eq_token: Default::default(),
+            value: Expr::Lit(ExprLit {
+                attrs: Vec::new(),
+                lit: Lit::new(Literal::string(m)),
+            }),
+        })));
+    }
+    attrs.push(derives_with(false, true, &r.root_extra_derives));
+    let string = || path_ty(path(false, &["String"]));
+    let mut fields = vec![
+        named_field(
+            vec![
+                doc_attr(" `apiVersion`; [`Default`] fills in this version's value."),
+                list_attr(
+                    "serde",
+                    quote!(
+                        rename = "apiVersion",
+                        default,
+                        skip_serializing_if = "String::is_empty"
+                    ),
+                ),
+            ],
+            "api_version",
+            string(),
+        ),
+        named_field(
+            vec![
+                doc_attr(" `kind`; [`Default`] fills in this kind."),
+                list_attr(
+                    "serde",
+                    quote!(default, skip_serializing_if = "String::is_empty"),
+                ),
+            ],
+            "kind",
+            string(),
+        ),
+        named_field(
+            vec![list_attr("serde", quote!(default))],
+            "metadata",
+            path_ty(path(
+                true,
+                &[
+                    "k8s_openapi",
+                    "apimachinery",
+                    "pkg",
+                    "apis",
+                    "meta",
+                    "v1",
+                    "ObjectMeta",
+                ],
+            )),
+        ),
+    ];
+    fields.extend(r.root_fields.iter().map(|f| field(f, &r.types)));
+    fields.extend(flatten(&r.root_flatten, &r.types));
+    struct_item(
+        attrs,
+        &r.root,
+        Fields::Named(FieldsNamed {
+            brace_token: Default::default(),
+            named: fields.into_iter().collect(),
+        }),
+    )
+}
 
+/// The root type's constants and trait impls.
+fn head_impls(r: &Resource) -> TokenStream {
+    let root = ident(&r.root);
+    let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
     let api_version = format!("{}/{}", r.group, r.version);
     let (group, version, kind, plural) = (&r.group, &r.version, &r.kind, &r.plural);
     let singular = &r.singular;
@@ -153,22 +233,6 @@ fn head(r: &Resource) -> TokenStream {
     });
 
     quote! {
-        #docs
-        #deprecated
-        #derive
-        pub struct #root {
-            /// `apiVersion`; [`Default`] fills in this version's value.
-            #[serde(rename = "apiVersion", default, skip_serializing_if = "String::is_empty")]
-            pub api_version: String,
-            /// `kind`; [`Default`] fills in this kind.
-            #[serde(default, skip_serializing_if = "String::is_empty")]
-            pub kind: String,
-            #[serde(default)]
-            pub metadata: #meta,
-            #(#fields,)*
-            #fl
-        }
-
         #allow
         impl #root {
             /// `metadata.name` of the CustomResourceDefinition.

@@ -18,7 +18,7 @@ use crate::Error;
 use crate::model::{Field, Presence, Ty, TypeBody, TypeDef};
 use crate::render::parse_items;
 
-fn path(leading_colon: bool, segments: &[&str]) -> Path {
+pub(super) fn path(leading_colon: bool, segments: &[&str]) -> Path {
     Path {
         leading_colon: leading_colon.then(Default::default),
         segments: segments
@@ -28,7 +28,7 @@ fn path(leading_colon: bool, segments: &[&str]) -> Path {
     }
 }
 
-fn path_ty(path: Path) -> Type {
+pub(super) fn path_ty(path: Path) -> Type {
     Type::Path(TypePath { qself: None, path })
 }
 
@@ -82,7 +82,7 @@ fn map_of(value: Type) -> Type {
     )
 }
 
-fn attr(meta: Meta) -> Attribute {
+pub(super) fn attr(meta: Meta) -> Attribute {
     Attribute {
         pound_token: Default::default(),
         style: AttrStyle::Outer,
@@ -92,7 +92,7 @@ fn attr(meta: Meta) -> Attribute {
 }
 
 /// `#[name(tokens)]`.
-fn list_attr(name: &str, tokens: TokenStream) -> Attribute {
+pub(super) fn list_attr(name: &str, tokens: TokenStream) -> Attribute {
     attr(Meta::List(MetaList {
         path: path(false, &[name]),
         delimiter: MacroDelimiter::Paren(Default::default()),
@@ -112,7 +112,7 @@ pub fn doc_attr_list(lines: &[String]) -> Vec<Attribute> {
         .collect()
 }
 
-fn doc_attr(text: &str) -> Attribute {
+pub(super) fn doc_attr(text: &str) -> Attribute {
     attr(Meta::NameValue(MetaNameValue {
         path: path(false, &["doc"]),
         eq_token: Default::default(),
@@ -127,7 +127,7 @@ fn bare(ident_text: &str) -> &str {
     ident_text.strip_prefix("r#").unwrap_or(ident_text)
 }
 
-fn named_field(attrs: Vec<Attribute>, name: &str, ty: Type) -> syn::Field {
+pub(super) fn named_field(attrs: Vec<Attribute>, name: &str, ty: Type) -> syn::Field {
     syn::Field {
         attrs,
         vis: Visibility::Public(Default::default()),
@@ -201,7 +201,7 @@ pub fn derives_with(default: bool, manual_default: bool, extra: &[String]) -> At
     )
 }
 
-fn struct_item(attrs: Vec<Attribute>, name: &str, fields: Fields) -> Item {
+pub(super) fn struct_item(attrs: Vec<Attribute>, name: &str, fields: Fields) -> Item {
     Item::Struct(ItemStruct {
         attrs,
         vis: Visibility::Public(Default::default()),

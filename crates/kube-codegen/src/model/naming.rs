@@ -81,9 +81,41 @@ fn symbol_name(s: &str) -> String {
     out
 }
 
+type Memo = std::cell::RefCell<std::collections::HashMap<String, String>>;
+
+thread_local! {
+    static PASCAL: Memo = Memo::default();
+    static SNAKE: Memo = Memo::default();
+}
+
+/// Entries a thread remembers before starting over (bounds memory in long-lived processes).
+const MEMO_CAP: usize = 1 << 16;
+
+/// `pascal` and `snake` run for every property of every schema, mostly on names seen before
+/// (`name`, `spec`, ...), and heck's conversions cost thousands of instructions: each thread
+/// remembers its results. Pure functions, so the output cannot change.
+fn memo(cache: &'static std::thread::LocalKey<Memo>, s: &str, f: fn(&str) -> String) -> String {
+    cache.with(|c| {
+        if let Some(v) = c.borrow().get(s) {
+            return v.clone();
+        }
+        let v = f(s);
+        let mut c = c.borrow_mut();
+        if c.len() >= MEMO_CAP {
+            c.clear();
+        }
+        c.insert(s.to_string(), v.clone());
+        v
+    })
+}
+
 /// UpperCamelCase building block for type and variant names (no keyword handling needed:
 /// UpperCamelCase words are never keywords except `Self`, which callers reserve).
 pub fn pascal(s: &str) -> String {
+    memo(&PASCAL, s, pascal_uncached)
+}
+
+fn pascal_uncached(s: &str) -> String {
     let cleaned = ascii_only(s);
     let p = cleaned.to_upper_camel_case();
     let p = if p.is_empty() {
@@ -116,6 +148,10 @@ pub fn type_name(base: &str) -> String {
 
 /// snake_case without keyword handling (see [`field_ident`]).
 pub fn snake(s: &str) -> String {
+    memo(&SNAKE, s, snake_uncached)
+}
+
+fn snake_uncached(s: &str) -> String {
     let cleaned = ascii_only(s);
     let mut out = cleaned.to_snake_case();
     if out.is_empty() {
