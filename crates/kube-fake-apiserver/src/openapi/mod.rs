@@ -1,0 +1,458 @@
+//! `/openapi/v3` and `/openapi/v2` documents built from the registered resources' schemas.
+//!
+//! Shaped like the real server's so that kubectl works against them: `kubectl explain` finds the
+//! schema by its `x-kubernetes-group-version-kind`, and kubectl's "does the server validate
+//! fields?" check finds the `fieldValidation` query parameter on the PATCH operation of the kind
+//! (then it leaves validation to the server instead of downloading swagger 2.0 protobuf).
+mod meta;
+mod operations;
+
+use serde_json::{Map, Value, json};
+
+use meta::meta_schemas;
+use operations::resource_paths;
+
+/// What the OpenAPI builders need to know about one served resource version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceSchema {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub list_kind: String,
+    pub plural: String,
+    pub namespaced: bool,
+    /// The version's openAPIV3Schema; `None` for kinds registered without one (stored as free-form objects).
+    pub schema: Option<Value>,
+}
+
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
+const STATUS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
+const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
+const DELETE_OPTIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
+const OWNER_REFERENCE: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference";
+const MANAGED_FIELDS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry";
+
+const API_VERSION_DOC: &str = "APIVersion defines the versioned schema of this representation of an object. Servers \
+should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: \
+https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+const KIND_DOC: &str = "Kind is a string value representing the REST resource this object represents. Servers may \
+infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: \
+https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+const METADATA_DOC: &str = "Standard object's metadata. More info: \
+https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+const LIST_METADATA_DOC: &str = "Standard list metadata. More info: \
+https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    V2,
+    V3,
+}
+
+impl Format {
+    fn reference(self, name: &str) -> Value {
+        match self {
+            Format::V2 => json!({"$ref": format!("#/definitions/{name}")}),
+            Format::V3 => json!({"$ref": format!("#/components/schemas/{name}")}),
+        }
+    }
+
+    /// A property that points at a named schema with its own description: v3 wraps the ref in
+    /// `allOf` (a `$ref` may not have siblings), v2 keeps the bare ref.
+    fn described_ref(self, name: &str, description: &str) -> Value {
+        match self {
+            Format::V2 => self.reference(name),
+            Format::V3 => json!({"description": description, "allOf": [self.reference(name)]}),
+        }
+    }
+}
+
+/// The group-version path key: `api/v1` for the core group, `apis/<g>/<v>` otherwise.
+fn gv_key(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// The schema name the real server uses: `io.k8s.api.<pkg>.<v>.<Kind>` for built-in groups,
+/// reversed group for everything else (`stable.example.com` → `com.example.stable.v1.CronTab`).
+pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
+    let prefix = match group {
+        "" => "io.k8s.api.core".to_string(),
+        "apiextensions.k8s.io" => {
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions".to_string()
+        }
+        g if !g.contains('.') => format!("io.k8s.api.{g}"),
+        g if g.ends_with(".k8s.io") => format!("io.k8s.api.{}", g.split('.').next().unwrap_or(g)),
+        g => g.split('.').rev().collect::<Vec<_>>().join("."),
+    };
+    format!("{prefix}.{version}.{kind}")
+}
+
+/// A stable short hash of a document, for `?hash=` (clients treat it as an opaque cache key).
+fn hash_of(doc: &Value) -> String {
+    let bytes = serde_json::to_vec(doc).unwrap_or_default();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016X}")
+}
+
+/// `GET /openapi/v3`: `{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}, "apis/<g>/<v>": ...}}`.
+pub fn v3_index(resources: &[ResourceSchema]) -> Value {
+    let mut paths = Map::new();
+    let mut gvs: Vec<(&str, &str)> = resources
+        .iter()
+        .map(|r| (r.group.as_str(), r.version.as_str()))
+        .collect();
+    gvs.sort();
+    gvs.dedup();
+    for (g, v) in gvs {
+        if let Some(doc) = v3_group_version(g, v, resources) {
+            let key = gv_key(g, v);
+            let url = format!("/openapi/v3/{key}?hash={}", hash_of(&doc));
+            paths.insert(key, json!({"serverRelativeURL": url}));
+        }
+    }
+    json!({"paths": paths})
+}
+
+/// `GET /openapi/v3/apis/<group>/<version>` (or `api/v1` for the core group, `group == ""`).
+/// Returns `None` when no resource is served in that group/version.
+pub fn v3_group_version(group: &str, version: &str, resources: &[ResourceSchema]) -> Option<Value> {
+    let served: Vec<&ResourceSchema> = resources
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+        .collect();
+    if served.is_empty() {
+        return None;
+    }
+    let (paths, schemas) = build(&served, Format::V3);
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.35.0"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
+}
+
+/// `GET /openapi/v2`: one swagger 2.0 document for everything.
+pub fn v2(resources: &[ResourceSchema]) -> Value {
+    let all: Vec<&ResourceSchema> = resources.iter().collect();
+    let (paths, definitions) = build(&all, Format::V2);
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.35.0"},
+        "paths": paths,
+        "definitions": definitions,
+    })
+}
+
+fn build(resources: &[&ResourceSchema], f: Format) -> (Map<String, Value>, Map<String, Value>) {
+    let mut paths = Map::new();
+    let mut schemas = meta_schemas(f);
+    for r in resources {
+        let name = definition_name(&r.group, &r.version, &r.kind);
+        let list_name = definition_name(&r.group, &r.version, &r.list_kind);
+        schemas.insert(name.clone(), object_schema(r, f));
+        schemas.insert(list_name.clone(), list_schema(r, &name, f));
+        resource_paths(r, &name, &list_name, f, &mut paths);
+    }
+    (paths, schemas)
+}
+
+fn gvk_list(group: &str, version: &str, kind: &str) -> Value {
+    json!([{"group": group, "kind": kind, "version": version}])
+}
+
+/// The kind's schema: the CRD schema with apiVersion/kind documented and metadata pointing at ObjectMeta.
+fn object_schema(r: &ResourceSchema, f: Format) -> Value {
+    let mut m = match &r.schema {
+        Some(Value::Object(m)) => m.clone(),
+        _ => {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("object"));
+            m.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+            m
+        }
+    };
+    if f == Format::V2 {
+        strip_for_v2(&mut m, 0);
+    }
+    m.entry("type").or_insert_with(|| json!("object"));
+    let props = m.entry("properties").or_insert_with(|| json!({}));
+    if !props.is_object() {
+        *props = json!({});
+    }
+    if let Value::Object(props) = props {
+        props
+            .entry("apiVersion")
+            .or_insert_with(|| json!({"description": API_VERSION_DOC, "type": "string"}));
+        props
+            .entry("kind")
+            .or_insert_with(|| json!({"description": KIND_DOC, "type": "string"}));
+        props.insert(
+            "metadata".into(),
+            f.described_ref(OBJECT_META, METADATA_DOC),
+        );
+    }
+    m.insert(
+        "x-kubernetes-group-version-kind".into(),
+        gvk_list(&r.group, &r.version, &r.kind),
+    );
+    Value::Object(m)
+}
+
+/// Swagger 2.0 has no `nullable`, `anyOf`, `oneOf` or `not`; the real server drops them from v2.
+fn strip_for_v2(m: &mut Map<String, Value>, depth: usize) {
+    if depth > crate::schema::MAX_DEPTH {
+        return;
+    }
+    for k in ["nullable", "anyOf", "oneOf", "not"] {
+        m.remove(k);
+    }
+    let mut children: Vec<&mut Value> = Vec::new();
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        children.extend(props.values_mut());
+    }
+    for v in children {
+        if let Value::Object(c) = v {
+            strip_for_v2(c, depth + 1);
+        }
+    }
+    for k in ["items", "additionalProperties"] {
+        if let Some(Value::Object(c)) = m.get_mut(k) {
+            strip_for_v2(c, depth + 1);
+        }
+    }
+    if let Some(Value::Array(all)) = m.get_mut("allOf") {
+        for v in all {
+            if let Value::Object(c) = v {
+                strip_for_v2(c, depth + 1);
+            }
+        }
+    }
+}
+
+fn list_schema(r: &ResourceSchema, item: &str, f: Format) -> Value {
+    json!({
+        "description": format!("{} is a list of {}", r.list_kind, r.kind),
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"description": API_VERSION_DOC, "type": "string"},
+            "kind": {"description": KIND_DOC, "type": "string"},
+            "items": {
+                "description": format!("List of {}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md", r.plural),
+                "type": "array",
+                "items": f.reference(item),
+            },
+            "metadata": f.described_ref(LIST_META, LIST_METADATA_DOC),
+        },
+        "x-kubernetes-group-version-kind": gvk_list(&r.group, &r.version, &r.list_kind),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crontab() -> ResourceSchema {
+        ResourceSchema {
+            group: "stable.example.com".into(),
+            version: "v1".into(),
+            kind: "CronTab".into(),
+            list_kind: "CronTabList".into(),
+            plural: "crontabs".into(),
+            namespaced: true,
+            schema: Some(json!({
+                "type": "object",
+                "description": "A cron job.",
+                "properties": {"spec": {"type": "object", "properties": {
+                    "cronSpec": {"type": "string", "description": "The schedule."},
+                    "note": {"type": "string", "nullable": true}
+                }}}
+            })),
+        }
+    }
+
+    fn configmap() -> ResourceSchema {
+        ResourceSchema {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            list_kind: "ConfigMapList".into(),
+            plural: "configmaps".into(),
+            namespaced: true,
+            schema: None,
+        }
+    }
+
+    #[test]
+    fn names_follow_the_real_server() {
+        assert_eq!(
+            definition_name("stable.example.com", "v1", "CronTab"),
+            "com.example.stable.v1.CronTab"
+        );
+        assert_eq!(
+            definition_name("", "v1", "ConfigMap"),
+            "io.k8s.api.core.v1.ConfigMap"
+        );
+        assert_eq!(
+            definition_name("apps", "v1", "Deployment"),
+            "io.k8s.api.apps.v1.Deployment"
+        );
+        assert_eq!(
+            definition_name("events.k8s.io", "v1", "Event"),
+            "io.k8s.api.events.v1.Event"
+        );
+    }
+
+    #[test]
+    fn index_lists_group_versions_with_stable_hashes() {
+        let rs = [crontab(), configmap()];
+        let idx = v3_index(&rs);
+        let paths = idx["paths"].as_object().unwrap();
+        assert_eq!(paths.len(), 2);
+        let url = paths["apis/stable.example.com/v1"]["serverRelativeURL"]
+            .as_str()
+            .unwrap();
+        assert!(
+            url.starts_with("/openapi/v3/apis/stable.example.com/v1?hash="),
+            "{url}"
+        );
+        assert!(
+            paths["api/v1"]["serverRelativeURL"]
+                .as_str()
+                .unwrap()
+                .starts_with("/openapi/v3/api/v1?hash=")
+        );
+        assert_eq!(v3_index(&rs), idx, "same input, same hashes");
+        let mut changed = crontab();
+        changed.schema = Some(json!({"type": "object"}));
+        let other = v3_index(&[changed, configmap()]);
+        assert_ne!(
+            other["paths"]["apis/stable.example.com/v1"],
+            idx["paths"]["apis/stable.example.com/v1"]
+        );
+        assert_eq!(other["paths"]["api/v1"], idx["paths"]["api/v1"]);
+    }
+
+    #[test]
+    fn group_version_document_carries_the_schema() {
+        let doc = v3_group_version("stable.example.com", "v1", &[crontab(), configmap()]).unwrap();
+        assert_eq!(doc["openapi"], "3.0.0");
+        let s = &doc["components"]["schemas"]["com.example.stable.v1.CronTab"];
+        assert_eq!(s["description"], "A cron job.");
+        assert_eq!(
+            s["x-kubernetes-group-version-kind"],
+            json!([{"group": "stable.example.com", "kind": "CronTab", "version": "v1"}])
+        );
+        assert_eq!(
+            s["properties"]["spec"]["properties"]["cronSpec"]["description"],
+            "The schedule."
+        );
+        assert_eq!(
+            s["properties"]["spec"]["properties"]["note"]["nullable"],
+            true
+        );
+        assert_eq!(s["properties"]["apiVersion"]["type"], "string");
+        assert_eq!(
+            s["properties"]["metadata"]["allOf"][0]["$ref"],
+            "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        );
+        assert!(doc["components"]["schemas"]["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]["name"].is_object());
+        let list = &doc["components"]["schemas"]["com.example.stable.v1.CronTabList"];
+        assert_eq!(
+            list["properties"]["items"]["items"]["$ref"],
+            "#/components/schemas/com.example.stable.v1.CronTab"
+        );
+        assert!(
+            doc["components"]["schemas"]
+                .get("io.k8s.api.core.v1.ConfigMap")
+                .is_none(),
+            "other groups stay out"
+        );
+        assert!(v3_group_version("nothing.example.com", "v1", &[crontab()]).is_none());
+    }
+
+    #[test]
+    fn patch_operation_advertises_field_validation() {
+        let doc = v3_group_version("stable.example.com", "v1", &[crontab()]).unwrap();
+        let item =
+            &doc["paths"]["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}"];
+        let patch = &item["patch"];
+        assert_eq!(
+            patch["x-kubernetes-group-version-kind"],
+            json!({"group": "stable.example.com", "kind": "CronTab", "version": "v1"})
+        );
+        assert_eq!(patch["x-kubernetes-action"], "patch");
+        let params = patch["parameters"].as_array().unwrap();
+        assert!(
+            params
+                .iter()
+                .any(|p| p["name"] == "fieldValidation" && p["in"] == "query")
+        );
+        let content = patch["requestBody"]["content"].as_object().unwrap();
+        assert!(content.contains_key("application/merge-patch+json"));
+        assert!(!content.contains_key("application/strategic-merge-patch+json"));
+        assert!(
+            doc["paths"]["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs"]["post"]
+                .is_object()
+        );
+        assert!(doc["paths"]["/apis/stable.example.com/v1/crontabs"]["get"].is_object());
+        assert_eq!(
+            patch["operationId"],
+            "patchStableExampleComV1NamespacedCronTab"
+        );
+    }
+
+    #[test]
+    fn kinds_without_schema_are_permissive_and_core_paths_use_api() {
+        let doc = v3_group_version("", "v1", &[configmap()]).unwrap();
+        let s = &doc["components"]["schemas"]["io.k8s.api.core.v1.ConfigMap"];
+        assert_eq!(s["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(s["type"], "object");
+        let patch = &doc["paths"]["/api/v1/namespaces/{namespace}/configmaps/{name}"]["patch"];
+        assert!(
+            patch["requestBody"]["content"]
+                .get("application/strategic-merge-patch+json")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn swagger_v2_uses_definitions() {
+        let doc = v2(&[crontab(), configmap()]);
+        assert_eq!(doc["swagger"], "2.0");
+        let s = &doc["definitions"]["com.example.stable.v1.CronTab"];
+        assert_eq!(
+            s["properties"]["metadata"]["$ref"],
+            "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        );
+        assert!(
+            s["properties"]["spec"]["properties"]["note"]
+                .get("nullable")
+                .is_none()
+        );
+        assert!(doc["definitions"]["io.k8s.api.core.v1.ConfigMap"].is_object());
+        let patch = &doc["paths"]["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}"]
+            ["patch"];
+        let params = patch["parameters"].as_array().unwrap();
+        assert!(
+            params
+                .iter()
+                .any(|p| p["name"] == "body" && p["in"] == "body")
+        );
+        assert!(
+            params
+                .iter()
+                .any(|p| p["name"] == "fieldValidation" && p["type"] == "string")
+        );
+    }
+}
