@@ -197,9 +197,10 @@ fn escape_line(line: &str) -> String {
     loop {
         // Copy the run that needs no attention in one go; every stop character is ASCII.
         let stop = if in_code {
-            rest.find('`')
+            rest.bytes().position(|b| b == b'`')
         } else {
-            rest.find(['`', 'h', '[', ']', '<', '>', '\\'])
+            rest.bytes()
+                .position(|b| matches!(b, b'`' | b'h' | b'[' | b']' | b'<' | b'>' | b'\\'))
         };
         let Some(i) = stop else {
             out.push_str(rest);

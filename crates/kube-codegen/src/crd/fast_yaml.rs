@@ -404,7 +404,7 @@ impl<'a> Reader<'a> {
 
     /// One line of a plain scalar from `pos`: its end (trailing spaces trimmed) and whether a
     /// comment follows. `None` for text that makes this line a key or otherwise out of subset.
-    fn plain_line(&self) -> Option<(usize, bool)> {
+    fn plain_line(&self) -> Option<(usize, usize, bool)> {
         let mut i = self.pos;
         let mut comment = false;
         loop {
@@ -422,13 +422,17 @@ impl<'a> Reader<'a> {
         while end > self.pos && self.s[end - 1] == b' ' {
             end -= 1;
         }
-        Some((end, comment))
+        Some((end, i, comment))
     }
 
     fn plain_block(&mut self, n: usize) -> Option<Value> {
         let start = self.pos;
-        let (end, comment) = self.plain_line()?;
-        self.skip_to_break();
+        let (end, stop, comment) = self.plain_line()?;
+        if comment {
+            self.skip_to_break();
+        } else {
+            self.pos = stop;
+        }
         self.newline();
         if comment {
             return resolve(&self.text[start..end], false);
@@ -453,7 +457,7 @@ impl<'a> Reader<'a> {
             }
             self.pos += i;
             let seg_start = self.pos;
-            let (seg_end, comment) = self.plain_line()?;
+            let (seg_end, stop, comment) = self.plain_line()?;
             if comment {
                 return None;
             }
@@ -464,7 +468,7 @@ impl<'a> Reader<'a> {
                 text.extend(std::iter::repeat_n('\n', empty));
             }
             text.push_str(&self.text[seg_start..seg_end]);
-            self.skip_to_break();
+            self.pos = stop;
             self.newline();
         }
         match folded {
