@@ -2,6 +2,8 @@
 //! (kubectl describe assumes `spec.replicas`, `strategy`, container pull policies, ...).
 use serde_json::{Map, Value, json};
 
+use crate::util::str_of;
+
 fn obj(v: &mut Value, key: &str) -> Option<Map<String, Value>> {
     let m = v.as_object_mut()?;
     let e = m.entry(key.to_string()).or_insert_with(|| json!({}));
@@ -28,11 +30,7 @@ fn pod_spec(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
         if let Some(cs) = spec.get_mut(list).and_then(Value::as_array_mut) {
             for c in cs.iter_mut().filter(|c| c.is_object()) {
-                let image = c
-                    .get("image")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
+                let image = str_of(c.get("image")).to_string();
                 let tag = image
                     .rsplit('/')
                     .next()

@@ -4,13 +4,10 @@ use serde_json::{Value, json};
 use crate::registry::{Resource, ScalePaths, Version};
 use crate::schema::Cause;
 use crate::table::PrinterColumn;
-use crate::util::now;
+use crate::util::{now, str_list, str_of};
 
 fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
-    path.iter()
-        .try_fold(v, |cur, k| cur.get(*k))
-        .and_then(Value::as_str)
-        .unwrap_or("")
+    str_of(path.iter().try_fold(v, |cur, k| cur.get(*k)))
 }
 
 fn cause(reason: &str, field: &str, message: String) -> Cause {
@@ -145,17 +142,6 @@ pub fn validate(crd: &Value) -> Vec<Cause> {
         }
     }
     out
-}
-
-fn str_list(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Builds the served `Resource` of a (validated, defaulted) CRD.

@@ -258,11 +258,7 @@ impl FakeApiServer {
                 code: 404,
                 message: "CRDs are not served".into(),
             })?;
-        let name = crd_json
-            .pointer("/metadata/name")
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string();
+        let name = util::str_of(crd_json.pointer("/metadata/name")).to_string();
         let opts = objects::WriteOpts {
             dry_run: false,
             manager: "kube-fake-apiserver".into(),

@@ -11,7 +11,9 @@ use crate::ssa;
 use crate::state::Db;
 use crate::status::ApiError;
 use crate::store::Key;
-use crate::util::{finalizers, is_dns_subdomain, meta_mut, meta_str, name_suffix, now, uid};
+use crate::util::{
+    finalizers, is_dns_subdomain, meta_mut, meta_str, name_suffix, now, str_of, uid,
+};
 
 /// Options common to writes.
 #[derive(Debug, Clone, Default)]
@@ -74,16 +76,8 @@ fn check_type_meta(res: &Resource, version: &str, obj: &mut Value) -> Result<(),
         ));
     }
     let want = res.api_version(version);
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let kind = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let api_version = str_of(obj.get("apiVersion")).to_string();
+    let kind = str_of(obj.get("kind")).to_string();
     if !api_version.is_empty() && api_version != want {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({want})"
@@ -320,16 +314,8 @@ pub fn create(
     check_namespace(res, ns, &mut obj)?;
     let source = obj.clone();
     let m = meta_mut(&mut obj);
-    let name = m
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let generate = m
-        .get("generateName")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let name = str_of(m.get("name")).to_string();
+    let generate = str_of(m.get("generateName")).to_string();
     if name.is_empty() && generate.is_empty() {
         let cause = Cause {
             reason: "FieldValueRequired".into(),
@@ -596,16 +582,8 @@ fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option
     let current = db.store.get(key)?.clone();
     if is_crd(res) {
         // Objects go first, so their watchers see them deleted before the watch ends with the CRD.
-        let group = current
-            .pointer("/spec/group")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let plural = current
-            .pointer("/spec/names/plural")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let group = str_of(current.pointer("/spec/group")).to_string();
+        let plural = str_of(current.pointer("/spec/names/plural")).to_string();
         for (k, _) in db.store.list(&group, &plural, None) {
             db.store.delete(&k);
         }

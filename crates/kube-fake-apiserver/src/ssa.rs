@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::objects::{apply_merge, fields_v1};
 use crate::status::ApiError;
+use crate::util::str_of;
 
 /// A field path as plain names (`["spec", "replicas"]`).
 pub type Path = Vec<String>;
@@ -97,10 +98,7 @@ fn diff_into(a: &Value, b: &Value, at: &mut Path, out: &mut Vec<Path>) {
 }
 
 fn manager_of(e: &Value) -> (&str, &str) {
-    (
-        e.get("manager").and_then(Value::as_str).unwrap_or(""),
-        e.get("operation").and_then(Value::as_str).unwrap_or(""),
-    )
+    (str_of(e.get("manager")), str_of(e.get("operation")))
 }
 
 /// Paths of the fields an object's fields tree covers that `fields_v1` would record (no
@@ -140,11 +138,7 @@ pub fn merge(
                 }
                 let owned = leaves(e.get("fieldsV1").unwrap_or(&Value::Null));
                 if owned.iter().any(|q| overlaps(p, q)) {
-                    let av = e
-                        .get("apiVersion")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
+                    let av = str_of(e.get("apiVersion")).to_string();
                     conflicts.push((m.to_string(), av, p.clone()));
                 }
             }

@@ -95,17 +95,14 @@ pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
         .expect("metadata was just made an object")
 }
 
-pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    obj.get("metadata")
-        .and_then(|m| m.get(field))
-        .and_then(Value::as_str)
-        .unwrap_or("")
+/// A string field read the way Go reads a missing or mistyped one: `""`.
+pub fn str_of(v: Option<&Value>) -> &str {
+    v.and_then(Value::as_str).unwrap_or("")
 }
 
-pub fn finalizers(obj: &Value) -> Vec<String> {
-    obj.get("metadata")
-        .and_then(|m| m.get("finalizers"))
-        .and_then(Value::as_array)
+/// The strings of a list field (non-strings skipped, missing: empty).
+pub fn str_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(Value::as_str)
@@ -113,6 +110,14 @@ pub fn finalizers(obj: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
+    str_of(obj.get("metadata").and_then(|m| m.get(field)))
+}
+
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    str_list(obj.get("metadata").and_then(|m| m.get("finalizers")))
 }
 
 /// Reads a `.spec.replicas` style path.
