@@ -200,193 +200,117 @@ impl KindSpec {
 
     pub(crate) fn into_resource(self) -> Resource {
         Resource {
-            singular: self.kind.to_lowercase(),
-            list_kind: format!("{}List", self.kind),
-            group: self.group,
-            plural: self.plural,
-            kind: self.kind,
             short_names: self.short_names,
-            categories: Vec::new(),
-            namespaced: self.namespaced,
-            versions: vec![Version {
-                name: self.version,
-                served: true,
-                storage: true,
-                schema: None,
-                columns: Vec::new(),
-                status: self.status,
-                scale: None,
-                warning: None,
-                created_at_table: false,
-            }],
             generation: self.generation,
+            ..Resource::plain(
+                &self.group,
+                &self.plural,
+                &self.kind,
+                self.namespaced,
+                Version::plain(&self.version, self.status),
+            )
+        }
+    }
+}
+
+impl Version {
+    /// A served storage version without a schema, printer columns or scale subresource.
+    fn plain(name: &str, status: bool) -> Version {
+        Version {
+            name: name.into(),
+            served: true,
+            storage: true,
+            schema: None,
+            columns: Vec::new(),
+            status,
+            scale: None,
+            warning: None,
+            created_at_table: false,
+        }
+    }
+}
+
+impl Resource {
+    /// A resource defined by the server rather than a CRD, with one version; singular and list
+    /// kind follow from the kind as they do for every built-in.
+    fn plain(
+        group: &str,
+        plural: &str,
+        kind: &str,
+        namespaced: bool,
+        version: Version,
+    ) -> Resource {
+        Resource {
+            group: group.into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced,
+            versions: vec![version],
+            generation: false,
             return_deleted: true,
             custom: false,
         }
     }
 }
 
-struct Builtin {
-    group: &'static str,
-    version: &'static str,
-    plural: &'static str,
-    kind: &'static str,
-    short: &'static [&'static str],
-    namespaced: bool,
-    status: bool,
-    scale: bool,
-    generation: bool,
-    return_deleted: bool,
-}
+/// A built-in kind: group, version, plural, kind, short names and [`Traits`].
+struct Builtin(
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    Traits,
+);
 
+/// What sets the built-in kinds apart from each other (bit set).
+type Traits = u8;
+const NAMESPACED: Traits = 1;
+/// Serves a `/status` subresource.
+const STATUS: Traits = 2;
+/// Serves a `/scale` subresource at `.spec.replicas` / `.status.replicas` / `.status.selector`.
+const SCALE: Traits = 4;
+/// Objects carry `metadata.generation`.
+const GENERATION: Traits = 8;
+/// DELETE answers with the object rather than a success `Status`.
+const RETURN_DELETED: Traits = 16;
+/// In the `all` category (`kubectl get all`).
+const IN_ALL: Traits = 32;
+
+#[rustfmt::skip] // one row per kind
 const BUILTINS: &[Builtin] = &[
-    Builtin {
-        group: "",
-        version: "v1",
-        plural: "namespaces",
-        kind: "Namespace",
-        short: &["ns"],
-        namespaced: false,
-        status: true,
-        scale: false,
-        generation: false,
-        return_deleted: true,
-    },
-    Builtin {
-        group: "",
-        version: "v1",
-        plural: "configmaps",
-        kind: "ConfigMap",
-        short: &["cm"],
-        namespaced: true,
-        status: false,
-        scale: false,
-        generation: false,
-        return_deleted: false,
-    },
-    Builtin {
-        group: "",
-        version: "v1",
-        plural: "secrets",
-        kind: "Secret",
-        short: &[],
-        namespaced: true,
-        status: false,
-        scale: false,
-        generation: false,
-        return_deleted: false,
-    },
-    Builtin {
-        group: "",
-        version: "v1",
-        plural: "events",
-        kind: "Event",
-        short: &["ev"],
-        namespaced: true,
-        status: false,
-        scale: false,
-        generation: false,
-        return_deleted: false,
-    },
-    Builtin {
-        group: "",
-        version: "v1",
-        plural: "services",
-        kind: "Service",
-        short: &["svc"],
-        namespaced: true,
-        status: true,
-        scale: false,
-        generation: false,
-        return_deleted: true,
-    },
-    Builtin {
-        group: "",
-        version: "v1",
-        plural: "pods",
-        kind: "Pod",
-        short: &["po"],
-        namespaced: true,
-        status: true,
-        scale: false,
-        generation: true,
-        return_deleted: true,
-    },
-    Builtin {
-        group: "",
-        version: "v1",
-        plural: "serviceaccounts",
-        kind: "ServiceAccount",
-        short: &["sa"],
-        namespaced: true,
-        status: false,
-        scale: false,
-        generation: false,
-        return_deleted: true,
-    },
-    Builtin {
-        group: "apps",
-        version: "v1",
-        plural: "deployments",
-        kind: "Deployment",
-        short: &["deploy"],
-        namespaced: true,
-        status: true,
-        scale: true,
-        generation: true,
-        return_deleted: true,
-    },
-    Builtin {
-        group: "events.k8s.io",
-        version: "v1",
-        plural: "events",
-        kind: "Event",
-        short: &["ev"],
-        namespaced: true,
-        status: false,
-        scale: false,
-        generation: false,
-        return_deleted: false,
-    },
-    Builtin {
-        group: "coordination.k8s.io",
-        version: "v1",
-        plural: "leases",
-        kind: "Lease",
-        short: &[],
-        namespaced: true,
-        status: false,
-        scale: false,
-        generation: false,
-        return_deleted: false,
-    },
+    Builtin("",                    "v1", "namespaces",      "Namespace",      &["ns"],     STATUS | RETURN_DELETED),
+    Builtin("",                    "v1", "configmaps",      "ConfigMap",      &["cm"],     NAMESPACED),
+    Builtin("",                    "v1", "secrets",         "Secret",         &[],         NAMESPACED),
+    Builtin("",                    "v1", "events",          "Event",          &["ev"],     NAMESPACED),
+    Builtin("",                    "v1", "services",        "Service",        &["svc"],    NAMESPACED | STATUS | RETURN_DELETED | IN_ALL),
+    Builtin("",                    "v1", "pods",            "Pod",            &["po"],     NAMESPACED | STATUS | GENERATION | RETURN_DELETED | IN_ALL),
+    Builtin("",                    "v1", "serviceaccounts", "ServiceAccount", &["sa"],     NAMESPACED | RETURN_DELETED),
+    Builtin("apps",                "v1", "deployments",     "Deployment",     &["deploy"], NAMESPACED | STATUS | SCALE | GENERATION | RETURN_DELETED | IN_ALL),
+    Builtin("events.k8s.io",       "v1", "events",          "Event",          &["ev"],     NAMESPACED),
+    Builtin("coordination.k8s.io", "v1", "leases",          "Lease",          &[],         NAMESPACED),
 ];
 
 /// The CRD resource itself; always registered because CRDs are how kinds get added.
 pub fn crd_resource() -> Resource {
     Resource {
-        group: "apiextensions.k8s.io".into(),
-        plural: "customresourcedefinitions".into(),
-        singular: "customresourcedefinition".into(),
-        kind: "CustomResourceDefinition".into(),
-        list_kind: "CustomResourceDefinitionList".into(),
         short_names: vec!["crd".into(), "crds".into()],
         categories: vec!["api-extensions".into()],
-        namespaced: false,
-        versions: vec![Version {
-            name: "v1".into(),
-            served: true,
-            storage: true,
-            schema: None,
-            columns: vec![],
-            status: true,
-            scale: None,
-            warning: None,
-            created_at_table: true,
-        }],
         generation: true,
-        return_deleted: true,
-        custom: false,
+        ..Resource::plain(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            false,
+            Version {
+                created_at_table: true,
+                ..Version::plain("v1", true)
+            },
+        )
     }
 }
 
@@ -394,37 +318,27 @@ pub fn crd_resource() -> Resource {
 pub fn builtins() -> Vec<Resource> {
     BUILTINS
         .iter()
-        .map(|b| Resource {
-            group: b.group.into(),
-            plural: b.plural.into(),
-            singular: b.kind.to_lowercase(),
-            kind: b.kind.into(),
-            list_kind: format!("{}List", b.kind),
-            short_names: b.short.iter().map(|s| s.to_string()).collect(),
-            categories: if matches!(b.plural, "pods" | "services" | "deployments") {
-                vec!["all".into()]
-            } else {
-                vec![]
-            },
-            namespaced: b.namespaced,
-            versions: vec![Version {
-                name: b.version.into(),
-                served: true,
-                storage: true,
-                schema: None,
-                columns: vec![],
-                status: b.status,
-                scale: b.scale.then(|| ScalePaths {
+        .map(|&Builtin(group, version, plural, kind, short, traits)| {
+            let has = |t: Traits| traits & t != 0;
+            let version = Version {
+                scale: has(SCALE).then(|| ScalePaths {
                     spec_replicas: ".spec.replicas".into(),
                     status_replicas: ".status.replicas".into(),
                     label_selector: Some(".status.selector".into()),
                 }),
-                warning: None,
-                created_at_table: false,
-            }],
-            generation: b.generation,
-            return_deleted: b.return_deleted,
-            custom: false,
+                ..Version::plain(version, has(STATUS))
+            };
+            Resource {
+                short_names: short.iter().map(|s| s.to_string()).collect(),
+                categories: if has(IN_ALL) {
+                    vec!["all".into()]
+                } else {
+                    Vec::new()
+                },
+                generation: has(GENERATION),
+                return_deleted: has(RETURN_DELETED),
+                ..Resource::plain(group, plural, kind, has(NAMESPACED), version)
+            }
         })
         .collect()
 }
