@@ -245,59 +245,39 @@ fn age(ts: &str, now: jiff::Timestamp) -> String {
 
 /// apimachinery's `duration.HumanDuration` on whole seconds.
 pub fn human_duration(seconds: i64) -> String {
+    // Two units at most, the smaller one left out when zero ("3m", not "3m0s").
+    let units = |big: i64, big_unit: char, small: i64, small_unit: char| {
+        if small == 0 {
+            format!("{big}{big_unit}")
+        } else {
+            format!("{big}{big_unit}{small}{small_unit}")
+        }
+    };
+    let (minutes, hours) = (seconds / 60, seconds / 3600);
+    let (days, years) = (hours / 24, hours / 24 / 365);
     if seconds < -1 {
-        return "<invalid>".into();
+        "<invalid>".into()
+    } else if seconds < 0 {
+        "0s".into()
+    } else if seconds < 120 {
+        format!("{seconds}s")
+    } else if minutes < 10 {
+        units(minutes, 'm', seconds % 60, 's')
+    } else if minutes < 180 {
+        format!("{minutes}m")
+    } else if hours < 8 {
+        units(hours, 'h', minutes % 60, 'm')
+    } else if hours < 48 {
+        format!("{hours}h")
+    } else if hours < 24 * 8 {
+        units(days, 'd', hours % 24, 'h')
+    } else if hours < 24 * 365 * 2 {
+        format!("{days}d")
+    } else if hours < 24 * 365 * 8 {
+        units(years, 'y', days % 365, 'd')
+    } else {
+        format!("{years}y")
     }
-    if seconds < 0 {
-        return "0s".into();
-    }
-    if seconds < 120 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    }
-    if minutes < 180 {
-        return format!("{minutes}m");
-    }
-    let hours = seconds / 3600;
-    if hours < 8 {
-        let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let days = (hours / 24) % 365;
-        return if days == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{days}d", hours / 24 / 365)
-        };
-    }
-    format!("{}y", hours / 24 / 365)
 }
 
 #[cfg(test)]
