@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use crate::http::router::{Route, Target};
 use crate::http::{Body, Req, full, json_response, negotiate};
-use crate::objects::{Mode, WriteOpts};
+use crate::objects::{self, Mode, WriteOpts, key_of};
 use crate::registry::{Resource, Version};
-use crate::state::Shared;
+use crate::state::{Db, Shared};
 use crate::status::ApiError;
 
 pub async fn dispatch(
@@ -70,6 +70,55 @@ impl Ctx<'_> {
     }
     pub fn version(&self) -> &str {
         &self.t.version
+    }
+    /// The stored object the URL names, or the 404 the server answers when there is none.
+    pub fn stored(&self, db: &Db) -> Result<Value, ApiError> {
+        let key = key_of(&self.res, self.ns(), self.name());
+        db.store
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&self.res.group, &self.res.plural, self.name()))
+    }
+    /// [`objects::create`] in the URL's resource, version and namespace.
+    pub fn create(
+        &self,
+        db: &mut Db,
+        obj: Value,
+        opts: &WriteOpts,
+        operation: &str,
+    ) -> Result<Value, ApiError> {
+        objects::create(
+            db,
+            &self.res,
+            self.version(),
+            self.ns(),
+            obj,
+            opts,
+            operation,
+        )
+    }
+    /// [`objects::update`] of the object the URL names; `source` is what the client sent.
+    pub fn update(
+        &self,
+        db: &mut Db,
+        obj: Value,
+        opts: &WriteOpts,
+        mode: Mode,
+        operation: &str,
+        source: &Value,
+    ) -> Result<Value, ApiError> {
+        objects::update(
+            db,
+            &self.res,
+            self.version(),
+            self.ns(),
+            self.name(),
+            obj,
+            opts,
+            mode,
+            operation,
+            source,
+        )
     }
 }
 

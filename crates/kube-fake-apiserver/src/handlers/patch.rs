@@ -4,10 +4,10 @@ use serde_json::Value;
 
 use super::{Ctx, write_opts};
 use crate::http::{Body, json_response};
-use crate::objects::{self, Mode, key_of, view};
+use crate::objects::{Mode, key_of, view};
 use crate::ssa;
 use crate::status::ApiError;
-use crate::util::{meta_mut, meta_str};
+use crate::util::{meta_mut, meta_str, str_of};
 
 const CR_TYPES: &[&str] = &[
     "application/json-patch+json",
@@ -44,12 +44,7 @@ pub fn patch(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let opts = write_opts(ctx.req)?;
     let patch_doc = parse_json(&ctx.req.body)?;
     let mut db = ctx.shared.db.lock();
-    let key = key_of(&ctx.res, ctx.ns(), ctx.name());
-    let old = db
-        .store
-        .get(&key)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&ctx.res.group, &ctx.res.plural, ctx.name()))?;
+    let old = ctx.stored(&db)?;
     let mut doc = if scale {
         super::write::to_scale(&ctx.res, &super::write::scale_paths(ctx)?, &old)
     } else {
@@ -73,18 +68,7 @@ pub fn patch(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
         let out = super::write::write_scale(ctx, &mut db, &doc, &patch_doc)?;
         return Ok(json_response(200, &out));
     }
-    let obj = objects::update(
-        &mut db,
-        &ctx.res,
-        ctx.version(),
-        ctx.ns(),
-        ctx.name(),
-        doc,
-        &opts,
-        mode,
-        "Update",
-        &patch_doc,
-    )?;
+    let obj = ctx.update(&mut db, doc, &opts, mode, "Update", &patch_doc)?;
     Ok(json_response(200, &obj))
 }
 
@@ -108,11 +92,7 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
         ));
     }
     for f in ["apiVersion", "kind"] {
-        if applied
-            .get(f)
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
+        if str_of(applied.get(f)).is_empty() {
             return Err(ApiError::bad_request(format!(
                 "invalid object type: {f} must be set in an applied configuration"
             )));
@@ -137,15 +117,7 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             ctx.name(),
         )),
         None => {
-            let obj = objects::create(
-                &mut db,
-                &ctx.res,
-                ctx.version(),
-                ctx.ns(),
-                applied,
-                &opts,
-                "Apply",
-            )?;
+            let obj = ctx.create(&mut db, applied, &opts, "Apply")?;
             Ok(json_response(201, &obj))
         }
         Some(old) => {
@@ -156,18 +128,7 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
                 &opts.manager,
                 force,
             )?;
-            let obj = objects::update(
-                &mut db,
-                &ctx.res,
-                ctx.version(),
-                ctx.ns(),
-                ctx.name(),
-                merged,
-                &opts,
-                mode,
-                "Apply",
-                &applied,
-            )?;
+            let obj = ctx.update(&mut db, merged, &opts, mode, "Apply", &applied)?;
             Ok(json_response(200, &obj))
         }
     }

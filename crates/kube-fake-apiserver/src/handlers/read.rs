@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use crate::http::{Body, Output, json_response};
-use crate::objects::{key_of, view};
+use crate::objects::view;
 use crate::registry::Version;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
@@ -74,10 +74,7 @@ fn include_object(ctx: &Ctx) -> String {
 }
 
 pub fn get(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
-    let key = key_of(&ctx.res, ctx.ns(), ctx.name());
-    let obj = ctx.shared.db.lock().store.get(&key).cloned();
-    let obj =
-        obj.ok_or_else(|| ApiError::not_found(&ctx.res.group, &ctx.res.plural, ctx.name()))?;
+    let obj = ctx.stored(&ctx.shared.db.lock())?;
     let obj = view(&ctx.res, ctx.version(), &obj);
     Ok(json_response(
         200,

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, decode_body, write_opts};
 use crate::http::{Body, json_response};
-use crate::objects::{self, Mode, Preconditions, key_of};
+use crate::objects::{self, Mode, Preconditions};
 use crate::registry::{Resource, ScalePaths};
 use crate::status::ApiError;
 use crate::util::{get_path, meta_str, set_path};
@@ -13,15 +13,7 @@ pub fn create(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let mut db = ctx.shared.db.lock();
-    let obj = objects::create(
-        &mut db,
-        &ctx.res,
-        ctx.version(),
-        ctx.ns(),
-        body,
-        &opts,
-        "Update",
-    )?;
+    let obj = ctx.create(&mut db, body, &opts, "Update")?;
     Ok(json_response(201, &obj))
 }
 
@@ -29,18 +21,7 @@ pub fn update(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let mut db = ctx.shared.db.lock();
-    let obj = objects::update(
-        &mut db,
-        &ctx.res,
-        ctx.version(),
-        ctx.ns(),
-        ctx.name(),
-        body.clone(),
-        &opts,
-        mode,
-        "Update",
-        &body,
-    )?;
+    let obj = ctx.update(&mut db, body.clone(), &opts, mode, "Update", &body)?;
     Ok(json_response(200, &obj))
 }
 
@@ -176,10 +157,7 @@ pub fn to_scale(res: &Resource, paths: &ScalePaths, obj: &Value) -> Value {
 
 pub fn get_scale(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let paths = scale_paths(ctx)?;
-    let key = key_of(&ctx.res, ctx.ns(), ctx.name());
-    let obj = ctx.shared.db.lock().store.get(&key).cloned();
-    let obj =
-        obj.ok_or_else(|| ApiError::not_found(&ctx.res.group, &ctx.res.plural, ctx.name()))?;
+    let obj = ctx.stored(&ctx.shared.db.lock())?;
     Ok(json_response(200, &to_scale(&ctx.res, &paths, &obj)))
 }
 
@@ -191,12 +169,7 @@ pub fn write_scale(
     source: &Value,
 ) -> Result<Value, ApiError> {
     let paths = scale_paths(ctx)?;
-    let key = key_of(&ctx.res, ctx.ns(), ctx.name());
-    let old = db
-        .store
-        .get(&key)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&ctx.res.group, &ctx.res.plural, ctx.name()))?;
+    let old = ctx.stored(db)?;
     let rv = meta_str(scale, "resourceVersion");
     if !rv.is_empty() && rv != meta_str(&old, "resourceVersion") {
         return Err(ApiError::stale(&ctx.res.group, &ctx.res.plural, ctx.name()));
@@ -218,18 +191,7 @@ pub fn write_scale(
     let mut new = objects::view(&ctx.res, ctx.version(), &old);
     set_path(&mut new, &paths.spec_replicas, replicas);
     let opts = write_opts(ctx.req)?;
-    let obj = objects::update(
-        db,
-        &ctx.res,
-        ctx.version(),
-        ctx.ns(),
-        ctx.name(),
-        new,
-        &opts,
-        Mode::Main,
-        "Update",
-        source,
-    )?;
+    let obj = ctx.update(db, new, &opts, Mode::Main, "Update", source)?;
     Ok(to_scale(&ctx.res, &paths, &obj))
 }
 
