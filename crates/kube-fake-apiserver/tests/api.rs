@@ -6,16 +6,6 @@ use common::*;
 use kube_fake_apiserver::FakeApiServer;
 use serde_json::{Value, json};
 
-fn assert_status(r: &Resp, code: u16, reason: &str) {
-    assert_eq!(r.code, code, "{}", r.body);
-    assert_eq!(r.body["kind"], "Status", "{}", r.body);
-    assert_eq!(r.body["apiVersion"], "v1");
-    assert_eq!(r.body["status"], "Failure");
-    assert_eq!(r.body["code"], code);
-    assert_eq!(r.body["reason"], reason, "{}", r.body);
-    assert_eq!(r.body["metadata"], json!({}));
-}
-
 #[tokio::test]
 async fn create_get_update_delete_with_server_fields() {
     let (_s, c) = with_widgets().await;
@@ -37,11 +27,7 @@ async fn create_get_update_delete_with_server_fields() {
     let r = put(&c, &format!("{WIDGETS}/a"), upd.clone()).await;
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(r.body["metadata"]["generation"], 2);
-    let rv2: u64 = r.body["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let rv2: u64 = rv_of(&r.body).parse().unwrap();
     assert!(rv2 > rv1);
 
     // Stale resourceVersion: 409 Conflict with the exact message.
@@ -206,10 +192,9 @@ async fn status_subresource_rules_and_generation() {
     assert_eq!(r.body["metadata"]["generation"], 2);
 
     // Merge patch on /status.
-    let r = patch(
+    let r = merge_patch(
         &c,
         &format!("{WIDGETS}/s/status"),
-        "application/merge-patch+json",
         json!({"status": {"phase": "Done"}, "spec": {"replicas": 9}}),
     )
     .await;
@@ -235,13 +220,7 @@ async fn scale_subresource() {
     );
     let r = put(&c, &format!("{WIDGETS}/sc/scale"), sc).await;
     assert_status(&r, 409, "Conflict");
-    let r = patch(
-        &c,
-        &format!("{WIDGETS}/sc/scale"),
-        "application/merge-patch+json",
-        json!({"spec": {"replicas": 4}}),
-    )
-    .await;
+    let r = patch_replicas(&c, &format!("{WIDGETS}/sc/scale"), 4).await;
     assert_eq!(r.body["spec"]["replicas"], 4);
     // The Deployment built-in has scale too.
     let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
@@ -269,10 +248,9 @@ async fn finalizers_delay_deletion() {
     let cur = get(&c, &format!("{WIDGETS}/f")).await.body;
     assert!(cur["metadata"]["deletionTimestamp"].is_string());
     // No new finalizers on an object being deleted.
-    let r = patch(
+    let r = merge_patch(
         &c,
         &format!("{WIDGETS}/f"),
-        "application/merge-patch+json",
         json!({"metadata": {"finalizers": ["example.com/hold", "x/y"]}}),
     )
     .await;
@@ -332,13 +310,7 @@ async fn patches_merge_json_apply_and_strategic() {
     let (_s, c) = with_widgets().await;
     post(&c, WIDGETS, widget("p", 1)).await;
     let path = format!("{WIDGETS}/p");
-    let r = patch(
-        &c,
-        &path,
-        "application/merge-patch+json",
-        json!({"spec": {"color": null, "replicas": 2}}),
-    )
-    .await;
+    let r = merge_patch(&c, &path, json!({"spec": {"color": null, "replicas": 2}})).await;
     assert_eq!(r.body["spec"], json!({"replicas": 2}));
     let r = patch(
         &c,
@@ -371,44 +343,18 @@ async fn patches_merge_json_apply_and_strategic() {
             .contains("application/merge-patch+json")
     );
     // Merge patch on a stale resourceVersion: conflict.
-    let r = patch(
-        &c,
-        &path,
-        "application/merge-patch+json",
-        json!({"metadata": {"resourceVersion": "1"}}),
-    )
-    .await;
+    let r = merge_patch(&c, &path, json!({"metadata": {"resourceVersion": "1"}})).await;
     assert_status(&r, 409, "Conflict");
-    let r = patch(
-        &c,
-        &format!("{WIDGETS}/missing"),
-        "application/merge-patch+json",
-        json!({}),
-    )
-    .await;
+    let r = merge_patch(&c, &format!("{WIDGETS}/missing"), json!({})).await;
     assert_status(&r, 404, "NotFound");
 
     // Server-side apply: fieldManager required; create-or-merge; managedFields recorded.
     let applied =
         "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: sa\nspec:\n  replicas: 4\n";
-    let r = call(
-        &c,
-        "PATCH",
-        &format!("{WIDGETS}/sa"),
-        "application/apply-patch+yaml",
-        Some(&json!(applied)),
-    )
-    .await;
+    let r = apply(&c, &format!("{WIDGETS}/sa"), applied).await;
     assert_status(&r, 422, "Invalid");
     assert_eq!(r.body["details"]["causes"][0]["field"], "fieldManager");
-    let r = call(
-        &c,
-        "PATCH",
-        &format!("{WIDGETS}/sa?fieldManager=me"),
-        "application/apply-patch+yaml",
-        Some(&json!(applied)),
-    )
-    .await;
+    let r = apply(&c, &format!("{WIDGETS}/sa?fieldManager=me"), applied).await;
     assert_eq!(r.code, 201, "{}", r.body);
     let mf = &r.body["metadata"]["managedFields"][0];
     assert_eq!(mf["manager"], "me");
@@ -416,12 +362,10 @@ async fn patches_merge_json_apply_and_strategic() {
     assert_eq!(mf["fieldsV1"]["f:spec"]["f:replicas"], json!({}));
     let again =
         "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: sa\nspec:\n  color: green\n";
-    let r = call(
+    let r = apply(
         &c,
-        "PATCH",
         &format!("{WIDGETS}/sa?fieldManager=me&force=true"),
-        "application/apply-patch+yaml",
-        Some(&json!(again)),
+        again,
     )
     .await;
     assert_eq!(r.code, 200, "{}", r.body);
@@ -448,13 +392,7 @@ async fn dry_run_persists_nothing() {
     assert_eq!(r.body["metadata"]["name"], "d");
     assert_eq!(get(&c, &format!("{WIDGETS}/d")).await.code, 404);
     post(&c, WIDGETS, widget("d", 1)).await;
-    let r = patch(
-        &c,
-        &format!("{WIDGETS}/d?dryRun=All"),
-        "application/merge-patch+json",
-        json!({"spec": {"replicas": 5}}),
-    )
-    .await;
+    let r = patch_replicas(&c, &format!("{WIDGETS}/d?dryRun=All"), 5).await;
     assert_eq!(r.body["spec"]["replicas"], 5);
     assert_eq!(
         get(&c, &format!("{WIDGETS}/d")).await.body["spec"]["replicas"],
@@ -518,10 +456,7 @@ async fn lists_selectors_pagination_and_resource_versions() {
     let first = get(&c, &format!("{WIDGETS}?limit=2")).await.body;
     assert_eq!(names_of(&first), ["w0", "w1"]);
     assert_eq!(first["metadata"]["remainingItemCount"], 3);
-    let rv = first["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let rv = rv_of(&first);
     // A change between pages does not show up: the continue token pins the snapshot.
     post(&c, WIDGETS, widget("w2a", 1)).await;
     let token = first["metadata"]["continue"].as_str().unwrap();
@@ -885,26 +820,16 @@ async fn namespaces_required_and_deleted_with_their_contents() {
 #[tokio::test]
 async fn server_side_apply_ownership_conflicts_and_removal() {
     let (_s, c) = with_widgets().await;
-    let apply = |mgr: &str, force: bool, yaml: &str| {
+    let apply_as = |mgr: &str, force: bool, yaml: &str| {
         let path = format!(
             "{WIDGETS}/o?fieldManager={mgr}{}",
             if force { "&force=true" } else { "" }
         );
-        let c = c.clone();
-        let body = json!(yaml);
-        async move {
-            call(
-                &c,
-                "PATCH",
-                &path,
-                "application/apply-patch+yaml",
-                Some(&body),
-            )
-            .await
-        }
+        let (c, yaml) = (c.clone(), yaml.to_string());
+        async move { apply(&c, &path, &yaml).await }
     };
     let head = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: o\n";
-    let r = apply(
+    let r = apply_as(
         "alice",
         false,
         &format!("{head}spec:\n  replicas: 1\n  color: red\n"),
@@ -912,7 +837,7 @@ async fn server_side_apply_ownership_conflicts_and_removal() {
     .await;
     assert_eq!(r.code, 201, "{}", r.body);
     // Another manager changing alice's field: 409 with the conflict spelled out.
-    let r = apply("bob", false, &format!("{head}spec:\n  replicas: 2\n")).await;
+    let r = apply_as("bob", false, &format!("{head}spec:\n  replicas: 2\n")).await;
     assert_status(&r, 409, "Conflict");
     assert_eq!(
         r.body["message"],
@@ -924,27 +849,21 @@ async fn server_side_apply_ownership_conflicts_and_removal() {
     );
     // The same value is shared ownership; force takes the field over.
     assert_eq!(
-        apply("bob", false, &format!("{head}spec:\n  replicas: 1\n"))
+        apply_as("bob", false, &format!("{head}spec:\n  replicas: 1\n"))
             .await
             .code,
         200
     );
-    let r = apply("bob", true, &format!("{head}spec:\n  replicas: 3\n")).await;
+    let r = apply_as("bob", true, &format!("{head}spec:\n  replicas: 3\n")).await;
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(r.body["spec"]["replicas"], 3);
     // alice stops applying color: it is removed; replicas (now bob's) stays.
-    let r = apply("alice", false, &format!("{head}spec: {{}}\n")).await;
+    let r = apply_as("alice", false, &format!("{head}spec: {{}}\n")).await;
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(r.body["spec"], json!({"replicas": 3}));
     // An Update by someone else takes ownership of what it changed.
-    patch(
-        &c,
-        &format!("{WIDGETS}/o?fieldManager=carol"),
-        "application/merge-patch+json",
-        json!({"spec": {"replicas": 4}}),
-    )
-    .await;
-    let r = apply("bob", false, &format!("{head}spec:\n  replicas: 5\n")).await;
+    patch_replicas(&c, &format!("{WIDGETS}/o?fieldManager=carol"), 4).await;
+    let r = apply_as("bob", false, &format!("{head}spec:\n  replicas: 5\n")).await;
     assert_eq!(r.code, 409, "{}", r.body);
     assert!(r.body["message"].as_str().unwrap().contains("\"carol\""));
 }
@@ -1064,10 +983,9 @@ async fn field_validation_strict_warn_ignore() {
     assert!(r.body["spec"].get("bogus").is_none());
     let warning = r.headers.get("warning").unwrap().to_str().unwrap();
     assert_eq!(warning, r#"299 - "unknown field \"spec.bogus\"""#);
-    let r = patch(
+    let r = merge_patch(
         &c,
         &format!("{WIDGETS}/fv?fieldValidation=Ignore"),
-        "application/merge-patch+json",
         json!({"spec": {"bogus": 2}}),
     )
     .await;

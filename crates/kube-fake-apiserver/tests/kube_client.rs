@@ -24,6 +24,27 @@ fn dyn_widget(name: &str, replicas: i64) -> DynamicObject {
     serde_json::from_value(widget(name, replicas)).unwrap()
 }
 
+/// Creates widget `name` with one replica; returns the resourceVersion it got.
+async fn create_widget(api: &Api<DynamicObject>, name: &str) -> String {
+    api.create(&PostParams::default(), &dyn_widget(name, 1))
+        .await
+        .expect("widget created")
+        .metadata
+        .resource_version
+        .expect("resourceVersion set")
+}
+
+/// A watch with default parameters from resourceVersion `rv`.
+async fn watch_from(
+    api: &Api<DynamicObject>,
+    rv: &str,
+) -> futures::stream::BoxStream<'static, kube::Result<WatchEvent<DynamicObject>>> {
+    api.watch(&WatchParams::default(), rv)
+        .await
+        .expect("watch starts")
+        .boxed()
+}
+
 async fn next_event<K>(
     s: &mut (impl futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin),
 ) -> Option<WatchEvent<K>> {
@@ -38,9 +59,7 @@ async fn dynamic_api_list_watch_patch_status() {
     let s = FakeApiServer::start().await.unwrap();
     s.register_crd(widget_crd()).await.unwrap();
     let api = widgets(&s.client());
-    api.create(&PostParams::default(), &dyn_widget("a", 1))
-        .await
-        .unwrap();
+    create_widget(&api, "a").await;
     let list = api
         .list(&ListParams::default().labels("app=w"))
         .await
@@ -217,22 +236,10 @@ async fn typed_configmap_and_deployment() {
 async fn compaction_gives_kube_a_410_error_event() {
     let (s, c) = with_widgets().await;
     let api = widgets(&c);
-    let rv = api
-        .create(&PostParams::default(), &dyn_widget("a", 1))
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
-    api.create(&PostParams::default(), &dyn_widget("b", 1))
-        .await
-        .unwrap();
+    let rv = create_widget(&api, "a").await;
+    create_widget(&api, "b").await;
     s.faults().compact();
-    let mut stream = api
-        .watch(&WatchParams::default(), &rv)
-        .await
-        .unwrap()
-        .boxed();
+    let mut stream = watch_from(&api, &rv).await;
     match next_event(&mut stream).await {
         Some(WatchEvent::Error(st)) => {
             assert_eq!(st.code, 410);
@@ -248,11 +255,7 @@ async fn compaction_gives_kube_a_410_error_event() {
         .metadata
         .resource_version
         .unwrap();
-    let mut ok = api
-        .watch(&WatchParams::default(), &cur)
-        .await
-        .unwrap()
-        .boxed();
+    let mut ok = watch_from(&api, &cur).await;
     api.delete("a", &DeleteParams::default()).await.unwrap();
     assert!(matches!(
         next_event(&mut ok).await,
@@ -265,14 +268,8 @@ async fn drop_watches_and_end_after_n_events() {
     let s = FakeApiServer::start().await.unwrap();
     s.register_crd(widget_crd()).await.unwrap();
     let api = widgets(&s.client());
-    let mut stream = api
-        .watch(&WatchParams::default(), "0")
-        .await
-        .unwrap()
-        .boxed();
-    api.create(&PostParams::default(), &dyn_widget("a", 1))
-        .await
-        .unwrap();
+    let mut stream = watch_from(&api, "0").await;
+    create_widget(&api, "a").await;
     assert!(matches!(
         next_event(&mut stream).await,
         Some(WatchEvent::Added(_))
@@ -282,9 +279,7 @@ async fn drop_watches_and_end_after_n_events() {
 
     s.faults().end_watches_after(Some(2));
     for n in ["b", "c", "d"] {
-        api.create(&PostParams::default(), &dyn_widget(n, 1))
-            .await
-            .unwrap();
+        create_widget(&api, n).await;
     }
     let all: Vec<_> = tokio::time::timeout(
         Duration::from_secs(2),
@@ -351,44 +346,24 @@ async fn restart_keeps_data_drops_connections_and_optionally_history() {
     s.register_crd(widget_crd()).await.unwrap();
     let client = s.client();
     let api = widgets(&client);
-    let rv = api
-        .create(&PostParams::default(), &dyn_widget("a", 1))
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
-    let mut stream = api
-        .watch(&WatchParams::default(), &rv)
-        .await
-        .unwrap()
-        .boxed();
+    let rv = create_widget(&api, "a").await;
+    let mut stream = watch_from(&api, &rv).await;
     s.faults().restart(false);
     assert!(
         next_event(&mut stream).await.is_none(),
         "open watches end on restart"
     );
     assert_eq!(api.get("a").await.unwrap().data["spec"]["replicas"], 1);
-    api.create(&PostParams::default(), &dyn_widget("b", 1))
-        .await
-        .unwrap();
+    create_widget(&api, "b").await;
     // History survived: replay from the old rv works.
-    let mut again = api
-        .watch(&WatchParams::default(), &rv)
-        .await
-        .unwrap()
-        .boxed();
+    let mut again = watch_from(&api, &rv).await;
     assert!(matches!(
         next_event(&mut again).await,
         Some(WatchEvent::Added(_))
     ));
 
     s.faults().restart(true);
-    let mut gone = api
-        .watch(&WatchParams::default(), &rv)
-        .await
-        .unwrap()
-        .boxed();
+    let mut gone = watch_from(&api, &rv).await;
     assert!(matches!(next_event(&mut gone).await, Some(WatchEvent::Error(st)) if st.code == 410));
     s.shutdown().await;
 }
@@ -399,13 +374,7 @@ async fn requests_are_recorded() {
     s.faults().clear_requests();
     post(&c, WIDGETS, widget("a", 1)).await;
     get(&c, &format!("{WIDGETS}?labelSelector=app%3Dw")).await;
-    patch(
-        &c,
-        &format!("{WIDGETS}/a"),
-        "application/merge-patch+json",
-        json!({"spec": {"replicas": 2}}),
-    )
-    .await;
+    patch_replicas(&c, &format!("{WIDGETS}/a"), 2).await;
     get(&c, &format!("{WIDGETS}/a")).await;
     delete(&c, &format!("{WIDGETS}/a")).await;
     let reqs = s.requests();
@@ -474,9 +443,7 @@ async fn binary_serves_until_terminated() {
         .await
         .unwrap();
     let api = widgets(&kube::Client::try_from(config).unwrap());
-    api.create(&PostParams::default(), &dyn_widget("x", 1))
-        .await
-        .unwrap();
+    create_widget(&api, "x").await;
     assert_eq!(
         api.list(&ListParams::default()).await.unwrap().items.len(),
         1
@@ -494,9 +461,7 @@ async fn metadata_api_replace_and_delete_collection() {
     let (_s, c) = with_widgets().await;
     let api = widgets(&c);
     for n in ["a", "b"] {
-        api.create(&PostParams::default(), &dyn_widget(n, 1))
-            .await
-            .unwrap();
+        create_widget(&api, n).await;
     }
     let meta = api.get_metadata("a").await.unwrap();
     assert_eq!(meta.metadata.name.as_deref(), Some("a"));

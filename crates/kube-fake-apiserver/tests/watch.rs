@@ -9,26 +9,13 @@ use serde_json::json;
 
 const SHORT: Duration = Duration::from_millis(300);
 
-fn rv_of(v: &serde_json::Value) -> String {
-    v["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[tokio::test]
 async fn replays_history_from_resource_version() {
     let (_s, c) = with_widgets().await;
     let a = post(&c, WIDGETS, widget("a", 1)).await.body;
     let rv = rv_of(&a);
     post(&c, WIDGETS, widget("b", 1)).await;
-    patch(
-        &c,
-        &format!("{WIDGETS}/a"),
-        "application/merge-patch+json",
-        json!({"spec": {"replicas": 2}}),
-    )
-    .await;
+    patch_replicas(&c, &format!("{WIDGETS}/a"), 2).await;
     delete(&c, &format!("{WIDGETS}/b")).await;
     let (ev, _) = watch(
         &c,
@@ -52,10 +39,7 @@ async fn replays_history_from_resource_version() {
 #[tokio::test]
 async fn live_events_reach_open_watch() {
     let (_s, c) = with_widgets().await;
-    let rv = get(&c, WIDGETS).await.body["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let rv = rv_of(&get(&c, WIDGETS).await.body);
     let c2 = c.clone();
     let w = tokio::spawn(async move {
         watch(
@@ -194,10 +178,7 @@ async fn send_initial_events_with_not_older_than() {
 #[tokio::test(start_paused = true)]
 async fn timeout_ends_the_stream_after_a_bookmark() {
     let (_s, c) = with_widgets().await;
-    let rv = get(&c, WIDGETS).await.body["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let rv = rv_of(&get(&c, WIDGETS).await.body);
     let start = tokio::time::Instant::now();
     let (ev, ended) = watch(
         &c,
@@ -233,27 +214,19 @@ async fn selectors_apply_to_watches() {
     other["metadata"]["labels"] = json!({"tier": "bronze"});
     post(&c, WIDGETS, other).await;
     // a stops matching -> DELETED; b starts matching -> ADDED.
-    patch(
+    merge_patch(
         &c,
         &format!("{WIDGETS}/a"),
-        "application/merge-patch+json",
         json!({"metadata": {"labels": {"tier": "silver"}}}),
     )
     .await;
-    patch(
+    merge_patch(
         &c,
         &format!("{WIDGETS}/b"),
-        "application/merge-patch+json",
         json!({"metadata": {"labels": {"tier": "gold"}}}),
     )
     .await;
-    patch(
-        &c,
-        &format!("{WIDGETS}/b"),
-        "application/merge-patch+json",
-        json!({"spec": {"replicas": 3}}),
-    )
-    .await;
+    patch_replicas(&c, &format!("{WIDGETS}/b"), 3).await;
     let (ev, _) = watch(
         &c,
         &format!("{WIDGETS}?watch=true&labelSelector=tier%3Dgold&resourceVersion={rv}"),
@@ -345,10 +318,7 @@ async fn deleting_the_crd_deletes_objects_then_ends_watches() {
 #[tokio::test]
 async fn watchers_of_different_versions_each_get_their_apiversion() {
     let (_s, c) = with_widgets().await;
-    let rv = get(&c, WIDGETS).await.body["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let rv = rv_of(&get(&c, WIDGETS).await.body);
     post(&c, WIDGETS, widget("a", 1)).await;
     for v in ["v1", "v2", "v1"] {
         let path = format!(

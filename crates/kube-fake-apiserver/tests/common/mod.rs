@@ -72,6 +72,44 @@ pub async fn patch(c: &kube::Client, path: &str, ct: &str, body: Value) -> Resp 
 pub async fn delete(c: &kube::Client, path: &str) -> Resp {
     call(c, "DELETE", path, "application/json", None).await
 }
+pub async fn merge_patch(c: &kube::Client, path: &str, body: Value) -> Resp {
+    patch(c, path, "application/merge-patch+json", body).await
+}
+/// Merge patch of `spec.replicas`: the usual spec change (it bumps the generation).
+pub async fn patch_replicas(c: &kube::Client, path: &str, replicas: i64) -> Resp {
+    merge_patch(c, path, json!({"spec": {"replicas": replicas}})).await
+}
+/// Server-side apply of a YAML manifest.
+pub async fn apply(c: &kube::Client, path: &str, yaml: &str) -> Resp {
+    let body = Value::String(yaml.into());
+    call(
+        c,
+        "PATCH",
+        path,
+        "application/apply-patch+yaml",
+        Some(&body),
+    )
+    .await
+}
+
+/// `metadata.resourceVersion` of an object or a list.
+pub fn rv_of(v: &Value) -> String {
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion is a string")
+        .to_string()
+}
+
+/// A failure `Status` body with this code and reason, shaped as the real server sends it.
+pub fn assert_status(r: &Resp, code: u16, reason: &str) {
+    assert_eq!(r.code, code, "{}", r.body);
+    assert_eq!(r.body["kind"], "Status", "{}", r.body);
+    assert_eq!(r.body["apiVersion"], "v1");
+    assert_eq!(r.body["status"], "Failure");
+    assert_eq!(r.body["code"], code);
+    assert_eq!(r.body["reason"], reason, "{}", r.body);
+    assert_eq!(r.body["metadata"], json!({}));
+}
 
 /// Reads watch events until `max` arrived, the stream ended, or `wait` passed.
 /// Returns the events and whether the stream ended by itself.
