@@ -276,6 +276,7 @@ impl Builder {
     }
     /// Generates in memory without touching the disk.
     pub fn render(&self) -> Result<Generated, Error> {
+        let _rendering = par::Rendering::start();
         let mut warnings = Vec::new();
         let files = crd::load::expand_inputs(&self.inputs)?;
         let mut crds = crd::load_all(&files, &mut warnings)?;

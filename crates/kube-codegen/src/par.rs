@@ -3,16 +3,40 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// Generations in flight in this process (see [`Rendering`]).
+static RENDERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Held while a generation runs, so [`map`] knows how many share the machine.
+pub struct Rendering(());
+
+impl Rendering {
+    pub fn start() -> Self {
+        RENDERS.fetch_add(1, Ordering::Relaxed);
+        Rendering(())
+    }
+}
+
+impl Drop for Rendering {
+    fn drop(&mut self) {
+        RENDERS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// `available_parallelism` reads cgroup files on Linux: asked once.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Maps `f` over `items` on up to `available_parallelism` threads (capped at 4), the calling
 /// thread included. Items are handed out one at a time from a shared counter, so a few large
 /// items (a kind's root type next to many small nested types) don't leave a thread idle;
 /// each result is stored at its item's index, so the order never depends on scheduling.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(4)
-        .min(items.len());
+    // Generations running at once (a harness rendering files on several threads) share the cores
+    // instead of each spawning a full set of threads.
+    let busy = RENDERS.load(Ordering::Relaxed).max(1);
+    let threads = (cores() / busy).clamp(1, 4).min(items.len());
     if threads <= 1 {
         return items.iter().map(f).collect();
     }
