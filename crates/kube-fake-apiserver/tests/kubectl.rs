@@ -169,13 +169,39 @@ impl Kubectl {
         out.stdout
     }
 
+    /// Runs kubectl, expects it to fail and returns its stderr.
+    async fn fails(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.run(args, stdin).await;
+        assert!(!out.ok, "kubectl {args:?} succeeded:\n{}", out.stdout);
+        out.stderr
+    }
+
+    /// `kubectl apply -f -` of `manifest`; returns stdout.
+    async fn apply(&self, manifest: &str) -> String {
+        self.ok_stdin(&["apply", "-f", "-"], Some(manifest)).await
+    }
+
+    /// `kubectl create -f -` of `manifest`; returns stdout.
+    async fn create(&self, manifest: &str) -> String {
+        self.ok_stdin(&["create", "-f", "-"], Some(manifest)).await
+    }
+
+    /// A long-running kubectl (`get --watch ...`) whose stdout is read line by line.
+    fn watch(&self, args: &[&str]) -> Watcher {
+        let mut child = self.command(args).spawn().expect("kubectl starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        Watcher {
+            child,
+            lines: BufReader::new(stdout).lines(),
+            seen: Vec::new(),
+        }
+    }
+
     async fn apply_crd(&self) {
-        let out = self.ok_stdin(&["apply", "-f", "-"], Some(CRD)).await;
-        assert!(
-            out.contains(
-                "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created"
-            ),
-            "{out}"
+        let out = self.apply(CRD).await;
+        assert_has(
+            &out,
+            "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created",
         );
         let out = self
             .ok(&[
@@ -185,8 +211,21 @@ impl Kubectl {
                 "--timeout=20s",
             ])
             .await;
-        assert!(out.contains("condition met"), "{out}");
+        assert_has(&out, "condition met");
     }
+}
+
+/// A server with the CronTab CRD applied through `bin`, and the kubectl that applied it.
+async fn with_crontabs(bin: PathBuf) -> (FakeApiServer, Kubectl) {
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    k.apply_crd().await;
+    (srv, k)
+}
+
+/// Fails with `text` when it does not contain `part`.
+fn assert_has(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} not in:\n{text}");
 }
 
 macro_rules! kubectl_or_skip {
@@ -211,10 +250,7 @@ fn cells(line: &str) -> Vec<&str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_crd_and_custom_resource_lifecycle() {
     let bin = kubectl_or_skip!();
-    let srv = FakeApiServer::start().await.expect("server starts");
-    let k = Kubectl::new(bin, &srv);
-
-    k.apply_crd().await;
+    let (srv, k) = with_crontabs(bin).await;
 
     // Discovery: the kind is listed with its short name.
     let resources = k
@@ -230,20 +266,10 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     );
 
     // Create through apply (client-side apply: a create, with the last-applied annotation).
-    let out = k
-        .ok_stdin(&["apply", "-f", "-"], Some(&crontab("my-crontab", "web")))
-        .await;
-    assert!(
-        out.contains("crontab.stable.example.com/my-crontab created"),
-        "{out}"
-    );
-    let out = k
-        .ok_stdin(&["create", "-f", "-"], Some(&crontab("other", "db")))
-        .await;
-    assert!(
-        out.contains("crontab.stable.example.com/other created"),
-        "{out}"
-    );
+    let out = k.apply(&crontab("my-crontab", "web")).await;
+    assert_has(&out, "crontab.stable.example.com/my-crontab created");
+    let out = k.create(&crontab("other", "db")).await;
+    assert_has(&out, "crontab.stable.example.com/other created");
 
     // get -o json: pruned, defaulted, server-managed fields set.
     let obj: Value = serde_json::from_str(&k.ok(&["get", "ct", "my-crontab", "-o", "json"]).await)
@@ -272,19 +298,11 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     );
 
     // Re-applying the same manifest is a no-op; a changed one is a merge patch.
-    let out = k
-        .ok_stdin(&["apply", "-f", "-"], Some(&crontab("my-crontab", "web")))
-        .await;
-    assert!(
-        out.contains("crontab.stable.example.com/my-crontab unchanged"),
-        "{out}"
-    );
+    let out = k.apply(&crontab("my-crontab", "web")).await;
+    assert_has(&out, "crontab.stable.example.com/my-crontab unchanged");
     let changed = crontab("my-crontab", "web").replace("my-image", "image-2");
-    let out = k.ok_stdin(&["apply", "-f", "-"], Some(&changed)).await;
-    assert!(
-        out.contains("crontab.stable.example.com/my-crontab configured"),
-        "{out}"
-    );
+    let out = k.apply(&changed).await;
+    assert_has(&out, "crontab.stable.example.com/my-crontab configured");
     let got = k
         .ok(&[
             "get",
@@ -326,10 +344,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
             Some(&ssa),
         )
         .await;
-    assert!(
-        out.contains("crontab.stable.example.com/ssa serverside-applied"),
-        "{out}"
-    );
+    assert_has(&out, "crontab.stable.example.com/ssa serverside-applied");
     let managers = k
         .ok(&[
             "get",
@@ -362,20 +377,11 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     assert!(names.trim().is_empty(), "{names}");
     let none = k.run(&["get", "crontabs", "-l", "app=nothing"], None).await;
     assert!(none.ok && none.stdout.trim().is_empty(), "{}", none.stdout);
-    assert!(
-        none.stderr
-            .contains("No resources found in default namespace."),
-        "{}",
-        none.stderr
-    );
-    let bad = k.run(&["get", "crontabs", "-l", "a$b=c"], None).await;
-    assert!(!bad.ok);
-    assert!(
-        bad.stderr.contains(
-            r#"field selector "": unable to parse requirement: <nil>: Invalid value: "a$b": name part must consist of"#
-        ),
-        "{}",
-        bad.stderr
+    assert_has(&none.stderr, "No resources found in default namespace.");
+    let bad = k.fails(&["get", "crontabs", "-l", "a$b=c"], None).await;
+    assert_has(
+        &bad,
+        r#"field selector "": unable to parse requirement: <nil>: Invalid value: "a$b": name part must consist of"#,
     );
 
     // Field selector on metadata.name.
@@ -462,10 +468,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
             r#"{"spec":{"replicas":5}}"#,
         ])
         .await;
-    assert!(
-        out.contains("crontab.stable.example.com/my-crontab patched"),
-        "{out}"
-    );
+    assert_has(&out, "crontab.stable.example.com/my-crontab patched");
     let got = k
         .ok(&[
             "get",
@@ -504,7 +507,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     );
     // A strategic merge patch (kubectl's default) is refused for custom resources.
     let smp = k
-        .run(
+        .fails(
             &[
                 "patch",
                 "ct",
@@ -515,15 +518,12 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
             None,
         )
         .await;
-    assert!(!smp.ok);
-    assert!(
-        smp.stderr
-            .contains("application/strategic-merge-patch+json is not supported"),
-        "{}",
-        smp.stderr
+    assert_has(
+        &smp,
+        "application/strategic-merge-patch+json is not supported",
     );
     let bad = k
-        .run(
+        .fails(
             &[
                 "patch",
                 "ct",
@@ -536,47 +536,29 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
             None,
         )
         .await;
-    assert!(!bad.ok);
-    assert!(
-        bad.stderr.contains(
-            "spec.replicas: Invalid value: 50: spec.replicas in body should be less than or equal to 10"
-        ),
-        "{}",
-        bad.stderr
+    assert_has(
+        &bad,
+        "spec.replicas: Invalid value: 50: spec.replicas in body should be less than or equal to 10",
     );
 
     // explain reads the CRD schema from /openapi/v3.
     let doc = k.ok(&["explain", "crontabs"]).await;
-    assert!(doc.contains("KIND:       CronTab"), "{doc}");
-    assert!(doc.contains("GROUP:      stable.example.com"), "{doc}");
-    assert!(
-        doc.contains("CronTab runs an image on a schedule."),
-        "{doc}"
-    );
-    assert!(
-        doc.contains("spec\t<Object>") && doc.contains("metadata\t<ObjectMeta>"),
-        "{doc}"
-    );
+    assert_has(&doc, "KIND:       CronTab");
+    assert_has(&doc, "GROUP:      stable.example.com");
+    assert_has(&doc, "CronTab runs an image on a schedule.");
+    assert_has(&doc, "spec\t<Object>");
+    assert_has(&doc, "metadata\t<ObjectMeta>");
     let field = k.ok(&["explain", "crontab.spec.cronSpec"]).await;
-    assert!(field.contains("FIELD: cronSpec <string>"), "{field}");
-    assert!(
-        field.contains("The cron schedule, in cron format."),
-        "{field}"
-    );
+    assert_has(&field, "FIELD: cronSpec <string>");
+    assert_has(&field, "The cron schedule, in cron format.");
 
     // Delete, then it is gone.
     let out = k.ok(&["delete", "ct", "my-crontab"]).await;
-    assert!(
-        out.contains("crontab.stable.example.com \"my-crontab\" deleted"),
-        "{out}"
-    );
-    let gone = k.run(&["get", "ct", "my-crontab"], None).await;
-    assert!(!gone.ok);
-    assert!(
-        gone.stderr
-            .contains(r#"crontabs.stable.example.com "my-crontab" not found"#),
-        "{}",
-        gone.stderr
+    assert_has(&out, "crontab.stable.example.com \"my-crontab\" deleted");
+    let gone = k.fails(&["get", "ct", "my-crontab"], None).await;
+    assert_has(
+        &gone,
+        r#"crontabs.stable.example.com "my-crontab" not found"#,
     );
 
     // Removing the CRD removes the kind.
@@ -585,46 +567,47 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     srv.shutdown().await;
 }
 
-/// Reads lines from a watching kubectl until one satisfies `want`.
-async fn next_line_matching(
-    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    seen: &mut Vec<String>,
-    want: impl Fn(&[&str]) -> bool,
-) -> String {
-    loop {
-        let line = tokio::time::timeout(LINE_TIMEOUT, lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("kubectl --watch printed nothing matching within {LINE_TIMEOUT:?}; saw {seen:#?}"))
-            .expect("kubectl stdout readable")
-            .unwrap_or_else(|| panic!("kubectl --watch ended; saw {seen:#?}"));
-        seen.push(line.clone());
-        if want(&cells(&line)) {
-            return line;
+/// A watching kubectl and the lines it printed so far.
+struct Watcher {
+    child: tokio::process::Child,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    seen: Vec<String>,
+}
+
+impl Watcher {
+    /// Reads lines until one's cells satisfy `want`, and returns that line.
+    async fn next_matching(&mut self, want: impl Fn(&[&str]) -> bool) -> String {
+        let seen = &mut self.seen;
+        loop {
+            let line = tokio::time::timeout(LINE_TIMEOUT, self.lines.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("kubectl --watch printed nothing matching within {LINE_TIMEOUT:?}; saw {seen:#?}"))
+                .expect("kubectl stdout readable")
+                .unwrap_or_else(|| panic!("kubectl --watch ended; saw {seen:#?}"));
+            seen.push(line.clone());
+            if want(&cells(&line)) {
+                return line;
+            }
         }
+    }
+
+    async fn stop(mut self) {
+        self.child.kill().await.expect("watching kubectl killed");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_watch_prints_events_while_objects_change() {
     let bin = kubectl_or_skip!();
-    let srv = FakeApiServer::start().await.expect("server starts");
-    let k = Kubectl::new(bin, &srv);
-    k.apply_crd().await;
-    k.ok_stdin(&["apply", "-f", "-"], Some(&crontab("first", "web")))
-        .await;
+    let (srv, k) = with_crontabs(bin).await;
+    k.apply(&crontab("first", "web")).await;
 
-    let mut watcher = k
-        .command(&["get", "crontabs", "--watch", "--output-watch-events"])
-        .spawn()
-        .expect("kubectl starts");
-    let stdout = watcher.stdout.take().expect("stdout piped");
-    let mut lines = BufReader::new(stdout).lines();
-    let mut seen = Vec::new();
+    let mut w = k.watch(&["get", "crontabs", "--watch", "--output-watch-events"]);
 
     // The header, then the existing object (the watch is established once it shows up).
-    let header = next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"EVENT")).await;
+    let header = w.next_matching(|c| c.first() == Some(&"EVENT")).await;
     assert_eq!(cells(&header), ["EVENT", "NAME", "SPEC", "REPLICAS", "AGE"]);
-    next_line_matching(&mut lines, &mut seen, |c| c[..2] == ["ADDED", "first"]).await;
+    w.next_matching(|c| c[..2] == ["ADDED", "first"]).await;
 
     // A change made through the library's kube::Client ...
     let gvk = GroupVersionKind::gvk("stable.example.com", "v1", "CronTab");
@@ -637,58 +620,44 @@ async fn kubectl_watch_prints_events_while_objects_change() {
     )
     .await
     .expect("merge patch through kube::Api");
-    let modified =
-        next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"MODIFIED")).await;
+    let modified = w.next_matching(|c| c.first() == Some(&"MODIFIED")).await;
     assert_eq!(cells(&modified)[..2], ["MODIFIED", "first"]);
     assert_eq!(cells(&modified)[7], "3", "{modified}");
 
     // ... and changes made by another kubectl.
-    k.ok_stdin(&["create", "-f", "-"], Some(&crontab("second", "db")))
-        .await;
-    let added = next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"ADDED")).await;
+    k.create(&crontab("second", "db")).await;
+    let added = w.next_matching(|c| c.first() == Some(&"ADDED")).await;
     assert_eq!(cells(&added)[..2], ["ADDED", "second"]);
     k.ok(&["delete", "ct", "second"]).await;
-    let deleted =
-        next_line_matching(&mut lines, &mut seen, |c| c.first() == Some(&"DELETED")).await;
+    let deleted = w.next_matching(|c| c.first() == Some(&"DELETED")).await;
     assert_eq!(cells(&deleted)[..2], ["DELETED", "second"]);
 
-    watcher.kill().await.expect("watching kubectl killed");
+    w.stop().await;
     srv.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_watch_with_names_and_a_selector() {
     let bin = kubectl_or_skip!();
-    let srv = FakeApiServer::start().await.expect("server starts");
-    let k = Kubectl::new(bin, &srv);
-    k.apply_crd().await;
-    k.ok_stdin(&["apply", "-f", "-"], Some(&crontab("seed", "web")))
-        .await;
+    let (srv, k) = with_crontabs(bin).await;
+    k.apply(&crontab("seed", "web")).await;
 
-    let mut watcher = k
-        .command(&["get", "ct", "--watch", "-l", "app=web", "-o", "name"])
-        .spawn()
-        .expect("kubectl starts");
-    let stdout = watcher.stdout.take().expect("stdout piped");
-    let mut lines = BufReader::new(stdout).lines();
-    let mut seen = Vec::new();
-    next_line_matching(&mut lines, &mut seen, |c| {
-        c == ["crontab.stable.example.com/seed"]
-    })
-    .await;
+    let mut w = k.watch(&["get", "ct", "--watch", "-l", "app=web", "-o", "name"]);
+    w.next_matching(|c| c == ["crontab.stable.example.com/seed"])
+        .await;
 
     // An object outside the selector is never printed; the next matching one is.
-    k.ok_stdin(&["create", "-f", "-"], Some(&crontab("hidden", "db")))
+    k.create(&crontab("hidden", "db")).await;
+    k.create(&crontab("shown", "web")).await;
+    w.next_matching(|c| c == ["crontab.stable.example.com/shown"])
         .await;
-    k.ok_stdin(&["create", "-f", "-"], Some(&crontab("shown", "web")))
-        .await;
-    next_line_matching(&mut lines, &mut seen, |c| {
-        c == ["crontab.stable.example.com/shown"]
-    })
-    .await;
-    assert!(!seen.iter().any(|l| l.contains("hidden")), "{seen:#?}");
+    assert!(
+        !w.seen.iter().any(|l| l.contains("hidden")),
+        "{:#?}",
+        w.seen
+    );
 
-    watcher.kill().await.expect("watching kubectl killed");
+    w.stop().await;
     srv.shutdown().await;
 }
 
@@ -697,31 +666,23 @@ async fn kubectl_watch_with_names_and_a_selector() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_field_validation_reports_unknown_fields() {
     let bin = kubectl_or_skip!();
-    let srv = FakeApiServer::start().await.expect("server starts");
-    let k = Kubectl::new(bin, &srv);
-    k.apply_crd().await;
+    let (srv, k) = with_crontabs(bin).await;
     let extra =
         crontab("strict", "web").replace("image: my-image", "image: my-image\n  unknownField: x");
 
-    let strict = k.run(&["create", "-f", "-"], Some(&extra)).await;
-    assert!(!strict.ok, "{}", strict.stdout);
-    assert!(
-        strict.stderr.contains(
-            r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.unknownField""#
-        ),
-        "{}",
-        strict.stderr
+    let strict = k.fails(&["create", "-f", "-"], Some(&extra)).await;
+    assert_has(
+        &strict,
+        r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.unknownField""#,
     );
 
     let warn = k
         .run(&["create", "--validate=warn", "-f", "-"], Some(&extra))
         .await;
     assert!(warn.ok, "{}", warn.stderr);
-    assert!(
-        warn.stderr
-            .contains(r#"Warning: unknown field "spec.unknownField""#),
-        "{}",
-        warn.stderr
+    assert_has(
+        &warn.stderr,
+        r#"Warning: unknown field "spec.unknownField""#,
     );
     srv.shutdown().await;
 }
