@@ -124,15 +124,7 @@ async fn error_statuses() {
     let r = post(&c, WIDGETS, w).await;
     assert_status(&r, 400, "BadRequest");
 
-    let r = call_accept(
-        &c,
-        "GET",
-        WIDGETS,
-        "",
-        None,
-        "application/vnd.kubernetes.protobuf",
-    )
-    .await;
+    let r = get_accept(&c, WIDGETS, "application/vnd.kubernetes.protobuf").await;
     assert_status(&r, 406, "NotAcceptable");
 
     let r = get(&c, &format!("{WIDGETS}?labelSelector=a%20in%20(b")).await;
@@ -256,10 +248,9 @@ async fn finalizers_delay_deletion() {
     .await;
     assert_status(&r, 422, "Invalid");
     // Removing the last finalizer deletes it.
-    let r = patch(
+    let r = json_patch(
         &c,
         &format!("{WIDGETS}/f"),
-        "application/json-patch+json",
         json!([{"op": "remove", "path": "/metadata/finalizers"}]),
     )
     .await;
@@ -312,18 +303,16 @@ async fn patches_merge_json_apply_and_strategic() {
     let path = format!("{WIDGETS}/p");
     let r = merge_patch(&c, &path, json!({"spec": {"color": null, "replicas": 2}})).await;
     assert_eq!(r.body["spec"], json!({"replicas": 2}));
-    let r = patch(
+    let r = json_patch(
         &c,
         &path,
-        "application/json-patch+json",
         json!([{"op": "add", "path": "/spec/color", "value": "blue"}]),
     )
     .await;
     assert_eq!(r.body["spec"]["color"], "blue");
-    let r = patch(
+    let r = json_patch(
         &c,
         &path,
-        "application/json-patch+json",
         json!([{"op": "test", "path": "/spec/color", "value": "green"}]),
     )
     .await;
@@ -518,24 +507,18 @@ fn names_of(list: &Value) -> Vec<String> {
 async fn table_and_partial_metadata_output() {
     let (_s, c) = with_widgets().await;
     post(&c, WIDGETS, widget("t", 1)).await;
-    let r = call_accept(
+    let r = get_accept(
         &c,
-        "GET",
         WIDGETS,
-        "",
-        None,
         "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
     )
     .await;
     assert_eq!(r.body["kind"], "Table", "{}", r.body);
     assert_eq!(r.body["apiVersion"], "meta.k8s.io/v1");
     assert_eq!(r.body["rows"].as_array().unwrap().len(), 1);
-    let r = call_accept(
+    let r = get_accept(
         &c,
-        "GET",
         WIDGETS,
-        "",
-        None,
         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
     )
     .await;
@@ -543,23 +526,17 @@ async fn table_and_partial_metadata_output() {
     assert_eq!(r.body["items"][0]["kind"], "PartialObjectMetadata");
     assert_eq!(r.body["items"][0]["metadata"]["name"], "t");
     assert!(r.body["items"][0].get("spec").is_none());
-    let r = call_accept(
+    let r = get_accept(
         &c,
-        "GET",
         &format!("{WIDGETS}/t"),
-        "",
-        None,
         "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
     )
     .await;
     assert_eq!(r.body["kind"], "PartialObjectMetadata");
     // Aggregated discovery is not served: the legacy document comes back, as from a server without it.
-    let r = call_accept(
+    let r = get_accept(
         &c,
-        "GET",
         "/apis",
-        "",
-        None,
         "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
     )
     .await;
@@ -1013,12 +990,9 @@ async fn numbers_round_trip_like_the_server_and_crd_tables() {
     assert_eq!(free["one"], json!(1));
 
     let accept = "application/json;as=Table;v=v1;g=meta.k8s.io";
-    let r = call_accept(
+    let r = get_accept(
         &c,
-        "GET",
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        "",
-        None,
         accept,
     )
     .await;
@@ -1029,15 +1003,7 @@ async fn numbers_round_trip_like_the_server_and_crd_tables() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(cols, ["Name", "Created At"]);
-    let r = call_accept(
-        &c,
-        "GET",
-        &format!("{WIDGETS}?includeObject=Everything"),
-        "",
-        None,
-        accept,
-    )
-    .await;
+    let r = get_accept(&c, &format!("{WIDGETS}?includeObject=Everything"), accept).await;
     assert_status(&r, 400, "BadRequest");
 }
 

@@ -169,6 +169,13 @@ impl Kubectl {
         out.stdout
     }
 
+    /// `kubectl get ct <args> -o jsonpath=<template>`; returns stdout.
+    async fn jsonpath(&self, args: &[&str], template: &str) -> String {
+        let output = format!("jsonpath={template}");
+        self.ok(&[&["get", "ct"], args, &["-o", &output]].concat())
+            .await
+    }
+
     /// Runs kubectl, expects it to fail and returns its stderr.
     async fn fails(&self, args: &[&str], stdin: Option<&str>) -> String {
         let out = self.run(args, stdin).await;
@@ -228,10 +235,11 @@ fn assert_has(text: &str, part: &str) {
     assert!(text.contains(part), "{part:?} not in:\n{text}");
 }
 
-macro_rules! kubectl_or_skip {
+/// [`with_crontabs`], or return from the test when kubectl is not installed.
+macro_rules! crontabs_or_skip {
     () => {
         match find_kubectl() {
-            Some(bin) => bin,
+            Some(bin) => with_crontabs(bin).await,
             None => {
                 eprintln!(
                     "skipping: kubectl is not installed (looked for /usr/bin/kubectl and on PATH)"
@@ -249,8 +257,7 @@ fn cells(line: &str) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_crd_and_custom_resource_lifecycle() {
-    let bin = kubectl_or_skip!();
-    let (srv, k) = with_crontabs(bin).await;
+    let (srv, k) = crontabs_or_skip!();
 
     // Discovery: the kind is listed with its short name.
     let resources = k
@@ -304,13 +311,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     let out = k.apply(&changed).await;
     assert_has(&out, "crontab.stable.example.com/my-crontab configured");
     let got = k
-        .ok(&[
-            "get",
-            "ct",
-            "my-crontab",
-            "-o",
-            "jsonpath={.spec.image} {.metadata.generation}",
-        ])
+        .jsonpath(&["my-crontab"], "{.spec.image} {.metadata.generation}")
         .await;
     assert_eq!(got.trim(), "image-2 2");
 
@@ -321,9 +322,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     );
     k.ok_stdin(&["apply", "--validate=false", "-f", "-"], Some(&extra))
         .await;
-    let spec = k
-        .ok(&["get", "ct", "pruned", "-o", "jsonpath={.spec}"])
-        .await;
+    let spec = k.jsonpath(&["pruned"], "{.spec}").await;
     let spec: Value = serde_json::from_str(&spec).expect("spec as json");
     assert_eq!(
         spec,
@@ -346,14 +345,10 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         .await;
     assert_has(&out, "crontab.stable.example.com/ssa serverside-applied");
     let managers = k
-        .ok(&[
-            "get",
-            "ct",
-            "ssa",
-            "--show-managed-fields",
-            "-o",
-            "jsonpath={.metadata.managedFields[*].manager}",
-        ])
+        .jsonpath(
+            &["ssa", "--show-managed-fields"],
+            "{.metadata.managedFields[*].manager}",
+        )
         .await;
     assert!(
         managers.split_whitespace().any(|m| m == "tester"),
@@ -470,13 +465,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         .await;
     assert_has(&out, "crontab.stable.example.com/my-crontab patched");
     let got = k
-        .ok(&[
-            "get",
-            "ct",
-            "my-crontab",
-            "-o",
-            "jsonpath={.spec.replicas} {.metadata.generation}",
-        ])
+        .jsonpath(&["my-crontab"], "{.spec.replicas} {.metadata.generation}")
         .await;
     assert_eq!(got.trim(), "5 3");
     k.ok(&[
@@ -491,14 +480,10 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     .await;
     k.ok(&["label", "ct", "my-crontab", "tier=batch"]).await;
     let got = k
-        .ok(&[
-            "get",
-            "ct",
-            "-l",
-            "tier=batch",
-            "-o",
-            "jsonpath={.items[*].spec.image} {.items[*].metadata.generation}",
-        ])
+        .jsonpath(
+            &["-l", "tier=batch"],
+            "{.items[*].spec.image} {.items[*].metadata.generation}",
+        )
         .await;
     assert_eq!(
         got.trim(),
@@ -598,8 +583,7 @@ impl Watcher {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_watch_prints_events_while_objects_change() {
-    let bin = kubectl_or_skip!();
-    let (srv, k) = with_crontabs(bin).await;
+    let (srv, k) = crontabs_or_skip!();
     k.apply(&crontab("first", "web")).await;
 
     let mut w = k.watch(&["get", "crontabs", "--watch", "--output-watch-events"]);
@@ -638,8 +622,7 @@ async fn kubectl_watch_prints_events_while_objects_change() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_watch_with_names_and_a_selector() {
-    let bin = kubectl_or_skip!();
-    let (srv, k) = with_crontabs(bin).await;
+    let (srv, k) = crontabs_or_skip!();
     k.apply(&crontab("seed", "web")).await;
 
     let mut w = k.watch(&["get", "ct", "--watch", "-l", "app=web", "-o", "name"]);
@@ -665,8 +648,7 @@ async fn kubectl_watch_with_names_and_a_selector() {
 /// with a 400 for unknown fields; `--validate=warn` gets `Warning` headers instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_field_validation_reports_unknown_fields() {
-    let bin = kubectl_or_skip!();
-    let (srv, k) = with_crontabs(bin).await;
+    let (srv, k) = crontabs_or_skip!();
     let extra =
         crontab("strict", "web").replace("image: my-image", "image: my-image\n  unknownField: x");
 

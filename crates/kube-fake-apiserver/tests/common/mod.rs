@@ -60,6 +60,10 @@ pub async fn call_accept(
 pub async fn get(c: &kube::Client, path: &str) -> Resp {
     call(c, "GET", path, "application/json", None).await
 }
+/// A GET asking for `accept` (Table, PartialObjectMetadata, protobuf, ...).
+pub async fn get_accept(c: &kube::Client, path: &str, accept: &str) -> Resp {
+    call_accept(c, "GET", path, "", None, accept).await
+}
 pub async fn post(c: &kube::Client, path: &str, body: Value) -> Resp {
     call(c, "POST", path, "application/json", Some(&body)).await
 }
@@ -74,6 +78,9 @@ pub async fn delete(c: &kube::Client, path: &str) -> Resp {
 }
 pub async fn merge_patch(c: &kube::Client, path: &str, body: Value) -> Resp {
     patch(c, path, "application/merge-patch+json", body).await
+}
+pub async fn json_patch(c: &kube::Client, path: &str, ops: Value) -> Resp {
+    patch(c, path, "application/json-patch+json", ops).await
 }
 /// Merge patch of `spec.replicas`: the usual spec change (it bumps the generation).
 pub async fn patch_replicas(c: &kube::Client, path: &str, replicas: i64) -> Resp {
