@@ -250,6 +250,16 @@ macro_rules! crontabs_or_skip {
     };
 }
 
+/// `patch ct <name> [--type <type>] -p <patch>` (kubectl's default type is strategic merge).
+fn patch_args<'a>(name: &'a str, type_: Option<&'a str>, patch: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["patch", "ct", name];
+    if let Some(t) = type_ {
+        args.extend(["--type", t]);
+    }
+    args.extend(["-p", patch]);
+    args
+}
+
 /// Splits a table line into its whitespace-separated cells.
 fn cells(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
@@ -453,30 +463,22 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
 
     // Merge patch: spec change bumps generation; out-of-range value is a 422 with the schema message.
     let out = k
-        .ok(&[
-            "patch",
-            "ct",
+        .ok(&patch_args(
             "my-crontab",
-            "--type",
-            "merge",
-            "-p",
+            Some("merge"),
             r#"{"spec":{"replicas":5}}"#,
-        ])
+        ))
         .await;
     assert_has(&out, "crontab.stable.example.com/my-crontab patched");
     let got = k
         .jsonpath(&["my-crontab"], "{.spec.replicas} {.metadata.generation}")
         .await;
     assert_eq!(got.trim(), "5 3");
-    k.ok(&[
-        "patch",
-        "ct",
+    k.ok(&patch_args(
         "my-crontab",
-        "--type",
-        "json",
-        "-p",
+        Some("json"),
         r#"[{"op":"replace","path":"/spec/image","value":"j"}]"#,
-    ])
+    ))
     .await;
     k.ok(&["label", "ct", "my-crontab", "tier=batch"]).await;
     let got = k
@@ -493,13 +495,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     // A strategic merge patch (kubectl's default) is refused for custom resources.
     let smp = k
         .fails(
-            &[
-                "patch",
-                "ct",
-                "my-crontab",
-                "-p",
-                r#"{"spec":{"image":"s"}}"#,
-            ],
+            &patch_args("my-crontab", None, r#"{"spec":{"image":"s"}}"#),
             None,
         )
         .await;
@@ -509,15 +505,7 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
     );
     let bad = k
         .fails(
-            &[
-                "patch",
-                "ct",
-                "my-crontab",
-                "--type",
-                "merge",
-                "-p",
-                r#"{"spec":{"replicas":50}}"#,
-            ],
+            &patch_args("my-crontab", Some("merge"), r#"{"spec":{"replicas":50}}"#),
             None,
         )
         .await;
