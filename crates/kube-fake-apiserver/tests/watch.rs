@@ -40,17 +40,13 @@ async fn replays_history_from_resource_version() {
 async fn live_events_reach_open_watch() {
     let (_s, c) = with_widgets().await;
     let rv = rv_of(&get(&c, WIDGETS).await.body);
-    let c2 = c.clone();
-    let w = tokio::spawn(async move {
-        watch(
-            &c2,
-            &format!("{WIDGETS}?watch=1&resourceVersion={rv}"),
-            2,
-            Duration::from_secs(5),
-        )
-        .await
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let w = watch_in_background(
+        &c,
+        format!("{WIDGETS}?watch=1&resourceVersion={rv}"),
+        2,
+        Duration::from_secs(5),
+    )
+    .await;
     post(&c, WIDGETS, widget("live", 1)).await;
     // Another namespace and another resource must not show up.
     post(
@@ -294,17 +290,13 @@ async fn watch_over_real_http_socket() {
 async fn deleting_the_crd_deletes_objects_then_ends_watches() {
     let (_s, c) = with_widgets().await;
     let rv = rv_of(&post(&c, WIDGETS, widget("a", 1)).await.body);
-    let c2 = c.clone();
-    let w = tokio::spawn(async move {
-        watch(
-            &c2,
-            &format!("{WIDGETS}?watch=true&resourceVersion={rv}"),
-            5,
-            Duration::from_secs(5),
-        )
-        .await
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let w = watch_in_background(
+        &c,
+        format!("{WIDGETS}?watch=true&resourceVersion={rv}"),
+        5,
+        Duration::from_secs(5),
+    )
+    .await;
     delete(
         &c,
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",

@@ -150,6 +150,19 @@ pub async fn watch(c: &kube::Client, path: &str, max: usize, wait: Duration) -> 
     }
 }
 
+/// Runs [`watch`] on a task, so the test can change objects meanwhile, and gives it a moment to open.
+pub async fn watch_in_background(
+    c: &kube::Client,
+    path: String,
+    max: usize,
+    wait: Duration,
+) -> tokio::task::JoinHandle<(Vec<Value>, bool)> {
+    let c = c.clone();
+    let task = tokio::spawn(async move { watch(&c, &path, max, wait).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    task
+}
+
 pub fn types(events: &[Value]) -> Vec<String> {
     events
         .iter()
