@@ -1,6 +1,7 @@
 //! `Table` output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`) with printer columns,
 //! built as apiextensions-apiserver's table convertor builds it for custom resources.
 use crate::schema::jsonpath::JsonPath;
+use crate::util::str_of;
 use serde_json::{Value, json};
 
 /// One additionalPrinterColumn of a CRD version (v1 spelling: `jsonPath`).
@@ -103,9 +104,7 @@ pub fn to_table_at(
     } else {
         columns
     };
-    let mut definitions = vec![json!({
-        "name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0
-    })];
+    let mut definitions = vec![name_column()];
     let mut paths = Vec::with_capacity(columns.len());
     for c in columns {
         let description = if c.description.is_empty() {
@@ -116,20 +115,20 @@ pub fn to_table_at(
         } else {
             c.description.clone()
         };
-        definitions.push(json!({
-            "name": c.name, "type": c.type_, "format": c.format, "description": description, "priority": c.priority
-        }));
+        definitions.push(column(
+            &c.name,
+            &c.type_,
+            &c.format,
+            &description,
+            c.priority,
+        ));
         // A column whose path does not parse prints as <none> rather than failing the list.
         paths.push(JsonPath::parse(&c.json_path).ok());
     }
     let rows: Vec<Value> = objects
         .iter()
         .map(|obj| {
-            let mut cells = vec![json!(
-                obj.pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            )];
+            let mut cells = vec![json!(str_of(obj.pointer("/metadata/name")))];
             for (c, path) in columns.iter().zip(&paths) {
                 let first = path.as_ref().and_then(|p| p.find(obj).into_iter().next());
                 cells.push(match first {
@@ -137,9 +136,38 @@ pub fn to_table_at(
                     Some(v) => cell(&c.type_, v, now),
                 });
             }
-            json!({"cells": cells, "object": row_object(obj, include_object)})
+            row(cells, obj, include_object)
         })
         .collect();
+    table(list_meta, definitions, rows)
+}
+
+/// The table of kinds served without printer columns by the generic registry (the
+/// CustomResourceDefinition resource itself, for one): `Name` and `Created At`, the latter as the
+/// raw RFC 3339 timestamp in UTC (`kubectl get crd` prints it as is), not as an age.
+pub fn default_table(objects: &[Value], include_object: &str, list_meta: Value) -> Value {
+    let definitions = vec![
+        name_column(),
+        column("Created At", "date", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
+    ];
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|obj| {
+            let name = str_of(obj.pointer("/metadata/name"));
+            let created = obj
+                .pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str)
+                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                // Go formats a zero time this way.
+                .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
+            row(vec![json!(name), json!(created)], obj, include_object)
+        })
+        .collect();
+    table(list_meta, definitions, rows)
+}
+
+fn table(list_meta: Value, definitions: Vec<Value>, rows: Vec<Value>) -> Value {
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
@@ -149,38 +177,17 @@ pub fn to_table_at(
     })
 }
 
-/// The table of kinds served without printer columns by the generic registry (the
-/// CustomResourceDefinition resource itself, for one): `Name` and `Created At`, the latter as the
-/// raw RFC 3339 timestamp in UTC (`kubectl get crd` prints it as is), not as an age.
-pub fn default_table(objects: &[Value], include_object: &str, list_meta: Value) -> Value {
-    let definitions = json!([
-        {"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0},
-        {"name": "Created At", "type": "date", "format": "", "description": CREATION_TIMESTAMP_DESCRIPTION, "priority": 0},
-    ]);
-    let rows: Vec<Value> = objects
-        .iter()
-        .map(|obj| {
-            let name = obj
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let created = obj
-                .pointer("/metadata/creationTimestamp")
-                .and_then(Value::as_str)
-                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-                .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
-                // Go formats a zero time this way.
-                .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
-            json!({"cells": [name, created], "object": row_object(obj, include_object)})
-        })
-        .collect();
-    json!({
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": list_meta,
-        "columnDefinitions": definitions,
-        "rows": rows,
-    })
+fn column(name: &str, type_: &str, format: &str, description: &str, priority: i32) -> Value {
+    json!({"name": name, "type": type_, "format": format, "description": description, "priority": priority})
+}
+
+/// Every table starts with the object's name.
+fn name_column() -> Value {
+    column("Name", "string", "name", NAME_DESCRIPTION, 0)
+}
+
+fn row(cells: Vec<Value>, obj: &Value, include_object: &str) -> Value {
+    json!({"cells": cells, "object": row_object(obj, include_object)})
 }
 
 /// `includeObject`: `Object` keeps the object, `None` gives `null` (Go's empty RawExtension),
