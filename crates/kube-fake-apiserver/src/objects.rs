@@ -53,6 +53,14 @@ pub fn key_of(res: &Resource, ns: Option<&str>, name: &str) -> Key {
     }
 }
 
+/// The stored object at `key`, or the 404 the server answers when there is none.
+pub fn stored(db: &Db, res: &Resource, key: &Key) -> Result<Value, ApiError> {
+    db.store
+        .get(key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, &key.name))
+}
+
 /// The object as served through `version` (conversion `None`: only apiVersion is rewritten).
 /// Defaults of the served version's schema are applied on read too, as the server does when it
 /// decodes from storage (so objects written before a default existed, or through another version,
@@ -67,6 +75,17 @@ pub fn view(res: &Resource, version: &str, obj: &Value) -> Value {
         schema::apply_defaults(schema, &mut o);
     }
     o
+}
+
+/// The served `version` a write goes through, once the body's apiVersion and kind are checked
+/// against it (and filled in when missing).
+fn typed_for(res: &Resource, version: &str, obj: &mut Value) -> Result<Version, ApiError> {
+    let ver = res
+        .version(version)
+        .ok_or_else(ApiError::path_not_found)?
+        .clone();
+    check_type_meta(res, version, obj)?;
+    Ok(ver)
 }
 
 fn check_type_meta(res: &Resource, version: &str, obj: &mut Value) -> Result<(), ApiError> {
@@ -306,11 +325,7 @@ pub fn create(
     opts: &WriteOpts,
     operation: &str,
 ) -> Result<Value, ApiError> {
-    let ver = res
-        .version(version)
-        .ok_or_else(ApiError::path_not_found)?
-        .clone();
-    check_type_meta(res, version, &mut obj)?;
+    let ver = typed_for(res, version, &mut obj)?;
     check_namespace(res, ns, &mut obj)?;
     let source = obj.clone();
     let m = meta_mut(&mut obj);
@@ -430,11 +445,7 @@ pub fn update(
     operation: &str,
     source: &Value,
 ) -> Result<Value, ApiError> {
-    let ver = res
-        .version(version)
-        .ok_or_else(ApiError::path_not_found)?
-        .clone();
-    check_type_meta(res, version, &mut obj)?;
+    let ver = typed_for(res, version, &mut obj)?;
     let body_name = meta_str(&obj, "name").to_string();
     if body_name.is_empty() {
         meta_mut(&mut obj).insert("name".into(), json!(name));
@@ -445,11 +456,7 @@ pub fn update(
     }
     check_namespace(res, ns, &mut obj)?;
     let key = key_of(res, ns, name);
-    let old = db
-        .store
-        .get(&key)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
+    let old = stored(db, res, &key)?;
     let body_rv = meta_str(&obj, "resourceVersion").to_string();
     if !body_rv.is_empty() && body_rv != meta_str(&old, "resourceVersion") {
         return Err(ApiError::stale(&res.group, &res.plural, name));
@@ -616,33 +623,22 @@ pub fn delete(
     dry_run: bool,
 ) -> Result<(u16, Value), ApiError> {
     let key = key_of(res, ns, name);
-    let old = db
-        .store
-        .get(&key)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
-    if let Some(u) = &pre.uid {
-        let actual = meta_str(&old, "uid");
-        if u != actual {
+    let old = stored(db, res, &key)?;
+    let checks = [
+        (&pre.uid, "uid", "UID"),
+        (&pre.resource_version, "resourceVersion", "ResourceVersion"),
+    ];
+    for (want, field, label) in checks {
+        let actual = meta_str(&old, field);
+        if let Some(want) = want
+            && want != actual
+        {
             return Err(ApiError::conflict(
                 &res.group,
                 &res.plural,
                 name,
                 &format!(
-                    "Precondition failed: UID in precondition: {u}, UID in object meta: {actual}"
-                ),
-            ));
-        }
-    }
-    if let Some(rv) = &pre.resource_version {
-        let actual = meta_str(&old, "resourceVersion");
-        if rv != actual {
-            return Err(ApiError::conflict(
-                &res.group,
-                &res.plural,
-                name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                    "Precondition failed: {label} in precondition: {want}, {label} in object meta: {actual}"
                 ),
             ));
         }

@@ -275,6 +275,31 @@ async fn delete_preconditions_and_collection() {
     )
     .await;
     assert_status(&r, 409, "Conflict");
+    let uid = get(&c, &format!("{WIDGETS}/a")).await.body["metadata"]["uid"].clone();
+    assert_eq!(
+        r.body["message"],
+        format!(
+            "Operation cannot be fulfilled on widgets.example.com \"a\": Precondition failed: UID in precondition: nope, UID in object meta: {}",
+            uid.as_str().unwrap()
+        )
+    );
+    let stale = json!({"preconditions": {"resourceVersion": "1"}});
+    let r = call(
+        &c,
+        "DELETE",
+        &format!("{WIDGETS}/a"),
+        "application/json",
+        Some(&stale),
+    )
+    .await;
+    assert_status(&r, 409, "Conflict");
+    let rv = rv_of(&get(&c, &format!("{WIDGETS}/a")).await.body);
+    assert_eq!(
+        r.body["message"],
+        format!(
+            "Operation cannot be fulfilled on widgets.example.com \"a\": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: {rv}"
+        )
+    );
     let mut other = widget("other", 1);
     other["metadata"]["labels"] = json!({"app": "other"});
     post(&c, WIDGETS, other).await;

@@ -73,11 +73,7 @@ impl Ctx<'_> {
     }
     /// The stored object the URL names, or the 404 the server answers when there is none.
     pub fn stored(&self, db: &Db) -> Result<Value, ApiError> {
-        let key = key_of(&self.res, self.ns(), self.name());
-        db.store
-            .get(&key)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(&self.res.group, &self.res.plural, self.name()))
+        objects::stored(db, &self.res, &key_of(&self.res, self.ns(), self.name()))
     }
     /// [`objects::create`] in the URL's resource, version and namespace.
     pub fn create(
