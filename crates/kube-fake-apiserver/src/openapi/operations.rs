@@ -32,20 +32,21 @@ enum Response {
     Status,
 }
 
-struct Operation {
-    url: Url,
-    /// Lower-case HTTP method: the key under the path.
-    method: &'static str,
-    /// `operationId` prefix, followed by [`op_suffix`].
-    verb: &'static str,
-    action: &'static str,
-    /// Followed by a space and the kind.
-    description: &'static str,
-    /// Names of query parameters, described in [`QUERY_PARAMS`].
-    params: &'static [&'static str],
-    body: Body,
-    response: Response,
-}
+/// One operation: the URL it is served on, the lower-case HTTP method (its key under the path),
+/// the `operationId` prefix (followed by [`op_suffix`]), `x-kubernetes-action`, the description
+/// (followed by a space and the kind), the query parameters (named in [`QUERY_PARAMS`]), the
+/// request body and the response.
+#[derive(Clone, Copy)]
+struct Operation(
+    Url,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    Body,
+    Response,
+);
 
 const LIST_PARAMS: &[&str] = &[
     "allowWatchBookmarks",
@@ -64,48 +65,24 @@ const WRITE_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation"];
 /// Every operation of a resource, in the order the documents list them.
 #[rustfmt::skip] // one row per operation reads better than rustfmt's one field per line
 const OPERATIONS: &[Operation] = &[
-    //  URL                 method    operationId         action              description
-    op(Url::Collection,    "get",    "list",             "list",             "list or watch objects of kind",
-       LIST_PARAMS, Body::None, Response::List),
-    op(Url::Collection,    "post",   "create",           "post",             "create a",
-       WRITE_PARAMS, Body::Object, Response::Object),
-    op(Url::Collection,    "delete", "deletecollection", "deletecollection", "delete collection of",
-       LIST_PARAMS, Body::DeleteOptions, Response::Status),
-    op(Url::Item,          "get",    "read",             "get",              "read the specified",
-       &["resourceVersion"], Body::None, Response::Object),
-    op(Url::Item,          "put",    "replace",          "put",              "replace the specified",
-       WRITE_PARAMS, Body::Object, Response::Object),
-    op(Url::Item,          "patch",  "patch",            "patch",            "partially update the specified",
-       &["dryRun", "fieldManager", "fieldValidation", "force"], Body::Patch, Response::Object),
-    op(Url::Item,          "delete", "delete",           "delete",           "delete a",
-       &["dryRun"], Body::DeleteOptions, Response::Status),
-    op(Url::AllNamespaces, "get",    "list",             "list",             "list or watch objects of kind",
-       LIST_PARAMS, Body::None, Response::List),
+    //        URL                 method    operationId         action              description
+    Operation(Url::Collection,    "get",    "list",             "list",             "list or watch objects of kind",
+              LIST_PARAMS, Body::None, Response::List),
+    Operation(Url::Collection,    "post",   "create",           "post",             "create a",
+              WRITE_PARAMS, Body::Object, Response::Object),
+    Operation(Url::Collection,    "delete", "deletecollection", "deletecollection", "delete collection of",
+              LIST_PARAMS, Body::DeleteOptions, Response::Status),
+    Operation(Url::Item,          "get",    "read",             "get",              "read the specified",
+              &["resourceVersion"], Body::None, Response::Object),
+    Operation(Url::Item,          "put",    "replace",          "put",              "replace the specified",
+              WRITE_PARAMS, Body::Object, Response::Object),
+    Operation(Url::Item,          "patch",  "patch",            "patch",            "partially update the specified",
+              &["dryRun", "fieldManager", "fieldValidation", "force"], Body::Patch, Response::Object),
+    Operation(Url::Item,          "delete", "delete",           "delete",           "delete a",
+              &["dryRun"], Body::DeleteOptions, Response::Status),
+    Operation(Url::AllNamespaces, "get",    "list",             "list",             "list or watch objects of kind",
+              LIST_PARAMS, Body::None, Response::List),
 ];
-
-/// Positional constructor so that [`OPERATIONS`] reads as a table.
-#[allow(clippy::too_many_arguments)]
-const fn op(
-    url: Url,
-    method: &'static str,
-    verb: &'static str,
-    action: &'static str,
-    description: &'static str,
-    params: &'static [&'static str],
-    body: Body,
-    response: Response,
-) -> Operation {
-    Operation {
-        url,
-        method,
-        verb,
-        action,
-        description,
-        params,
-        body,
-        response,
-    }
-}
 
 /// Query parameters: name, description, type.
 #[rustfmt::skip] // one row per parameter
@@ -191,29 +168,30 @@ struct Refs<'a> {
     patch_types: Vec<&'static str>,
 }
 
-fn operation(r: &ResourceSchema, f: Format, op: &Operation, refs: &Refs<'_>) -> Value {
+fn operation(r: &ResourceSchema, f: Format, op: Operation, refs: &Refs<'_>) -> Value {
+    let Operation(url, _, verb, action, description, params, body, response) = op;
     let json_types = vec!["application/json", "application/yaml"];
-    let body = match op.body {
+    let body = match body {
         Body::None => None,
         Body::Object => Some((refs.name, json_types)),
         Body::DeleteOptions => Some((DELETE_OPTIONS, json_types)),
         Body::Patch => Some((PATCH, refs.patch_types.clone())),
     };
-    let response = match op.response {
+    let response = match response {
         Response::Object => refs.name,
         Response::List => refs.list_name,
         Response::Status => STATUS,
     };
-    let namespaced = r.namespaced && op.url != Url::AllNamespaces;
+    let namespaced = r.namespaced && url != Url::AllNamespaces;
     let response_schema = f.reference(response);
     let mut o = json!({
-        "description": format!("{} {}", op.description, r.kind),
-        "operationId": format!("{}{}", op.verb, op_suffix(r, namespaced)),
+        "description": format!("{description} {}", r.kind),
+        "operationId": format!("{verb}{}", op_suffix(r, namespaced)),
         "tags": [if r.group.is_empty() { format!("core_{}", r.version) } else { format!("{}_{}", r.group.replace('.', ""), r.version) }],
-        "x-kubernetes-action": op.action,
+        "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {"group": r.group, "kind": r.kind, "version": r.version},
     });
-    let mut params = query_params(f, op.params);
+    let mut params = query_params(f, params);
     match f {
         Format::V3 => {
             if let Some((schema, types)) = &body {
@@ -307,8 +285,8 @@ pub(super) fn resource_paths(
     for (url, path, path_params) in urls {
         let mut ops: Map<String, Value> = OPERATIONS
             .iter()
-            .filter(|op| op.url == url)
-            .map(|op| (op.method.to_string(), operation(r, f, op, &refs)))
+            .filter(|op| op.0 == url)
+            .map(|&op| (op.1.to_string(), operation(r, f, op, &refs)))
             .collect();
         if let Some(p) = path_params {
             ops.insert("parameters".into(), Value::Array(p));
