@@ -262,55 +262,54 @@ fn list_schema(r: &ResourceSchema, item: &str, f: Format) -> Value {
 mod tests {
     use super::*;
 
-    fn crontab() -> ResourceSchema {
+    /// A namespaced v1 kind with the usual `<Kind>List` list kind.
+    fn namespaced_v1(
+        group: &str,
+        kind: &str,
+        plural: &str,
+        schema: Option<Value>,
+    ) -> ResourceSchema {
         ResourceSchema {
-            group: "stable.example.com".into(),
+            group: group.into(),
             version: "v1".into(),
-            kind: "CronTab".into(),
-            list_kind: "CronTabList".into(),
-            plural: "crontabs".into(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            plural: plural.into(),
             namespaced: true,
-            schema: Some(json!({
-                "type": "object",
-                "description": "A cron job.",
-                "properties": {"spec": {"type": "object", "properties": {
-                    "cronSpec": {"type": "string", "description": "The schedule."},
-                    "note": {"type": "string", "nullable": true}
-                }}}
-            })),
+            schema,
         }
     }
 
+    fn crontab() -> ResourceSchema {
+        let schema = json!({
+            "type": "object",
+            "description": "A cron job.",
+            "properties": {"spec": {"type": "object", "properties": {
+                "cronSpec": {"type": "string", "description": "The schedule."},
+                "note": {"type": "string", "nullable": true}
+            }}}
+        });
+        namespaced_v1("stable.example.com", "CronTab", "crontabs", Some(schema))
+    }
+
     fn configmap() -> ResourceSchema {
-        ResourceSchema {
-            group: String::new(),
-            version: "v1".into(),
-            kind: "ConfigMap".into(),
-            list_kind: "ConfigMapList".into(),
-            plural: "configmaps".into(),
-            namespaced: true,
-            schema: None,
-        }
+        namespaced_v1("", "ConfigMap", "configmaps", None)
     }
 
     #[test]
     fn names_follow_the_real_server() {
-        assert_eq!(
-            definition_name("stable.example.com", "v1", "CronTab"),
-            "com.example.stable.v1.CronTab"
-        );
-        assert_eq!(
-            definition_name("", "v1", "ConfigMap"),
-            "io.k8s.api.core.v1.ConfigMap"
-        );
-        assert_eq!(
-            definition_name("apps", "v1", "Deployment"),
-            "io.k8s.api.apps.v1.Deployment"
-        );
-        assert_eq!(
-            definition_name("events.k8s.io", "v1", "Event"),
-            "io.k8s.api.events.v1.Event"
-        );
+        for (group, kind, want) in [
+            (
+                "stable.example.com",
+                "CronTab",
+                "com.example.stable.v1.CronTab",
+            ),
+            ("", "ConfigMap", "io.k8s.api.core.v1.ConfigMap"),
+            ("apps", "Deployment", "io.k8s.api.apps.v1.Deployment"),
+            ("events.k8s.io", "Event", "io.k8s.api.events.v1.Event"),
+        ] {
+            assert_eq!(definition_name(group, "v1", kind), want);
+        }
     }
 
     #[test]
