@@ -266,14 +266,7 @@ async fn delete_preconditions_and_collection() {
     }
     let body =
         json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "nope"}});
-    let r = call(
-        &c,
-        "DELETE",
-        &format!("{WIDGETS}/a"),
-        "application/json",
-        Some(&body),
-    )
-    .await;
+    let r = delete_with(&c, &format!("{WIDGETS}/a"), body).await;
     assert_status(&r, 409, "Conflict");
     let uid = get(&c, &format!("{WIDGETS}/a")).await.body["metadata"]["uid"].clone();
     assert_eq!(
@@ -284,14 +277,7 @@ async fn delete_preconditions_and_collection() {
         )
     );
     let stale = json!({"preconditions": {"resourceVersion": "1"}});
-    let r = call(
-        &c,
-        "DELETE",
-        &format!("{WIDGETS}/a"),
-        "application/json",
-        Some(&stale),
-    )
-    .await;
+    let r = delete_with(&c, &format!("{WIDGETS}/a"), stale).await;
     assert_status(&r, 409, "Conflict");
     let rv = rv_of(&get(&c, &format!("{WIDGETS}/a")).await.body);
     assert_eq!(
@@ -412,14 +398,7 @@ async fn dry_run_persists_nothing() {
         get(&c, &format!("{WIDGETS}/d")).await.body["spec"]["replicas"],
         1
     );
-    let r = call(
-        &c,
-        "DELETE",
-        &format!("{WIDGETS}/d?dryRun=All"),
-        "application/json",
-        None,
-    )
-    .await;
+    let r = delete(&c, &format!("{WIDGETS}/d?dryRun=All")).await;
     assert_eq!(r.code, 200);
     assert_eq!(get(&c, &format!("{WIDGETS}/d")).await.code, 200);
     let r = post(&c, &format!("{WIDGETS}?dryRun=Some"), widget("e", 1)).await;

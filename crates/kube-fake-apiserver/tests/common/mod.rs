@@ -76,6 +76,10 @@ pub async fn patch(c: &kube::Client, path: &str, ct: &str, body: Value) -> Resp 
 pub async fn delete(c: &kube::Client, path: &str) -> Resp {
     call(c, "DELETE", path, "application/json", None).await
 }
+/// A DELETE with `DeleteOptions` in the body.
+pub async fn delete_with(c: &kube::Client, path: &str, options: Value) -> Resp {
+    call(c, "DELETE", path, "application/json", Some(&options)).await
+}
 pub async fn merge_patch(c: &kube::Client, path: &str, body: Value) -> Resp {
     patch(c, path, "application/merge-patch+json", body).await
 }
