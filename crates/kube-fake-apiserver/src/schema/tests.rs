@@ -31,7 +31,7 @@ fn crontab_schema() -> Value {
                     "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
                     "tags": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string"}},
                     "choice": {"type": "string", "nullable": true, "enum": ["x", null]},
-                    "labels": {"type": "object", "maxProperties": 2, "additionalProperties": {"type": "string"}}
+                    "labels": {"type": "object", "minProperties": 1, "maxProperties": 2, "additionalProperties": {"type": "string"}}
                 }
             }
         }
@@ -432,6 +432,11 @@ fn array_and_map_constraints() {
     assert_eq!(c.message, "Too many: 3: must have at most 2 items");
     let c = one(json!({"spec": {"name": "ab", "labels": {"a": 1}}}));
     assert_eq!(c.field, "spec.labels.a");
+    let c = one(json!({"spec": {"name": "ab", "labels": {}}}));
+    assert_eq!(
+        c.message,
+        "Invalid value: 0: spec.labels in body should have at least 1 properties"
+    );
 }
 
 #[test]

@@ -222,21 +222,7 @@ impl Validator {
         depth: usize,
         out: &mut Vec<Cause>,
     ) {
-        let len = items.len() as u64;
-        if let Some(min) = as_count(s.raw("minItems"))
-            && len < min
-        {
-            out.push(invalid(
-                path,
-                &len.to_string(),
-                format!("{path} in body should have at least {min} items"),
-            ));
-        }
-        if let Some(max) = as_count(s.raw("maxItems"))
-            && len > max
-        {
-            out.push(too_many(path, len, max));
-        }
+        check_count(s, ["minItems", "maxItems", "items"], items.len(), path, out);
         if s.raw("uniqueItems").and_then(Value::as_bool) == Some(true) {
             let dup = items
                 .iter()
@@ -265,21 +251,8 @@ impl Validator {
         depth: usize,
         out: &mut Vec<Cause>,
     ) {
-        let len = map.len() as u64;
-        if let Some(min) = as_count(s.raw("minProperties"))
-            && len < min
-        {
-            out.push(invalid(
-                path,
-                &len.to_string(),
-                format!("{path} in body should have at least {min} properties"),
-            ));
-        }
-        if let Some(max) = as_count(s.raw("maxProperties"))
-            && len > max
-        {
-            out.push(too_many(path, len, max));
-        }
+        let keys = ["minProperties", "maxProperties", "properties"];
+        check_count(s, keys, map.len(), path, out);
         let root = path.is_empty();
         if let Some(Additional::Schema(a)) = s.additional() {
             for (k, v) in map {
@@ -400,6 +373,32 @@ fn type_error(path: &str, types: &[&str], x: &Value) -> Cause {
             go_quote(actual)
         ),
     )
+}
+
+/// `minItems`/`maxItems` or `minProperties`/`maxProperties` (`[min key, max key, noun]`) on a
+/// collection of `len` elements.
+fn check_count(
+    s: Node<'_>,
+    [min_key, max_key, noun]: [&str; 3],
+    len: usize,
+    path: &str,
+    out: &mut Vec<Cause>,
+) {
+    let len = len as u64;
+    if let Some(min) = as_count(s.raw(min_key))
+        && len < min
+    {
+        out.push(invalid(
+            path,
+            &len.to_string(),
+            format!("{path} in body should have at least {min} {noun}"),
+        ));
+    }
+    if let Some(max) = as_count(s.raw(max_key))
+        && len > max
+    {
+        out.push(too_many(path, len, max));
+    }
 }
 
 fn too_many(path: &str, actual: u64, max: u64) -> Cause {
