@@ -206,29 +206,26 @@ impl ApiError {
         .with_details(json!({"causes": [{"message": "injected fault"}]}))
     }
 
+    /// An error the client should retry after one second (`Retry-After` header and details).
+    fn retry_after(code: u16, reason: &str, message: &str) -> Self {
+        let mut e = Self::new(code, reason, message).with_details(json!({"retryAfterSeconds": 1}));
+        e.retry_after = Some(1);
+        e
+    }
+
     /// A fault-injected error for `code` (500, 429, 503 or anything else).
     pub fn injected(code: u16) -> Self {
         match code {
-            429 => {
-                let mut e = Self::new(
-                    429,
-                    "TooManyRequests",
-                    "Too many requests, please try again later.",
-                )
-                .with_details(json!({"retryAfterSeconds": 1}));
-                e.retry_after = Some(1);
-                e
-            }
-            503 => {
-                let mut e = Self::new(
-                    503,
-                    "ServiceUnavailable",
-                    "the server is currently unable to handle the request",
-                )
-                .with_details(json!({"retryAfterSeconds": 1}));
-                e.retry_after = Some(1);
-                e
-            }
+            429 => Self::retry_after(
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+            ),
+            503 => Self::retry_after(
+                503,
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request",
+            ),
             500 => Self::internal("injected fault"),
             504 => Self::new(
                 504,
