@@ -31,11 +31,11 @@
 //!
 //! | figure | client-go | here |
 //! |---|---|---|
-//! | W1 adds/s | 13.1 M | 3-27 M wall, 4.6-27 M per CPU-s |
-//! | W1 processed/s | 1.57 M | 0.7-1.5 M wall, 0.8-1.4 M per CPU-s |
-//! | W2a items/s | 675 k | 0.5-1.0 M wall, 0.75-0.93 M per CPU-s |
-//! | W2a max delay | 14.7 ms | 17-33 ms (backlog behind the producer under load) |
-//! | W2b overhead | 8.3 ms | 3.3-6.1 ms (was 15-18 ms on Tokio's timer wheel) |
+//! | W1 adds/s | 13.1 M | 10-20 M wall, 5.9 M per CPU-s |
+//! | W1 processed/s | 1.57 M | 2.1-2.4 M wall, 1.2 M per CPU-s |
+//! | W2a items/s | 675 k | 1.29-1.60 M wall, 0.83 M per CPU-s |
+//! | W2a max delay | 14.7 ms | 7.3-11.8 ms (p50 5.1-5.4 ms; stalls from vCPU pre-emption) |
+//! | W2b overhead | 8.3 ms | 4.2 ms (was 15-18 ms on Tokio's timer wheel) |
 //! | W2-default wall | 20.0006 s | 20.0003 s |
 //!
 //! Where the rest goes (perf): W1 and W2a are bound by cache-line transfers between cores on
