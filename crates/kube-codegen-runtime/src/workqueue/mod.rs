@@ -26,8 +26,9 @@
 //! cost ~10-15 ms); due items move into the queue with their precomputed hash, one lock per
 //! batch. Paused or custom clocks keep a Tokio timer task, so tests stay deterministic.
 //!
-//! The benchmarks (`benches/workqueue.rs`) reproduce BENCHMARKS.md's W1/W2 workloads; on the
-//! shared 2-core machine (medians of 5, wall figures vary 2-5x with other load):
+//! The benchmarks (`crates/kube-codegen-runtime-bench`, `cargo xtask bench workqueue`) reproduce
+//! BENCHMARKS.md's W1/W2 workloads; on the shared 2-core machine (medians of 5, wall figures
+//! vary 2-5x with other load):
 //!
 //! | figure | client-go | here |
 //! |---|---|---|
