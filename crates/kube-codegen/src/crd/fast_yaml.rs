@@ -294,21 +294,30 @@ impl<'a> Reader<'a> {
                 }
                 Entry::Occupied(_) => return None,
             }
-            self.skip_blank_lines();
-            if self.eof() {
+            if !self.next_entry_at(n)? {
                 break;
-            }
-            let i = self.indent();
-            if i < n || (n == 0 && (self.marker(b"---") || self.marker(b"..."))) {
-                break;
-            }
-            if i > n {
-                return None;
             }
             self.pos += n;
         }
         self.depth -= 1;
         Some(Value::Object(map))
+    }
+
+    /// After an entry of a block collection at indent `n`: whether another line at that indent
+    /// follows (`Some(false)`: the collection ends; `None`: a deeper line, outside the subset).
+    fn next_entry_at(&mut self, n: usize) -> Option<bool> {
+        self.skip_blank_lines();
+        if self.eof() {
+            return Some(false);
+        }
+        let i = self.indent();
+        if i < n || (n == 0 && (self.marker(b"---") || self.marker(b"..."))) {
+            return Some(false);
+        }
+        if i > n {
+            return None;
+        }
+        Some(true)
     }
 
     fn block_seq(&mut self, n: usize) -> Option<Value> {
@@ -317,16 +326,8 @@ impl<'a> Reader<'a> {
         loop {
             self.pos += 1; // the `-`
             items.push(self.value_after(n, true)?);
-            self.skip_blank_lines();
-            if self.eof() {
+            if !self.next_entry_at(n)? {
                 break;
-            }
-            let i = self.indent();
-            if i < n || (n == 0 && (self.marker(b"---") || self.marker(b"..."))) {
-                break;
-            }
-            if i > n {
-                return None;
             }
             let dash = self.pos + n;
             if self.at(dash) != Some(b'-') || !is_blank_or_end(self.at(dash + 1)) {
