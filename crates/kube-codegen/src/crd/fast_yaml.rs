@@ -728,6 +728,20 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// After an element of a flow collection: whether a `,` announces another one (`Some(false)`
+    /// at the closing bracket, which is left for the caller; `None` at anything else).
+    fn flow_more(&mut self, n: usize, close: u8) -> Option<bool> {
+        self.flow_space(n)?;
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Some(true)
+            }
+            c if c == close => Some(false),
+            _ => None,
+        }
+    }
+
     fn flow(&mut self, n: usize) -> Option<Value> {
         self.enter()?;
         let close = if self.peek()? == b'[' { b']' } else { b'}' };
@@ -740,11 +754,8 @@ impl<'a> Reader<'a> {
                     break;
                 }
                 items.push(self.flow_node(n)?);
-                self.flow_space(n)?;
-                match self.peek()? {
-                    b',' => self.pos += 1,
-                    b']' => break,
-                    _ => return None,
+                if !self.flow_more(n, b']')? {
+                    break;
                 }
             }
             Value::Array(items)
@@ -779,11 +790,8 @@ impl<'a> Reader<'a> {
                     }
                     Entry::Occupied(_) => return None,
                 }
-                self.flow_space(n)?;
-                match self.peek()? {
-                    b',' => self.pos += 1,
-                    b'}' => break,
-                    _ => return None,
+                if !self.flow_more(n, b'}')? {
+                    break;
                 }
             }
             Value::Object(map)
