@@ -28,32 +28,28 @@ pub fn parse(text: &str) -> Option<Vec<Value>> {
     if text.len() > MAX_BYTES || !printable(text) {
         return None;
     }
-    let mut p = Reader {
-        s: text.as_bytes(),
-        text,
-        pos: 0,
-        ls: 0,
-        nodes: 0,
-        depth: 0,
-    };
-    p.stream()
+    Reader::new(text).stream()
 }
 
 #[cfg(test)]
 fn stop_line(text: &str) -> usize {
-    let mut p = Reader {
-        s: text.as_bytes(),
-        text,
-        pos: 0,
-        ls: 0,
-        nodes: 0,
-        depth: 0,
-    };
+    let mut p = Reader::new(text);
     let _ = p.stream();
     text[..p.pos].lines().count()
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(text: &'a str) -> Self {
+        Reader {
+            s: text.as_bytes(),
+            text,
+            pos: 0,
+            ls: 0,
+            nodes: 0,
+            depth: 0,
+        }
+    }
+
     fn stream(&mut self) -> Option<Vec<Value>> {
         let p = self;
         let mut docs = Vec::new();

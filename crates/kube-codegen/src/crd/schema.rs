@@ -75,11 +75,11 @@ impl<'a> Schema<'a> {
         parse(v, String::new(), 0)
     }
 
-    /// The `type`, or one implied by other keywords when absent.
     pub fn has_property(&self, name: &str) -> bool {
         self.properties.iter().any(|(k, _)| *k == name)
     }
 
+    /// The `type`, or one implied by other keywords when absent.
     pub fn effective_type(&self) -> Option<&str> {
         if let Some(t) = self.type_ {
             return Some(t);
