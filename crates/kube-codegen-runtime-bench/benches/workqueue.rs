@@ -529,5 +529,39 @@ fn micro_run() -> Figures {
         ("micro_duplicate_add_ns", dup_add, "ns/op"),
         ("micro_add_get_done_ns", cycle, "ns/op"),
         ("micro_w2_limiter_when_forget_ns", when_forget, "ns/op"),
+        ("micro_line_handoff_ns", line_handoff_ns(), "ns/op"),
     ]
+}
+
+/// One-way cost of handing a cache line from one thread to another: two threads take turns
+/// incrementing one atomic (each waits for the other's write), so every turn moves the line
+/// between cores. The floor under any queue operation whose state another core wrote last.
+/// With more runnable threads than cores the turns also include preemption; run it on an
+/// otherwise idle machine.
+fn line_handoff_ns() -> f64 {
+    const TURNS: u64 = 200_000;
+    let turn = AtomicU64::new(0);
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for me in 0..2u64 {
+            let turn = &turn;
+            s.spawn(move || {
+                let mut next = me;
+                while next < TURNS {
+                    let mut spins = 0u32;
+                    while turn.load(Ordering::Acquire) != next {
+                        spins += 1;
+                        if spins.is_multiple_of(1024) {
+                            std::thread::yield_now(); // the other thread may be descheduled
+                        } else {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    turn.store(next + 1, Ordering::Release);
+                    next += 2;
+                }
+            });
+        }
+    });
+    t0.elapsed().as_nanos() as f64 / TURNS as f64
 }

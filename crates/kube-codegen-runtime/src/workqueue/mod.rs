@@ -28,40 +28,22 @@
 //!
 //! The benchmarks (`crates/kube-codegen-runtime-bench`, `cargo xtask bench workqueue`) reproduce
 //! BENCHMARKS.md's W1/W2 workloads; on the shared 2-core machine (medians of 5, wall figures
-//! vary 2-5x with other load):
+//! vary up to 2x between invocations):
 //!
 //! | figure | client-go | here |
 //! |---|---|---|
-//! | W1 adds/s | 13.1 M | 10-20 M wall, 5.9 M per CPU-s |
-//! | W1 processed/s | 1.57 M | 2.1-2.4 M wall, 1.2 M per CPU-s |
-//! | W2a items/s | 675 k | 1.29-1.60 M wall, 0.83 M per CPU-s |
-//! | W2a max delay | 14.7 ms | 7.3-11.8 ms (p50 5.1-5.4 ms; stalls from vCPU pre-emption) |
-//! | W2b overhead | 8.3 ms | 4.2 ms (was 15-18 ms on Tokio's timer wheel) |
-//! | W2-default wall | 20.0006 s | 20.0003 s |
+//! | W1 adds/s | 13.1 M | 14.5-19.8 M |
+//! | W1 processed/s | 1.57 M | 1.7-2.2 M |
+//! | W2a items/s | 675 k | 1.3-1.5 M |
+//! | W2a max delay | 14.7 ms | 7.1-11.0 ms (p50 5.3-5.6 ms) |
+//! | W2b overhead | 8.3 ms | 3.2-3.6 ms (15-18 ms on Tokio's timer wheel) |
+//! | W2-default wall | 20.0006 s | 20.0002 s |
 //!
-//! Where the rest goes (perf): W1 and W2a are bound by cache-line transfers between cores on
-//! the shared tables (queue, delay heap, limiter counts: the first touch of a slot another
-//! core wrote is most of each operation) and by lock-holder preemption when four threads
-//! share two cores. Sharding the dirty set (a duplicate add takes one of 16 shard locks
-//! instead of the core lock) was tried and measured no better: each add still moves a lock
-//! line and a slot line between cores, and every `get` paid an extra shard lock.
-//!
-//! A lock-free "dirty mirror" (a concurrent map of per-item flags, so a duplicate add reads
-//! shared memory and never locks) was also built and measured, then removed (commit 9f44dc0
-//! has it): with producers off the lock the two workers kept the queue empty, so nearly
-//! every add became a new item (W1 processed ~730 k of 1 M adds instead of ~115 k). That raised
-//! processed/s slightly (2.2 M -> 2.6 M) but cut adds/s six-fold (22.6 M -> 3.7 M) and CPU per
-//! add likewise: in W1 the figures trade against each other through how much the queue
-//! coalesces, and coalescing is what a controller wants from its queue under load (fewer
-//! reconciles for the same events). Meeting both W1 goals at once needs each processed item to
-//! cost about 200 ns of CPU while producers run on the same two cores; measured here it is
-//! 0.4-1.3 µs. A throwaway prototype with no lock at all (items in a concurrent map with atomic
-//! per-item flags, a lock-free FIFO, waiters parked only when it is empty) landed in the same
-//! place: W1 ~1.9 M processed/s with ~550 k processed and 3.3 M adds/s. What costs is not the
-//! lock but moving each item between cores, and above all parking and waking the worker
-//! threads (a futex or eventfd system call on each side, and the woken thread pre-empting the
-//! producer), which four busy threads on two cores do constantly; Go switches goroutines in
-//! user space instead.
+//! W1 and W2a are bound by handing items between cores (77-107 ns per cache line here), not by
+//! the queue's own work (16 ns per duplicate add, 101 ns per add + get + done on one thread).
+//! `crates/kube-codegen-runtime-bench/README.md` has the cost model, the designs tried (a lock-free dirty mirror, no lock
+//! at all, failure counts in the queue's table, a timer inbox) and why W1's two goals cannot
+//! both be met on two cores.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
