@@ -1,3 +1,4 @@
 //! kube-codegen runtime: the pieces generated controllers run on.
 
+pub mod cache;
 pub mod workqueue;

@@ -1,0 +1,19 @@
+//! Errors of the cache.
+
+/// What can go wrong reading or writing the cache.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CacheError {
+    /// The object has no `metadata.name`, so it has no key.
+    #[error("object has no metadata.name, so it has no cache key")]
+    NoName,
+    /// A key that is neither `name` nor `namespace/name`.
+    #[error("unexpected key format: {0:?}")]
+    KeyFormat(String),
+    /// A lookup named an index the store does not have.
+    #[error("index with name {0} does not exist")]
+    UnknownIndex(String),
+    /// `add_indexers` named an index the store already has.
+    #[error("indexer conflict: an index named {0} already exists")]
+    IndexConflict(String),
+}

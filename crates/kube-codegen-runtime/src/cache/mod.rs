@@ -1,0 +1,40 @@
+#![deny(missing_docs)]
+//! The informer cache: a thread-safe store of objects with named indices, cache keys and
+//! listers (client-go's `tools/cache` `Indexer`, `MetaNamespaceKeyFunc` and listers).
+//!
+//! Informers (reflector, delta FIFO, shared informer) will fill a [`Store`]; controllers read
+//! it through a [`Lister`] and carry [`key_of`] keys through their workqueue.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+//! use kube::core::Selector;
+//! use kube_codegen_runtime::cache::{Lister, Store, key_of};
+//!
+//! let store = Arc::new(Store::<ConfigMap>::with_namespace_index());
+//! let cm = ConfigMap {
+//!     metadata: ObjectMeta {
+//!         namespace: Some("default".into()),
+//!         name: Some("settings".into()),
+//!         ..Default::default()
+//!     },
+//!     ..Default::default()
+//! };
+//! assert_eq!(key_of(&cm)?, "default/settings");
+//! store.add(Arc::new(cm))?;
+//! let lister = Lister::new(store.clone());
+//! assert!(lister.namespace("default").get("settings").is_some());
+//! assert_eq!(lister.namespace("other").list(&Selector::default()).len(), 0);
+//! # Ok::<(), kube_codegen_runtime::cache::CacheError>(())
+//! ```
+
+mod error;
+mod keys;
+mod lister;
+mod store;
+
+pub use self::error::CacheError;
+pub use self::keys::{key_of, split_key};
+pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
+pub use self::store::{IndexFn, Indexers, NAMESPACE_INDEX, Store, namespace_index};

@@ -1,0 +1,295 @@
+//! [`Store`]: the thread-safe object cache with named indices (client-go's `threadSafeMap`
+//! behind `cache.Indexer`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+use kube::Resource;
+use parking_lot::RwLock;
+
+use super::error::CacheError;
+use super::keys::key_of;
+
+/// Computes the values an object is indexed under (any number, duplicates ignored).
+pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+
+/// Named index functions.
+pub type Indexers<K> = BTreeMap<String, IndexFn<K>>;
+
+/// The name of the namespace index (client-go's `cache.NamespaceIndex`).
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+/// Indexes an object by its namespace (`""` when cluster-scoped): client-go's
+/// `MetaNamespaceIndexFunc`, which listers use to list one namespace without a scan.
+pub fn namespace_index<K: Resource>() -> IndexFn<K> {
+    Arc::new(|obj: &K| vec![obj.meta().namespace.clone().unwrap_or_default()])
+}
+
+/// One key per object, shared by the item map and every index set it appears in.
+type Key = Arc<str>;
+/// Index value -> keys of the objects indexed under it (sorted, so lookups are deterministic).
+type Index = HashMap<String, BTreeSet<Key>, foldhash::fast::RandomState>;
+
+/// A thread-safe cache of objects by key (`namespace/name`, see [`key_of`]), with named
+/// indices kept up to date on every write.
+///
+/// Objects are stored as `Arc<K>`: readers share them without copying, and nothing can change
+/// a cached object in place (client-go's "do not mutate cached objects" rule, enforced by the
+/// type). Every write updates the object and all indices under one lock, so a reader sees
+/// either the old or the new state, never a mix.
+pub struct Store<K> {
+    state: RwLock<State<K>>,
+}
+
+struct State<K> {
+    items: HashMap<Key, Arc<K>, foldhash::fast::RandomState>,
+    indexers: Indexers<K>,
+    indices: BTreeMap<String, Index>,
+}
+
+impl<K> fmt::Debug for Store<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.state.read();
+        f.debug_struct("Store")
+            .field("len", &s.items.len())
+            .field("indexers", &s.indexers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl<K: Resource> Default for Store<K> {
+    fn default() -> Self {
+        Self::new(Indexers::new())
+    }
+}
+
+impl<K: Resource> Store<K> {
+    /// An empty store with `indexers`.
+    pub fn new(indexers: Indexers<K>) -> Self {
+        let indices = indexers
+            .keys()
+            .map(|n| (n.clone(), Index::default()))
+            .collect();
+        Store {
+            state: RwLock::new(State {
+                items: HashMap::default(),
+                indexers,
+                indices,
+            }),
+        }
+    }
+
+    /// An empty store with the namespace index ([`NAMESPACE_INDEX`]), as informers build it.
+    pub fn with_namespace_index() -> Self {
+        Self::new(Indexers::from([(
+            NAMESPACE_INDEX.to_owned(),
+            namespace_index::<K>(),
+        )]))
+    }
+
+    /// Inserts or replaces `obj` under its key.
+    pub fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
+        let key = key_of(&*obj)?;
+        let mut s = self.state.write();
+        let key: Key = match s.items.get_key_value(key.as_str()) {
+            Some((k, _)) => k.clone(), // reuse the key the indices already hold
+            None => Key::from(key),
+        };
+        let old = s.items.insert(key.clone(), obj.clone());
+        s.reindex(&key, old.as_deref(), Some(&*obj));
+        Ok(())
+    }
+
+    /// Same as [`add`](Self::add): the store does not distinguish the two.
+    pub fn update(&self, obj: Arc<K>) -> Result<(), CacheError> {
+        self.add(obj)
+    }
+
+    /// Removes the object with `obj`'s key; returns what was cached.
+    pub fn delete(&self, obj: &K) -> Result<Option<Arc<K>>, CacheError> {
+        Ok(self.delete_key(&key_of(obj)?))
+    }
+
+    /// Removes the object under `key`; returns what was cached.
+    pub fn delete_key(&self, key: &str) -> Option<Arc<K>> {
+        let mut s = self.state.write();
+        let (key, old) = s.items.remove_entry(key)?;
+        s.reindex(&key, Some(&*old), None);
+        Some(old)
+    }
+
+    /// The cached object with `obj`'s key.
+    pub fn get(&self, obj: &K) -> Result<Option<Arc<K>>, CacheError> {
+        Ok(self.get_by_key(&key_of(obj)?))
+    }
+
+    /// The cached object under `key`.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.state.read().items.get(key).cloned()
+    }
+
+    /// Every cached object, in no particular order.
+    pub fn list(&self) -> Vec<Arc<K>> {
+        self.state.read().items.values().cloned().collect()
+    }
+
+    /// Every key, in no particular order.
+    pub fn list_keys(&self) -> Vec<String> {
+        self.state
+            .read()
+            .items
+            .keys()
+            .map(|k| k.to_string())
+            .collect()
+    }
+
+    /// Number of cached objects.
+    pub fn len(&self) -> usize {
+        self.state.read().items.len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Replaces the whole content with `objs` (a relist) and rebuilds every index. If any
+    /// object has no key, nothing changes.
+    pub fn replace(&self, objs: impl IntoIterator<Item = Arc<K>>) -> Result<(), CacheError> {
+        let mut items = HashMap::default();
+        for obj in objs {
+            items.insert(Key::from(key_of(&*obj)?), obj);
+        }
+        let mut s = self.state.write();
+        s.items = items;
+        for index in s.indices.values_mut() {
+            index.clear();
+        }
+        let State {
+            items,
+            indexers,
+            indices,
+        } = &mut *s;
+        for (key, obj) in items.iter() {
+            for (name, f) in indexers.iter() {
+                let index = indices.entry(name.clone()).or_default();
+                for v in f(obj) {
+                    index.entry(v).or_default().insert(key.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The objects that share an index value with `obj` under index `name`.
+    pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, CacheError> {
+        let s = self.state.read();
+        let f = s.indexer(name)?;
+        let index = &s.indices[name];
+        let mut keys: BTreeSet<&Key> = BTreeSet::new();
+        for v in f(obj) {
+            keys.extend(index.get(&v).into_iter().flatten());
+        }
+        Ok(keys.into_iter().map(|k| s.items[k].clone()).collect())
+    }
+
+    /// The keys of the objects indexed under `value` in index `name`, sorted.
+    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<String>, CacheError> {
+        let s = self.state.read();
+        s.indexer(name)?;
+        Ok(s.indices[name]
+            .get(value)
+            .into_iter()
+            .flatten()
+            .map(|k| k.to_string())
+            .collect())
+    }
+
+    /// The objects indexed under `value` in index `name`, in key order.
+    pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, CacheError> {
+        let s = self.state.read();
+        s.indexer(name)?;
+        Ok(s.indices[name]
+            .get(value)
+            .into_iter()
+            .flatten()
+            .map(|k| s.items[k].clone())
+            .collect())
+    }
+
+    /// The values index `name` holds objects under, sorted (empty for an unknown index).
+    pub fn index_values(&self, name: &str) -> Vec<String> {
+        let s = self.state.read();
+        let mut values: Vec<String> = s
+            .indices
+            .get(name)
+            .map(|index| index.keys().cloned().collect())
+            .unwrap_or_default();
+        values.sort_unstable();
+        values
+    }
+
+    /// The names of the store's indices, sorted.
+    pub fn index_names(&self) -> Vec<String> {
+        self.state.read().indexers.keys().cloned().collect()
+    }
+
+    /// Adds indices, filling them from the objects already cached. Fails, adding none, if a
+    /// name is taken.
+    pub fn add_indexers(&self, new: Indexers<K>) -> Result<(), CacheError> {
+        let mut s = self.state.write();
+        if let Some(name) = new.keys().find(|n| s.indexers.contains_key(*n)) {
+            return Err(CacheError::IndexConflict(name.clone()));
+        }
+        let State {
+            items,
+            indexers,
+            indices,
+        } = &mut *s;
+        for (name, f) in new {
+            let mut index = Index::default();
+            for (key, obj) in items.iter() {
+                for v in f(obj) {
+                    index.entry(v).or_default().insert(key.clone());
+                }
+            }
+            indices.insert(name.clone(), index);
+            indexers.insert(name, f);
+        }
+        Ok(())
+    }
+}
+
+impl<K> State<K> {
+    fn indexer(&self, name: &str) -> Result<&IndexFn<K>, CacheError> {
+        self.indexers
+            .get(name)
+            .ok_or_else(|| CacheError::UnknownIndex(name.to_owned()))
+    }
+
+    /// Moves `key` from the index values of `old` to those of `new` in every index.
+    fn reindex(&mut self, key: &Key, old: Option<&K>, new: Option<&K>) {
+        for (name, f) in &self.indexers {
+            let old_values = old.map(|o| f(o)).unwrap_or_default();
+            let new_values = new.map(|n| f(n)).unwrap_or_default();
+            // The common case (one value, unchanged) touches nothing.
+            if old_values.len() == 1 && new_values == old_values {
+                continue;
+            }
+            let index = self.indices.entry(name.clone()).or_default();
+            for v in &old_values {
+                if let Some(keys) = index.get_mut(v) {
+                    keys.remove(key);
+                    if keys.is_empty() {
+                        index.remove(v);
+                    }
+                }
+            }
+            for v in new_values {
+                index.entry(v).or_default().insert(key.clone());
+            }
+        }
+    }
+}
