@@ -18,6 +18,11 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p kube-codegen-runtime-bench --bench cache -- [ARGS]` (W4-style lookups).
+    Cache {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// G1 (generation speed) and G2 (compile cost of the generated code) on a corpus.
     Gen(GenArgs),
 }
@@ -45,26 +50,8 @@ pub struct GenArgs {
 
 pub fn run(group: Group) -> Result<ExitCode> {
     match group {
-        Group::Workqueue { args } => {
-            let status = Command::new(cargo())
-                .current_dir(paths::repo_root())
-                .args([
-                    "bench",
-                    "-p",
-                    "kube-codegen-runtime-bench",
-                    "--bench",
-                    "workqueue",
-                    "--",
-                ])
-                .args(args)
-                .status()
-                .context("running cargo bench")?;
-            Ok(if status.success() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
-        }
+        Group::Workqueue { args } => runtime_bench("workqueue", &args),
+        Group::Cache { args } => runtime_bench("cache", &args),
         Group::Gen(_) if cfg!(debug_assertions) => {
             // G1 times the generator in this process: an unoptimised build would measure the wrong thing.
             let status = Command::new(cargo())
@@ -88,6 +75,28 @@ pub fn run(group: Group) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Runs one benchmark binary of `kube-codegen-runtime-bench` with `args`.
+fn runtime_bench(name: &str, args: &[String]) -> Result<ExitCode> {
+    let status = Command::new(cargo())
+        .current_dir(paths::repo_root())
+        .args([
+            "bench",
+            "-p",
+            "kube-codegen-runtime-bench",
+            "--bench",
+            name,
+            "--",
+        ])
+        .args(args)
+        .status()
+        .context("running cargo bench")?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn cargo() -> String {

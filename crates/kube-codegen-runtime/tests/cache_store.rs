@@ -82,6 +82,17 @@ fn updates_move_an_object_between_index_values() {
 }
 
 #[test]
+fn an_update_that_keeps_index_values_still_replaces_the_indexed_object() {
+    let s = store_with_tiers();
+    s.add(cm("a", "x", &[("tiers", "web")])).unwrap();
+    let newer = cm("a", "x", &[("tiers", "web"), ("rev", "2")]);
+    s.update(newer.clone()).unwrap();
+    let by_ns = s.by_index(NAMESPACE_INDEX, "a").unwrap();
+    assert!(Arc::ptr_eq(&by_ns[0], &newer));
+    assert!(Arc::ptr_eq(&s.by_index("tiers", "web").unwrap()[0], &newer));
+}
+
+#[test]
 fn index_returns_objects_sharing_any_value_once() {
     let s = store_with_tiers();
     s.add(cm("a", "x", &[("tiers", "web,db")])).unwrap();
@@ -323,6 +334,13 @@ proptest! {
                 prop_assert_eq!(store.index_values(name), expected.keys().cloned().collect::<Vec<_>>());
                 for (v, ks) in &expected {
                     prop_assert_eq!(store.index_keys(name, v).unwrap(), ks.iter().cloned().collect::<Vec<_>>());
+                    // The index hands out the current objects, not ones it saw earlier.
+                    let objs = store.by_index(name, v).unwrap();
+                    prop_assert_eq!(objs.len(), ks.len());
+                    for o in objs {
+                        let key = kube_codegen_runtime::cache::key_of(&*o).unwrap();
+                        prop_assert!(Arc::ptr_eq(&o, &model[&key]), "stale object under {}", key);
+                    }
                 }
             }
         }

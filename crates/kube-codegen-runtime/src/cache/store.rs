@@ -1,13 +1,13 @@
 //! [`Store`]: the thread-safe object cache with named indices (client-go's `threadSafeMap`
 //! behind `cache.Indexer`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
+use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
 use hashbrown::HashMap;
 use kube::Resource;
-use parking_lot::RwLock;
 
 use super::error::CacheError;
 use super::keys::key_of;
@@ -27,10 +27,12 @@ pub fn namespace_index<K: Resource>() -> IndexFn<K> {
     Arc::new(|obj: &K| vec![obj.meta().namespace.clone().unwrap_or_default()])
 }
 
-/// One key per object, shared by the item map and every index set it appears in.
+/// One key per object, shared by the item map and every index entry it appears in.
 type Key = Arc<str>;
-/// Index value -> keys of the objects indexed under it (sorted, so lookups are deterministic).
-type Index = HashMap<String, BTreeSet<Key>, foldhash::fast::RandomState>;
+type Hasher = foldhash::fast::RandomState;
+/// Index value -> the objects indexed under it, by key. Holding the objects (not only their
+/// keys) lets `by_index` copy pointers without a lookup per object.
+type Index<K> = HashMap<String, HashMap<Key, Arc<K>, Hasher>, Hasher>;
 
 /// A thread-safe cache of objects by key (`namespace/name`, see [`key_of`]), with named
 /// indices kept up to date on every write.
@@ -39,23 +41,39 @@ type Index = HashMap<String, BTreeSet<Key>, foldhash::fast::RandomState>;
 /// a cached object in place (client-go's "do not mutate cached objects" rule, enforced by the
 /// type). Every write updates the object and all indices under one lock, so a reader sees
 /// either the old or the new state, never a mix.
+///
+/// Reads take a reader lock of the calling thread's own shard (`crossbeam`'s `ShardedLock`):
+/// lookups on different threads then touch no shared cache line and scale with cores, where
+/// one reader count would bounce between them on every `get`. Writes lock every shard.
 pub struct Store<K> {
-    state: RwLock<State<K>>,
+    state: ShardedLock<State<K>>,
 }
 
 struct State<K> {
-    items: HashMap<Key, Arc<K>, foldhash::fast::RandomState>,
+    items: HashMap<Key, Arc<K>, Hasher>,
     indexers: Indexers<K>,
-    indices: BTreeMap<String, Index>,
+    indices: BTreeMap<String, Index<K>>,
 }
 
 impl<K> fmt::Debug for Store<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.state.read();
+        let s = self.read();
         f.debug_struct("Store")
             .field("len", &s.items.len())
             .field("indexers", &s.indexers.keys().collect::<Vec<_>>())
             .finish()
+    }
+}
+
+impl<K> Store<K> {
+    // Poisoning is ignored: only index functions run under the lock, and one that panics
+    // stops a write before the item map changes.
+    fn read(&self) -> ShardedLockReadGuard<'_, State<K>> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> ShardedLockWriteGuard<'_, State<K>> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -73,7 +91,7 @@ impl<K: Resource> Store<K> {
             .map(|n| (n.clone(), Index::default()))
             .collect();
         Store {
-            state: RwLock::new(State {
+            state: ShardedLock::new(State {
                 items: HashMap::default(),
                 indexers,
                 indices,
@@ -92,13 +110,13 @@ impl<K: Resource> Store<K> {
     /// Inserts or replaces `obj` under its key.
     pub fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         let key = key_of(&*obj)?;
-        let mut s = self.state.write();
+        let mut s = self.write();
         let key: Key = match s.items.get_key_value(key.as_str()) {
             Some((k, _)) => k.clone(), // reuse the key the indices already hold
             None => Key::from(key),
         };
         let old = s.items.insert(key.clone(), obj.clone());
-        s.reindex(&key, old.as_deref(), Some(&*obj));
+        s.reindex(&key, old.as_deref(), Some(&obj));
         Ok(())
     }
 
@@ -114,7 +132,7 @@ impl<K: Resource> Store<K> {
 
     /// Removes the object under `key`; returns what was cached.
     pub fn delete_key(&self, key: &str) -> Option<Arc<K>> {
-        let mut s = self.state.write();
+        let mut s = self.write();
         let (key, old) = s.items.remove_entry(key)?;
         s.reindex(&key, Some(&*old), None);
         Some(old)
@@ -127,27 +145,22 @@ impl<K: Resource> Store<K> {
 
     /// The cached object under `key`.
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        self.state.read().items.get(key).cloned()
+        self.read().items.get(key).cloned()
     }
 
     /// Every cached object, in no particular order.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.state.read().items.values().cloned().collect()
+        self.read().items.values().cloned().collect()
     }
 
     /// Every key, in no particular order.
     pub fn list_keys(&self) -> Vec<String> {
-        self.state
-            .read()
-            .items
-            .keys()
-            .map(|k| k.to_string())
-            .collect()
+        self.read().items.keys().map(|k| k.to_string()).collect()
     }
 
     /// Number of cached objects.
     pub fn len(&self) -> usize {
-        self.state.read().items.len()
+        self.read().items.len()
     }
 
     /// Whether the store is empty.
@@ -162,7 +175,7 @@ impl<K: Resource> Store<K> {
         for obj in objs {
             items.insert(Key::from(key_of(&*obj)?), obj);
         }
-        let mut s = self.state.write();
+        let mut s = self.write();
         s.items = items;
         for index in s.indices.values_mut() {
             index.clear();
@@ -172,12 +185,10 @@ impl<K: Resource> Store<K> {
             indexers,
             indices,
         } = &mut *s;
-        for (key, obj) in items.iter() {
-            for (name, f) in indexers.iter() {
-                let index = indices.entry(name.clone()).or_default();
-                for v in f(obj) {
-                    index.entry(v).or_default().insert(key.clone());
-                }
+        for (name, f) in indexers.iter() {
+            let index = indices.entry(name.clone()).or_default();
+            for (key, obj) in items.iter() {
+                insert_all(index, f(obj), key, obj);
             }
         }
         Ok(())
@@ -185,43 +196,44 @@ impl<K: Resource> Store<K> {
 
     /// The objects that share an index value with `obj` under index `name`.
     pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, CacheError> {
-        let s = self.state.read();
+        let s = self.read();
         let f = s.indexer(name)?;
         let index = &s.indices[name];
-        let mut keys: BTreeSet<&Key> = BTreeSet::new();
+        let mut found: BTreeMap<&Key, &Arc<K>> = BTreeMap::new();
         for v in f(obj) {
-            keys.extend(index.get(&v).into_iter().flatten());
+            found.extend(index.get(&v).into_iter().flatten());
         }
-        Ok(keys.into_iter().map(|k| s.items[k].clone()).collect())
+        Ok(found.into_values().cloned().collect())
     }
 
     /// The keys of the objects indexed under `value` in index `name`, sorted.
     pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<String>, CacheError> {
-        let s = self.state.read();
+        let s = self.read();
         s.indexer(name)?;
-        Ok(s.indices[name]
+        let mut keys: Vec<String> = s.indices[name]
             .get(value)
             .into_iter()
-            .flatten()
+            .flat_map(|objs| objs.keys())
             .map(|k| k.to_string())
-            .collect())
+            .collect();
+        keys.sort_unstable();
+        Ok(keys)
     }
 
-    /// The objects indexed under `value` in index `name`, in key order.
+    /// The objects indexed under `value` in index `name`, in no particular order.
     pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, CacheError> {
-        let s = self.state.read();
+        let s = self.read();
         s.indexer(name)?;
         Ok(s.indices[name]
             .get(value)
             .into_iter()
-            .flatten()
-            .map(|k| s.items[k].clone())
+            .flat_map(|objs| objs.values().cloned())
             .collect())
     }
 
     /// The values index `name` holds objects under, sorted (empty for an unknown index).
     pub fn index_values(&self, name: &str) -> Vec<String> {
-        let s = self.state.read();
+        let s = self.read();
         let mut values: Vec<String> = s
             .indices
             .get(name)
@@ -233,13 +245,13 @@ impl<K: Resource> Store<K> {
 
     /// The names of the store's indices, sorted.
     pub fn index_names(&self) -> Vec<String> {
-        self.state.read().indexers.keys().cloned().collect()
+        self.read().indexers.keys().cloned().collect()
     }
 
     /// Adds indices, filling them from the objects already cached. Fails, adding none, if a
     /// name is taken.
     pub fn add_indexers(&self, new: Indexers<K>) -> Result<(), CacheError> {
-        let mut s = self.state.write();
+        let mut s = self.write();
         if let Some(name) = new.keys().find(|n| s.indexers.contains_key(*n)) {
             return Err(CacheError::IndexConflict(name.clone()));
         }
@@ -251,9 +263,7 @@ impl<K: Resource> Store<K> {
         for (name, f) in new {
             let mut index = Index::default();
             for (key, obj) in items.iter() {
-                for v in f(obj) {
-                    index.entry(v).or_default().insert(key.clone());
-                }
+                insert_all(&mut index, f(obj), key, obj);
             }
             indices.insert(name.clone(), index);
             indexers.insert(name, f);
@@ -270,26 +280,37 @@ impl<K> State<K> {
     }
 
     /// Moves `key` from the index values of `old` to those of `new` in every index.
-    fn reindex(&mut self, key: &Key, old: Option<&K>, new: Option<&K>) {
+    fn reindex(&mut self, key: &Key, old: Option<&K>, new: Option<&Arc<K>>) {
         for (name, f) in &self.indexers {
             let old_values = old.map(|o| f(o)).unwrap_or_default();
             let new_values = new.map(|n| f(n)).unwrap_or_default();
-            // The common case (one value, unchanged) touches nothing.
-            if old_values.len() == 1 && new_values == old_values {
+            let index = self.indices.entry(name.clone()).or_default();
+            // The common case (one value, unchanged) only swaps the object in place.
+            if let (Some(new), [v]) = (new, old_values.as_slice())
+                && new_values == old_values
+                && let Some(slot) = index.get_mut(v).and_then(|objs| objs.get_mut(key))
+            {
+                *slot = new.clone();
                 continue;
             }
-            let index = self.indices.entry(name.clone()).or_default();
             for v in &old_values {
-                if let Some(keys) = index.get_mut(v) {
-                    keys.remove(key);
-                    if keys.is_empty() {
+                if let Some(objs) = index.get_mut(v) {
+                    objs.remove(key);
+                    if objs.is_empty() {
                         index.remove(v);
                     }
                 }
             }
-            for v in new_values {
-                index.entry(v).or_default().insert(key.clone());
+            if let Some(new) = new {
+                insert_all(index, new_values, key, new);
             }
         }
+    }
+}
+
+/// Files `obj` under each of `values` in `index`.
+fn insert_all<K>(index: &mut Index<K>, values: Vec<String>, key: &Key, obj: &Arc<K>) {
+    for v in values {
+        index.entry(v).or_default().insert(key.clone(), obj.clone());
     }
 }
