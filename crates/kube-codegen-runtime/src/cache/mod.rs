@@ -2,8 +2,9 @@
 //! The informer cache: a thread-safe store of objects with named indices, cache keys and
 //! listers (client-go's `tools/cache` `Indexer`, `MetaNamespaceKeyFunc` and listers).
 //!
-//! Informers (reflector, delta FIFO, shared informer) will fill a [`Store`]; controllers read
-//! it through a [`Lister`] and carry [`key_of`] keys through their workqueue.
+//! A [`Reflector`] keeps a [`Store`] in step with the API server (list, then watch, relist on
+//! `410 Gone`); controllers read the store through a [`Lister`] and carry [`key_of`] keys
+//! through their workqueue. The shared informer (event handlers, resync) comes next.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -29,12 +30,15 @@
 //! # Ok::<(), kube_codegen_runtime::cache::CacheError>(())
 //! ```
 
+mod backoff;
 mod error;
 mod keys;
 mod lister;
+mod reflector;
 mod store;
 
 pub use self::error::CacheError;
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
+pub use self::reflector::{Reflector, ReflectorOptions, ReflectorStore, Synced};
 pub use self::store::{IndexFn, Indexers, NAMESPACE_INDEX, Store, namespace_index};
