@@ -16,4 +16,7 @@ pub enum CacheError {
     /// `add_indexers` named an index the store already has.
     #[error("indexer conflict: an index named {0} already exists")]
     IndexConflict(String),
+    /// An event handler was added outside a Tokio runtime, to an informer built outside one.
+    #[error("event handlers run on Tokio tasks: add them inside a Tokio runtime")]
+    NoRuntime,
 }

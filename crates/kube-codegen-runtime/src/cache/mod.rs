@@ -2,9 +2,10 @@
 //! The informer cache: a thread-safe store of objects with named indices, cache keys and
 //! listers (client-go's `tools/cache` `Indexer`, `MetaNamespaceKeyFunc` and listers).
 //!
-//! A [`Reflector`] keeps a [`Store`] in step with the API server (list, then watch, relist on
-//! `410 Gone`); controllers read the store through a [`Lister`] and carry [`key_of`] keys
-//! through their workqueue. The shared informer (event handlers, resync) comes next.
+//! A [`SharedIndexInformer`] runs a [`Reflector`] that keeps a [`Store`] in step with the API
+//! server (list, then watch, relist on `410 Gone`) and tells its [`EventHandler`]s what
+//! changed; controllers read the store through a [`Lister`] and carry [`key_of`] keys through
+//! their workqueue.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -32,12 +33,16 @@
 
 mod backoff;
 mod error;
+mod handler;
+mod informer;
 mod keys;
 mod lister;
 mod reflector;
 mod store;
 
 pub use self::error::CacheError;
+pub use self::handler::{Deleted, EventHandler, EventHandlerFns};
+pub use self::informer::{InformerOptions, Registration, SharedIndexInformer, Transform};
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
 pub use self::reflector::{Reflector, ReflectorOptions, ReflectorStore, Synced};

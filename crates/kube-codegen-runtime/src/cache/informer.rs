@@ -1,0 +1,424 @@
+//! [`SharedIndexInformer`]: one reflector and one cache per kind, shared by any number of event
+//! handlers (client-go's `shared_informer.go`).
+//!
+//! The reflector's writes go through the informer: each one updates the [`Store`] and queues
+//! the matching notification for every handler under one lock (client-go's `blockDeltas`), so
+//! a handler added while events flow first receives the cache as it was, then every later
+//! event, with nothing missed or doubled. Notifications follow the cache, not the watch event:
+//! an `ADDED` for a cached key is an update, a relist turns vanished keys into deletes with a
+//! [`Deleted::FinalStateUnknown`] tombstone, and a delete of an unknown key is dropped. Each
+//! handler has its own unbounded queue and task, so a slow handler delays only itself.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use kube::Resource;
+use kube::api::Api;
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, watch};
+
+use super::error::CacheError;
+use super::handler::{Deleted, EventHandler, Notification};
+use super::keys::key_of;
+use super::lister::Lister;
+use super::reflector::{Reflector, ReflectorOptions, ReflectorStore};
+use super::store::{Indexers, Store};
+
+/// Rewrites each object before it is cached (e.g. drops `managedFields` to save memory). It
+/// runs on the ingest path, so it should be quick, and it sees every listed and watched object.
+pub type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+
+/// Settings of a [`SharedIndexInformer`].
+#[non_exhaustive]
+pub struct InformerOptions<K> {
+    /// Re-deliver every cached object to every handler as an update this often (`None`: never).
+    /// Periods under one second are raised to one second, as in client-go.
+    pub resync: Option<Duration>,
+    /// Indices besides the namespace index, which every informer cache has.
+    pub indexers: Indexers<K>,
+    /// Rewrites objects before they are cached.
+    pub transform: Option<Transform<K>>,
+    /// The reflector's settings (backoff, page size, watch timeout).
+    pub reflector: ReflectorOptions,
+}
+
+impl<K> Default for InformerOptions<K> {
+    fn default() -> Self {
+        InformerOptions {
+            resync: None,
+            indexers: Indexers::new(),
+            transform: None,
+            reflector: ReflectorOptions::default(),
+        }
+    }
+}
+
+impl<K> fmt::Debug for InformerOptions<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerOptions")
+            .field("resync", &self.resync)
+            .field("indexers", &self.indexers.keys().collect::<Vec<_>>())
+            .field("transform", &self.transform.is_some())
+            .field("reflector", &self.reflector)
+            .finish()
+    }
+}
+
+impl<K> InformerOptions<K> {
+    /// Sets the resync period.
+    pub fn resync(mut self, period: Duration) -> Self {
+        self.resync = Some(period.max(Duration::from_secs(1)));
+        self
+    }
+
+    /// Adds an index.
+    pub fn indexer(mut self, name: impl Into<String>, index: super::store::IndexFn<K>) -> Self {
+        self.indexers.insert(name.into(), index);
+        self
+    }
+
+    /// Sets the transform.
+    pub fn transform(mut self, f: impl Fn(K) -> K + Send + Sync + 'static) -> Self {
+        self.transform = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the reflector's settings.
+    pub fn reflector(mut self, options: ReflectorOptions) -> Self {
+        self.reflector = options;
+        self
+    }
+}
+
+/// Watches one kind and keeps an indexed cache of it for any number of event handlers. A cheap
+/// handle: clones share the informer.
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        SharedIndexInformer {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<K> fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("store", &self.inner.store)
+            .field("synced", &*self.inner.synced.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner<K> {
+    api: Api<K>,
+    store: Arc<Store<K>>,
+    resync: Option<Duration>,
+    transform: Option<Transform<K>>,
+    reflector_options: ReflectorOptions,
+    /// Store writes and notification fan-out happen under this lock.
+    dispatch: Mutex<Dispatch<K>>,
+    synced: watch::Sender<bool>,
+    started: AtomicBool,
+    runtime: Option<Handle>,
+    next_id: AtomicU64,
+}
+
+struct Dispatch<K> {
+    listeners: Vec<Listener<K>>,
+    /// The first list has been stored (later adds are not part of the initial list).
+    listed: bool,
+}
+
+struct Listener<K> {
+    id: u64,
+    tx: mpsc::UnboundedSender<Notification<K>>,
+    /// Initial-list adds queued for this handler and not yet returned from.
+    initial_pending: Arc<AtomicUsize>,
+}
+
+impl<K> Listener<K> {
+    fn send(&self, n: Notification<K>) {
+        if matches!(n, Notification::Add(_, true)) {
+            self.initial_pending.fetch_add(1, Ordering::AcqRel);
+        }
+        // A closed queue means the handler was removed: nothing to deliver to.
+        let _ = self.tx.send(n);
+    }
+}
+
+impl<K> Dispatch<K> {
+    fn notify(&self, n: Notification<K>) {
+        for l in &self.listeners {
+            l.send(n.clone());
+        }
+    }
+}
+
+/// A handler's registration: tells whether it has received the initial list, and removes it.
+#[derive(Debug)]
+pub struct Registration {
+    id: u64,
+    initial_pending: Arc<AtomicUsize>,
+    informer_synced: watch::Receiver<bool>,
+    removed: Arc<AtomicBool>,
+}
+
+impl Registration {
+    /// True once the informer has listed and this handler has returned from every add of the
+    /// initial list (client-go's per-registration `HasSynced`).
+    pub fn has_synced(&self) -> bool {
+        *self.informer_synced.borrow() && self.initial_pending.load(Ordering::Acquire) == 0
+    }
+}
+
+impl<K> SharedIndexInformer<K>
+where
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer over `api` (use `Api::all` for every namespace, `Api::namespaced` for one).
+    /// Call [`run`](Self::run) to start it.
+    pub fn new(api: Api<K>, options: InformerOptions<K>) -> Self {
+        let store = Store::with_namespace_index();
+        if !options.indexers.is_empty() {
+            // Only a name clash fails, and the namespace index is the only name taken.
+            if let Err(e) = store.add_indexers(options.indexers) {
+                tracing::warn!("informer: {e}; keeping the built-in namespace index");
+            }
+        }
+        SharedIndexInformer {
+            inner: Arc::new(Inner {
+                api,
+                store: Arc::new(store),
+                resync: options.resync,
+                transform: options.transform,
+                reflector_options: options.reflector,
+                dispatch: Mutex::new(Dispatch {
+                    listeners: Vec::new(),
+                    listed: false,
+                }),
+                synced: watch::channel(false).0,
+                started: AtomicBool::new(false),
+                runtime: Handle::try_current().ok(),
+                next_id: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The cache (shared, read it freely; the informer is its only writer).
+    pub fn store(&self) -> Arc<Store<K>> {
+        self.inner.store.clone()
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister<K> {
+        Lister::new(self.inner.store.clone())
+    }
+
+    /// True once the first list is in the cache.
+    pub fn has_synced(&self) -> bool {
+        *self.inner.synced.borrow()
+    }
+
+    /// Waits until the first list is in the cache.
+    pub async fn wait_for_sync(&self) {
+        let mut rx = self.inner.synced.subscribe();
+        // The sender lives in `inner`, which `self` keeps alive: this cannot fail.
+        let _ = rx.wait_for(|s| *s).await;
+    }
+
+    /// Adds a handler. If the informer has already listed, the handler first receives every
+    /// cached object as an initial-list add. Needs a Tokio runtime (the handler runs on its own
+    /// task): the one current now, else the one current when the informer was built.
+    pub fn add_event_handler(
+        &self,
+        handler: impl EventHandler<K>,
+    ) -> Result<Registration, CacheError> {
+        let runtime = Handle::try_current()
+            .ok()
+            .or_else(|| self.inner.runtime.clone())
+            .ok_or(CacheError::NoRuntime)?;
+        let (tx, mut rx) = mpsc::unbounded_channel::<Notification<K>>();
+        let initial_pending = Arc::new(AtomicUsize::new(0));
+        let removed = Arc::new(AtomicBool::new(false));
+        let listener = Listener {
+            id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
+            tx,
+            initial_pending: initial_pending.clone(),
+        };
+        let registration = Registration {
+            id: listener.id,
+            initial_pending: initial_pending.clone(),
+            informer_synced: self.inner.synced.subscribe(),
+            removed: removed.clone(),
+        };
+        {
+            let mut d = self.inner.dispatch.lock();
+            if d.listed {
+                for obj in self.inner.store.list() {
+                    listener.send(Notification::Add(obj, true));
+                }
+            }
+            d.listeners.push(listener);
+        }
+        runtime.spawn(async move {
+            while let Some(n) = rx.recv().await {
+                if removed.load(Ordering::Acquire) {
+                    break; // removed: pending notifications are dropped, as in client-go
+                }
+                let delivered = std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(&handler)));
+                if delivered.is_err() {
+                    tracing::error!("informer: an event handler panicked; it keeps running");
+                }
+                if matches!(n, Notification::Add(_, true)) {
+                    initial_pending.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+        });
+        Ok(registration)
+    }
+
+    /// Removes a handler; notifications still queued for it are dropped. Idempotent.
+    pub fn remove_event_handler(&self, registration: &Registration) {
+        registration.removed.store(true, Ordering::Release);
+        self.inner
+            .dispatch
+            .lock()
+            .listeners
+            .retain(|l| l.id != registration.id);
+    }
+
+    /// Runs the informer (reflector and resync) until the future is dropped. A second call
+    /// while one runs returns at once.
+    pub async fn run(&self) {
+        if self.inner.started.swap(true, Ordering::AcqRel) {
+            tracing::warn!("informer: already running");
+            return;
+        }
+        let sink: Arc<dyn ReflectorStore<K>> = Arc::new(Sink {
+            inner: self.inner.clone(),
+        });
+        let reflector = Reflector::new(self.inner.api.clone(), sink)
+            .with_options(self.inner.reflector_options.clone());
+        let resync = async {
+            let Some(period) = self.inner.resync else {
+                return std::future::pending().await;
+            };
+            let mut tick = tokio::time::interval(period);
+            tick.tick().await; // the first tick is immediate
+            loop {
+                tick.tick().await;
+                let d = self.inner.dispatch.lock();
+                for obj in self.inner.store.list() {
+                    d.notify(Notification::Update(obj.clone(), obj));
+                }
+            }
+        };
+        tokio::join!(reflector.run(), resync);
+    }
+}
+
+/// The informer as the reflector's store: every write also notifies the handlers.
+struct Sink<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Sink<K> {
+    fn transform(&self, obj: K) -> Arc<K> {
+        Arc::new(match &self.inner.transform {
+            Some(f) => f(obj),
+            None => obj,
+        })
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> Sink<K> {
+    fn upsert(&self, obj: K) {
+        let obj = self.transform(obj);
+        let key = match key_of(&*obj) {
+            Ok(k) => k,
+            Err(e) => return tracing::warn!("informer: event not cached: {e}"),
+        };
+        let d = self.inner.dispatch.lock();
+        let old = self.inner.store.get_by_key(&key);
+        if let Err(e) = self.inner.store.add(obj.clone()) {
+            return tracing::warn!("informer: event not cached: {e}");
+        }
+        d.notify(match old {
+            Some(old) => Notification::Update(old, obj),
+            None => Notification::Add(obj, false),
+        });
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
+    fn replace(&self, objects: Vec<K>, _: &str) {
+        let objects: Vec<Arc<K>> = objects.into_iter().map(|o| self.transform(o)).collect();
+        let mut d = self.inner.dispatch.lock();
+        let before: HashMap<String, Arc<K>> = self
+            .inner
+            .store
+            .list()
+            .into_iter()
+            .filter_map(|o| key_of(&*o).ok().map(|k| (k, o)))
+            .collect();
+        if let Err(e) = self.inner.store.replace(objects.iter().cloned()) {
+            return tracing::warn!("informer: relist not cached: {e}");
+        }
+        let initial = !d.listed;
+        let mut gone = before.clone();
+        for obj in &objects {
+            if let Ok(k) = key_of(&**obj) {
+                gone.remove(&k);
+            }
+        }
+        // client-go's order: deletions first, then the listed objects in list order.
+        let mut gone: Vec<(String, Arc<K>)> = gone.into_iter().collect();
+        gone.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, object) in gone {
+            d.notify(Notification::Delete(Deleted::FinalStateUnknown {
+                key,
+                object,
+            }));
+        }
+        for obj in objects {
+            let old = key_of(&*obj).ok().and_then(|k| before.get(&k).cloned());
+            d.notify(match old {
+                Some(old) => Notification::Update(old, obj),
+                None => Notification::Add(obj, initial),
+            });
+        }
+        d.listed = true;
+        self.inner.synced.send_replace(true);
+    }
+
+    fn add(&self, object: K) {
+        self.upsert(object);
+    }
+
+    fn update(&self, object: K) {
+        self.upsert(object);
+    }
+
+    fn delete(&self, object: K) {
+        let obj = self.transform(object);
+        let key = match key_of(&*obj) {
+            Ok(k) => k,
+            Err(e) => return tracing::warn!("informer: delete not cached: {e}"),
+        };
+        let d = self.inner.dispatch.lock();
+        // A delete for a key the cache never had tells the handlers nothing.
+        if self.inner.store.delete_key(&key).is_some() {
+            d.notify(Notification::Delete(Deleted::Object(obj)));
+        }
+    }
+}

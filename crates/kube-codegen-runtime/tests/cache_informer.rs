@@ -1,0 +1,295 @@
+//! The shared informer against the in-memory API server: initial list, events, late handlers,
+//! tombstones after a relist, slow and panicking handlers, resync, transform, removal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube_codegen_runtime::cache::{
+    Deleted, EventHandler, EventHandlerFns, InformerOptions, ReflectorOptions, SharedIndexInformer,
+    key_of,
+};
+use kube_fake_apiserver::FakeApiServer;
+use parking_lot::Mutex;
+
+fn cm(name: &str) -> ConfigMap {
+    let mut c = ConfigMap::default();
+    c.metadata.name = Some(name.to_owned());
+    c.data = Some([("k".to_owned(), name.to_owned())].into());
+    c
+}
+
+fn client(server: &FakeApiServer) -> kube::Client {
+    let mut config = server.client_config();
+    config.default_retry = false;
+    kube::Client::try_from(config).expect("client for a local server")
+}
+
+fn options() -> InformerOptions<ConfigMap> {
+    InformerOptions::default().reflector(
+        ReflectorOptions::default().backoff(Duration::from_millis(10), Duration::from_millis(50)),
+    )
+}
+
+/// Records every event as a line: `add <key> <initial>`, `update <key>`, `delete <key>`,
+/// `tombstone <key>`.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<String>>>);
+
+impl Recorder {
+    fn lines(&self) -> Vec<String> {
+        self.0.lock().clone()
+    }
+
+    /// Waits (up to 10 s) until the recorded lines include every one of `want`.
+    async fn wait_for(&self, want: &[&str]) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = self.lines();
+            if want.iter().all(|w| lines.iter().any(|l| l == w)) {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "events {lines:?}, want {want:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl EventHandler<ConfigMap> for Recorder {
+    fn on_add(&self, o: &Arc<ConfigMap>, initial: bool) {
+        self.0
+            .lock()
+            .push(format!("add {} {initial}", key_of(&**o).unwrap()));
+    }
+    fn on_update(&self, _: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        self.0
+            .lock()
+            .push(format!("update {}", key_of(&**new).unwrap()));
+    }
+    fn on_delete(&self, d: &Deleted<ConfigMap>) {
+        self.0.lock().push(match d {
+            Deleted::Object(o) => format!("delete {}", key_of(&**o).unwrap()),
+            Deleted::FinalStateUnknown { key, .. } => format!("tombstone {key}"),
+        });
+    }
+}
+
+async fn started(
+    server: &FakeApiServer,
+    options: InformerOptions<ConfigMap>,
+) -> (SharedIndexInformer<ConfigMap>, tokio::task::JoinHandle<()>) {
+    let informer = SharedIndexInformer::new(Api::<ConfigMap>::all(client(server)), options);
+    let run = {
+        let informer = informer.clone();
+        tokio::spawn(async move { informer.run().await })
+    };
+    (informer, run)
+}
+
+#[tokio::test]
+async fn handlers_get_the_initial_list_then_each_change() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    for n in ["a", "b"] {
+        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+    }
+    let informer = SharedIndexInformer::new(Api::<ConfigMap>::all(client(&server)), options());
+    let rec = Recorder::default();
+    let reg = informer.add_event_handler(rec.clone()).unwrap();
+    assert!(!reg.has_synced());
+    let run = {
+        let informer = informer.clone();
+        tokio::spawn(async move { informer.run().await })
+    };
+    informer.wait_for_sync().await;
+    rec.wait_for(&["add default/a true", "add default/b true"])
+        .await;
+    for _ in 0..100 {
+        if reg.has_synced() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(reg.has_synced(), "initial adds delivered");
+
+    api.create(&PostParams::default(), &cm("c")).await.unwrap();
+    let mut a = api.get("a").await.unwrap();
+    a.data = Some([("k".to_owned(), "changed".to_owned())].into());
+    api.replace("a", &PostParams::default(), &a).await.unwrap();
+    api.delete("b", &DeleteParams::default()).await.unwrap();
+    rec.wait_for(&[
+        "add default/c false",
+        "update default/a",
+        "delete default/b",
+    ])
+    .await;
+    assert_eq!(rec.lines().len(), 5, "nothing doubled: {:?}", rec.lines());
+    let cached = informer.lister().namespace("default").get("a").unwrap();
+    assert_eq!(cached.data.as_ref().unwrap()["k"], "changed");
+    run.abort();
+}
+
+#[tokio::test]
+async fn a_handler_added_after_sync_first_sees_the_cache() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let (informer, run) = started(&server, options()).await;
+    informer.wait_for_sync().await;
+
+    let late = Recorder::default();
+    informer.add_event_handler(late.clone()).unwrap();
+    late.wait_for(&["add default/a true"]).await;
+    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+    late.wait_for(&["add default/b false"]).await;
+    assert_eq!(late.lines(), ["add default/a true", "add default/b false"]);
+    run.abort();
+}
+
+#[tokio::test]
+async fn objects_deleted_while_cut_off_arrive_as_tombstones_after_the_relist() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    for n in ["a", "b"] {
+        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+    }
+    let (informer, run) = started(&server, options()).await;
+    let rec = Recorder::default();
+    informer.add_event_handler(rec.clone()).unwrap();
+    rec.wait_for(&["add default/a true", "add default/b true"])
+        .await;
+
+    let faults = server.faults();
+    faults.fail_next_matching(usize::MAX, 503, "/api/v1/configmaps");
+    faults.drop_watches();
+    api.delete("b", &DeleteParams::default()).await.unwrap();
+    api.create(&PostParams::default(), &cm("c")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    faults.clear_failures();
+
+    rec.wait_for(&[
+        "tombstone default/b",
+        "add default/c false",
+        "update default/a",
+    ])
+    .await;
+    assert!(!rec.lines().iter().any(|l| l == "delete default/b"));
+    assert!(informer.store().get_by_key("default/b").is_none());
+    run.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_or_panicking_handler_does_not_hold_up_the_others() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let (informer, run) = started(&server, options()).await;
+    informer.wait_for_sync().await;
+
+    // One handler blocks on its first event until released.
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Mutex::new(gate);
+    informer
+        .add_event_handler(EventHandlerFns::new().on_add(move |_, _| {
+            let _ = gate.lock().recv();
+        }))
+        .unwrap();
+    // One panics on "boom".
+    let after_panic = Recorder::default();
+    let inner = after_panic.clone();
+    informer
+        .add_event_handler(EventHandlerFns::new().on_add(move |o: &Arc<ConfigMap>, i| {
+            assert_ne!(o.metadata.name.as_deref(), Some("boom"), "handler panics");
+            inner.on_add(o, i);
+        }))
+        .unwrap();
+    let healthy = Recorder::default();
+    informer.add_event_handler(healthy.clone()).unwrap();
+
+    for n in ["boom", "x", "y"] {
+        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+    }
+    healthy
+        .wait_for(&[
+            "add default/boom false",
+            "add default/x false",
+            "add default/y false",
+        ])
+        .await;
+    after_panic
+        .wait_for(&["add default/x false", "add default/y false"])
+        .await;
+    release.send(()).unwrap();
+    run.abort();
+}
+
+#[tokio::test]
+async fn resync_redelivers_the_cache_as_updates_of_the_same_object() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let same = Arc::new(Mutex::new(Vec::new()));
+    let (informer, run) = started(&server, options().resync(Duration::from_secs(1))).await;
+    let seen = same.clone();
+    informer
+        .add_event_handler(EventHandlerFns::new().on_update(move |old, new| {
+            seen.lock().push(Arc::ptr_eq(old, new));
+        }))
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while same.lock().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no resync within 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        same.lock().iter().all(|s| *s),
+        "a resync hands the cached object as both"
+    );
+    run.abort();
+}
+
+#[tokio::test]
+async fn transform_applies_before_caching_and_removed_handlers_hear_nothing_more() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let opts = options().transform(|mut c: ConfigMap| {
+        c.data = None; // e.g. drop what the controller never reads
+        c.metadata.managed_fields = None;
+        c
+    });
+    let (informer, run) = started(&server, opts).await;
+    let rec = Recorder::default();
+    let reg = informer.add_event_handler(rec.clone()).unwrap();
+    rec.wait_for(&["add default/a true"]).await;
+    assert!(
+        informer
+            .store()
+            .get_by_key("default/a")
+            .unwrap()
+            .data
+            .is_none()
+    );
+
+    informer.remove_event_handler(&reg);
+    informer.remove_event_handler(&reg); // idempotent
+    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while informer.store().get_by_key("default/b").is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "b never cached");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A handler added now proves the event was dispatched; the removed one heard none of it.
+    let watcher = Recorder::default();
+    informer.add_event_handler(watcher.clone()).unwrap();
+    watcher.wait_for(&["add default/b true"]).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(rec.lines(), ["add default/a true"]);
+    run.abort();
+}
