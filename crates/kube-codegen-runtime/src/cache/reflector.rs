@@ -159,6 +159,16 @@ struct Position {
     unavailable: bool,
 }
 
+impl Position {
+    /// Moves to `rv`; an event without one leaves the position alone (watching from `""` would
+    /// replay every object).
+    fn advance(&mut self, rv: Option<String>) {
+        if let Some(rv) = rv.filter(|rv| !rv.is_empty()) {
+            self.resource_version = rv;
+        }
+    }
+}
+
 impl<K> Reflector<K>
 where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
@@ -308,20 +318,20 @@ where
                 events += 1;
                 match event {
                     Ok(WatchEvent::Added(obj)) => {
-                        pos.resource_version = obj.resource_version().unwrap_or_default();
+                        pos.advance(obj.resource_version());
                         self.store.add(obj);
                     }
                     Ok(WatchEvent::Modified(obj)) => {
-                        pos.resource_version = obj.resource_version().unwrap_or_default();
+                        pos.advance(obj.resource_version());
                         self.store.update(obj);
                     }
                     Ok(WatchEvent::Deleted(obj)) => {
-                        pos.resource_version = obj.resource_version().unwrap_or_default();
+                        pos.advance(obj.resource_version());
                         self.store.delete(obj);
                     }
                     Ok(WatchEvent::Bookmark(b)) => {
                         self.store.bookmark(&b.metadata.resource_version);
-                        pos.resource_version = b.metadata.resource_version;
+                        pos.advance(Some(b.metadata.resource_version));
                     }
                     Ok(WatchEvent::Error(status)) if status.code == 410 => {
                         return WatchEnd::Relist;
