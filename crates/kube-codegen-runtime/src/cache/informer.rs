@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kube::Resource;
-use kube::api::Api;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use tokio::runtime::Handle;
@@ -28,6 +27,7 @@ use super::handler::{Deleted, EventHandler, Notification};
 use super::keys::key_of;
 use super::lister::Lister;
 use super::reflector::{Reflector, ReflectorOptions, ReflectorStore};
+use super::source::ListWatch;
 use super::store::{Indexers, Store};
 
 /// Rewrites each object before it is cached (e.g. drops `managedFields` to save memory). It
@@ -120,7 +120,7 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
 }
 
 struct Inner<K> {
-    api: Api<K>,
+    api: Arc<dyn ListWatch<K>>,
     store: Arc<Store<K>>,
     resync: Option<Duration>,
     transform: Option<Transform<K>>,
@@ -185,9 +185,9 @@ impl<K> SharedIndexInformer<K>
 where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
-    /// An informer over `api` (use `Api::all` for every namespace, `Api::namespaced` for one).
-    /// Call [`run`](Self::run) to start it.
-    pub fn new(api: Api<K>, options: InformerOptions<K>) -> Self {
+    /// An informer over `source`: a `kube::Api` (`Api::all` for every namespace,
+    /// `Api::namespaced` for one) or any other [`ListWatch`]. Call [`run`](Self::run) to start it.
+    pub fn new(source: impl ListWatch<K>, options: InformerOptions<K>) -> Self {
         let store = Store::with_namespace_index();
         if !options.indexers.is_empty() {
             // Only a name clash fails, and the namespace index is the only name taken.
@@ -197,7 +197,7 @@ where
         }
         SharedIndexInformer {
             inner: Arc::new(Inner {
-                api,
+                api: Arc::new(source),
                 store: Arc::new(store),
                 resync: options.resync,
                 transform: options.transform,
@@ -307,7 +307,7 @@ where
         let sink: Arc<dyn ReflectorStore<K>> = Arc::new(Sink {
             inner: self.inner.clone(),
         });
-        let reflector = Reflector::new(self.inner.api.clone(), sink)
+        let reflector = Reflector::from_shared(self.inner.api.clone(), sink)
             .with_options(self.inner.reflector_options.clone());
         let resync = async {
             let Some(period) = self.inner.resync else {

@@ -38,6 +38,7 @@ mod informer;
 mod keys;
 mod lister;
 mod reflector;
+mod source;
 mod store;
 
 pub use self::error::CacheError;
@@ -46,4 +47,5 @@ pub use self::informer::{InformerOptions, Registration, SharedIndexInformer, Tra
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
 pub use self::reflector::{Reflector, ReflectorOptions, ReflectorStore, Synced};
+pub use self::source::{ListWatch, WatchStream};
 pub use self::store::{IndexFn, Indexers, NAMESPACE_INDEX, Store, namespace_index};

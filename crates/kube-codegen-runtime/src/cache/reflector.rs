@@ -19,13 +19,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{Api, ListParams, VersionMatch, WatchEvent, WatchParams};
+use kube::api::{ListParams, VersionMatch, WatchEvent, WatchParams};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::backoff::Backoff;
+use super::source::ListWatch;
 use super::store::Store;
 
 /// Where a reflector writes what it sees (client-go's `Store` as the reflector uses it).
@@ -123,9 +124,10 @@ impl Synced {
     }
 }
 
-/// Lists and watches one kind through a [`kube::Api`] into a [`ReflectorStore`].
+/// Lists and watches one kind through a [`ListWatch`] (a [`kube::Api`], usually) into a
+/// [`ReflectorStore`].
 pub struct Reflector<K> {
-    api: Api<K>,
+    api: Arc<dyn ListWatch<K>>,
     store: Arc<dyn ReflectorStore<K>>,
     options: ReflectorOptions,
     synced: watch::Sender<bool>,
@@ -173,10 +175,15 @@ impl<K> Reflector<K>
 where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
 {
-    /// A reflector with client-go's defaults.
-    pub fn new(api: Api<K>, store: Arc<dyn ReflectorStore<K>>) -> Self {
+    /// A reflector with client-go's defaults, reading from `source` (e.g. a `kube::Api`).
+    pub fn new(source: impl ListWatch<K>, store: Arc<dyn ReflectorStore<K>>) -> Self {
+        Self::from_shared(Arc::new(source), store)
+    }
+
+    /// Like [`new`](Self::new) with a shared source.
+    pub fn from_shared(source: Arc<dyn ListWatch<K>>, store: Arc<dyn ReflectorStore<K>>) -> Self {
         Reflector {
-            api,
+            api: source,
             store,
             options: ReflectorOptions::default(),
             synced: watch::channel(false).0,
