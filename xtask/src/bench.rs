@@ -23,6 +23,11 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p kube-codegen-runtime-bench --bench informer -- [ARGS]` (W3).
+    Informer {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// G1 (generation speed) and G2 (compile cost of the generated code) on a corpus.
     Gen(GenArgs),
 }
@@ -52,6 +57,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
     match group {
         Group::Workqueue { args } => runtime_bench("workqueue", &args),
         Group::Cache { args } => runtime_bench("cache", &args),
+        Group::Informer { args } => runtime_bench("informer", &args),
         Group::Gen(_) if cfg!(debug_assertions) => {
             // G1 times the generator in this process: an unoptimised build would measure the wrong thing.
             let status = Command::new(cargo())

@@ -15,8 +15,10 @@ pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, kube::Error>>
 /// Lists and watches one kind.
 pub trait ListWatch<K: Clone>: Send + Sync + 'static {
     /// One list request (one page when `params.limit` is set).
-    fn list<'a>(&'a self, params: &'a ListParams)
-    -> BoxFuture<'a, Result<ObjectList<K>, kube::Error>>;
+    fn list<'a>(
+        &'a self,
+        params: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<K>, kube::Error>>;
 
     /// Opens a watch from `resource_version`.
     fn watch<'a>(
