@@ -7,13 +7,13 @@
 //! `by_index("namespace", "ns-{j % 100}")` calls of 1,000 objects each. One line per figure,
 //! `name value unit`, the median over the runs.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_codegen_runtime::cache::{NAMESPACE_INDEX, Store};
+use kube_codegen_runtime_bench::measure::median;
+use kube_codegen_runtime_bench::objects;
 
 const OBJECTS: usize = 100_000;
 const GETS: usize = 1_000_000;
@@ -83,47 +83,8 @@ fn gets(store: &Store<ConfigMap>, keys: &[String], threads: usize) -> f64 {
 }
 
 fn object(i: usize) -> ConfigMap {
-    let labels = BTreeMap::from([
-        ("app.kubernetes.io/name".to_owned(), "widget".to_owned()),
-        (
-            "app.kubernetes.io/instance".to_owned(),
-            format!("widget-{}", i % 1000),
-        ),
-        (
-            "app.kubernetes.io/component".to_owned(),
-            "backend".to_owned(),
-        ),
-        ("tier".to_owned(), format!("tier-{}", i % 3)),
-        ("shard".to_owned(), format!("shard-{}", i % 16)),
-    ]);
-    let annotations = BTreeMap::from([
-        (
-            "bench.example.com/owner".to_owned(),
-            format!("team-{}", i % 20),
-        ),
-        (
-            "bench.example.com/description".to_owned(),
-            "Synthetic benchmark object used to measure informer cache throughput, memory \
-             footprint and lookup speed."
-                .to_owned(),
-        ),
-    ]);
     ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(format!("name-{i}")),
-            namespace: Some(format!("ns-{}", i % 100)),
-            uid: Some(format!("{i:08x}-0000-4000-8000-{i:012x}")),
-            resource_version: Some((i + 1).to_string()),
-            generation: Some(1),
-            labels: Some(labels),
-            annotations: Some(annotations),
-            ..ObjectMeta::default()
-        },
+        metadata: objects::metadata(i, i as u64 + 1),
         ..ConfigMap::default()
     }
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
 }

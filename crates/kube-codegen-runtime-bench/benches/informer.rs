@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{ListParams, ObjectList, TypeMeta, WatchEvent, WatchParams};
 use kube_codegen_runtime::cache::{
     EventHandlerFns, InformerOptions, ListWatch, SharedIndexInformer, WatchStream, key_of,
@@ -33,6 +33,8 @@ use kube_codegen_runtime_bench::bench::v1::widget::{
     WidgetSpec, WidgetSpecImagePullPolicy, WidgetSpecPorts, WidgetSpecResources,
     WidgetSpecResourcesLimits, WidgetSpecSelector, WidgetStatus, WidgetStatusConditions,
 };
+use kube_codegen_runtime_bench::measure::{cpu_seconds, median, peak_rss_mb, rss_bytes};
+use kube_codegen_runtime_bench::objects;
 use parking_lot::Mutex;
 use tokio::sync::{Notify, mpsc};
 
@@ -88,11 +90,7 @@ fn main() {
             Variant::Shallow => "w3shallow",
         };
         let all: Vec<Figures> = (0..runs).map(|_| run(v)).collect();
-        let med = |f: fn(&Figures) -> f64| {
-            let mut xs: Vec<f64> = all.iter().map(f).collect();
-            xs.sort_by(f64::total_cmp);
-            xs[xs.len() / 2]
-        };
+        let med = |f: fn(&Figures) -> f64| median(all.iter().map(f).collect());
         println!("{prefix}_sync_ms {:.1} ms", med(|f| f.sync_ms));
         println!(
             "{prefix}_handler_sync_ms {:.1} ms",
@@ -256,18 +254,9 @@ fn run(variant: Variant) -> Figures {
     })
 }
 
-fn meta(i: usize, rv: u64) -> ObjectMeta {
-    ObjectMeta {
-        name: Some(format!("name-{i}")),
-        namespace: Some(format!("ns-{}", i % 100)),
-        resource_version: Some(rv.to_string()),
-        ..ObjectMeta::default()
-    }
-}
-
 fn shallow(i: usize, rv: u64) -> Widget {
     Widget {
-        metadata: meta(i, rv),
+        metadata: objects::key_metadata(i, rv),
         ..Widget::default()
     }
 }
@@ -275,35 +264,7 @@ fn shallow(i: usize, rv: u64) -> Widget {
 /// BENCHMARKS.md's object i at resourceVersion `rv`.
 fn widget(i: usize, rv: u64) -> Widget {
     let s = |v: &str| Some(v.to_owned());
-    let instance = format!("widget-{}", i % 1000);
-    let mut metadata = meta(i, rv);
-    metadata.uid = Some(format!("{i:08x}-0000-4000-8000-{i:012x}"));
-    metadata.generation = Some(1);
-    metadata.creation_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-        "2026-01-01T00:00:00Z".parse().expect("timestamp"),
-    ));
-    metadata.labels = Some(BTreeMap::from([
-        ("app.kubernetes.io/name".to_owned(), "widget".to_owned()),
-        ("app.kubernetes.io/instance".to_owned(), instance.clone()),
-        (
-            "app.kubernetes.io/component".to_owned(),
-            "backend".to_owned(),
-        ),
-        ("tier".to_owned(), format!("tier-{}", i % 3)),
-        ("shard".to_owned(), format!("shard-{}", i % 16)),
-    ]));
-    metadata.annotations = Some(BTreeMap::from([
-        (
-            "bench.example.com/owner".to_owned(),
-            format!("team-{}", i % 20),
-        ),
-        (
-            "bench.example.com/description".to_owned(),
-            "Synthetic benchmark object used to measure informer cache throughput, memory \
-             footprint and lookup speed."
-                .to_owned(),
-        ),
-    ]));
+    let metadata = objects::metadata(i, rv);
     let replicas = (i % 5 + 1) as i32;
     let condition = |t: &str, st: &str, reason: &str, message: &str| WidgetStatusConditions {
         r#type: t.to_owned(),
@@ -343,7 +304,10 @@ fn widget(i: usize, rv: u64) -> Widget {
             selector: Some(WidgetSpecSelector {
                 match_labels: Some(BTreeMap::from([
                     ("app.kubernetes.io/name".to_owned(), "widget".to_owned()),
-                    ("app.kubernetes.io/instance".to_owned(), instance),
+                    (
+                        "app.kubernetes.io/instance".to_owned(),
+                        objects::instance(i),
+                    ),
                 ])),
             }),
             ports: Some(
@@ -372,30 +336,4 @@ fn widget(i: usize, rv: u64) -> Widget {
         }),
         ..Widget::default()
     }
-}
-
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096)
-}
-
-fn rusage() -> libc::rusage {
-    // SAFETY: getrusage only writes into the struct we pass; all-zero is a valid rusage.
-    unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    }
-}
-
-fn cpu_seconds() -> f64 {
-    let u = rusage();
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-fn peak_rss_mb() -> f64 {
-    rusage().ru_maxrss as f64 / 1024.0
 }

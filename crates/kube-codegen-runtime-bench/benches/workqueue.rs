@@ -25,6 +25,7 @@ use kube_codegen_runtime::workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimiter, WorkQueue,
     default_controller_rate_limiter,
 };
+use kube_codegen_runtime_bench::measure::{cpu_seconds, peak_rss_mb};
 
 fn main() {
     let mut filters: Vec<String> = Vec::new();
@@ -136,26 +137,6 @@ fn index_of(key: &str) -> usize {
     key[key.len() - digits..]
         .parse()
         .expect("benchmark key index")
-}
-
-/// User + system CPU seconds of this process so far.
-fn cpu_seconds() -> f64 {
-    let u = rusage();
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-fn peak_rss_mb() -> f64 {
-    rusage().ru_maxrss as f64 / 1024.0
-}
-
-fn rusage() -> libc::rusage {
-    // SAFETY: getrusage only writes into the struct we pass; all-zero is a valid rusage.
-    unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    }
 }
 
 fn w1_run() -> Figures {

@@ -7,29 +7,16 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube_codegen_runtime::cache::{
-    Deleted, EventHandler, EventHandlerFns, InformerOptions, ReflectorOptions, SharedIndexInformer,
-    key_of,
+    Deleted, EventHandler, EventHandlerFns, InformerOptions, SharedIndexInformer, key_of,
 };
 use kube_fake_apiserver::FakeApiServer;
+
+mod support;
 use parking_lot::Mutex;
-
-fn cm(name: &str) -> ConfigMap {
-    let mut c = ConfigMap::default();
-    c.metadata.name = Some(name.to_owned());
-    c.data = Some([("k".to_owned(), name.to_owned())].into());
-    c
-}
-
-fn client(server: &FakeApiServer) -> kube::Client {
-    let mut config = server.client_config();
-    config.default_retry = false;
-    kube::Client::try_from(config).expect("client for a local server")
-}
+use support::{client, cm, eventually, fast_reflector};
 
 fn options() -> InformerOptions<ConfigMap> {
-    InformerOptions::default().reflector(
-        ReflectorOptions::default().backoff(Duration::from_millis(10), Duration::from_millis(50)),
-    )
+    InformerOptions::default().reflector(fast_reflector())
 }
 
 /// Records every event as a line: `add <key> <initial>`, `update <key>`, `delete <key>`,
@@ -42,20 +29,16 @@ impl Recorder {
         self.0.lock().clone()
     }
 
-    /// Waits (up to 10 s) until the recorded lines include every one of `want`.
+    /// Waits until the recorded lines include every one of `want`.
     async fn wait_for(&self, want: &[&str]) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let lines = self.lines();
-            if want.iter().all(|w| lines.iter().any(|l| l == w)) {
-                return;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "events {lines:?}, want {want:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        eventually(
+            &format!("events {want:?} in {:?}", self.lines()),
+            || async {
+                let lines = self.lines();
+                want.iter().all(|w| lines.iter().any(|l| l == w))
+            },
+        )
+        .await;
     }
 }
 
@@ -95,7 +78,7 @@ async fn handlers_get_the_initial_list_then_each_change() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     for n in ["a", "b"] {
-        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
     }
     let informer = SharedIndexInformer::new(Api::<ConfigMap>::all(client(&server)), options());
     let rec = Recorder::default();
@@ -116,7 +99,9 @@ async fn handlers_get_the_initial_list_then_each_change() {
     }
     assert!(reg.has_synced(), "initial adds delivered");
 
-    api.create(&PostParams::default(), &cm("c")).await.unwrap();
+    api.create(&PostParams::default(), &cm("c", "c"))
+        .await
+        .unwrap();
     let mut a = api.get("a").await.unwrap();
     a.data = Some([("k".to_owned(), "changed".to_owned())].into());
     api.replace("a", &PostParams::default(), &a).await.unwrap();
@@ -137,14 +122,18 @@ async fn handlers_get_the_initial_list_then_each_change() {
 async fn a_handler_added_after_sync_first_sees_the_cache() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
-    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
     let (informer, run) = started(&server, options()).await;
     informer.wait_for_sync().await;
 
     let late = Recorder::default();
     informer.add_event_handler(late.clone()).unwrap();
     late.wait_for(&["add default/a true"]).await;
-    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+    api.create(&PostParams::default(), &cm("b", "b"))
+        .await
+        .unwrap();
     late.wait_for(&["add default/b false"]).await;
     assert_eq!(late.lines(), ["add default/a true", "add default/b false"]);
     run.abort();
@@ -155,7 +144,7 @@ async fn objects_deleted_while_cut_off_arrive_as_tombstones_after_the_relist() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     for n in ["a", "b"] {
-        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
     }
     let (informer, run) = started(&server, options()).await;
     let rec = Recorder::default();
@@ -167,7 +156,9 @@ async fn objects_deleted_while_cut_off_arrive_as_tombstones_after_the_relist() {
     faults.fail_next_matching(usize::MAX, 503, "/api/v1/configmaps");
     faults.drop_watches();
     api.delete("b", &DeleteParams::default()).await.unwrap();
-    api.create(&PostParams::default(), &cm("c")).await.unwrap();
+    api.create(&PostParams::default(), &cm("c", "c"))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     faults.clear_failures();
 
@@ -210,7 +201,7 @@ async fn a_stuck_or_panicking_handler_does_not_hold_up_the_others() {
     informer.add_event_handler(healthy.clone()).unwrap();
 
     for n in ["boom", "x", "y"] {
-        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
     }
     healthy
         .wait_for(&[
@@ -230,7 +221,9 @@ async fn a_stuck_or_panicking_handler_does_not_hold_up_the_others() {
 async fn resync_redelivers_the_cache_as_updates_of_the_same_object() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
-    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
     let same = Arc::new(Mutex::new(Vec::new()));
     let (informer, run) = started(&server, options().resync(Duration::from_secs(1))).await;
     let seen = same.clone();
@@ -258,7 +251,9 @@ async fn resync_redelivers_the_cache_as_updates_of_the_same_object() {
 async fn transform_applies_before_caching_and_removed_handlers_hear_nothing_more() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
-    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
     let opts = options().transform(|mut c: ConfigMap| {
         c.data = None; // e.g. drop what the controller never reads
         c.metadata.managed_fields = None;
@@ -279,7 +274,9 @@ async fn transform_applies_before_caching_and_removed_handlers_hear_nothing_more
 
     informer.remove_event_handler(&reg);
     informer.remove_event_handler(&reg); // idempotent
-    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+    api.create(&PostParams::default(), &cm("b", "b"))
+        .await
+        .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while informer.store().get_by_key("default/b").is_none() {
         assert!(tokio::time::Instant::now() < deadline, "b never cached");

@@ -6,22 +6,11 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, PostParams};
-use kube_codegen_runtime::cache::{Reflector, ReflectorOptions, Store};
+use kube_codegen_runtime::cache::{Reflector, Store};
 use kube_fake_apiserver::FakeApiServer;
 
-fn cm(name: &str) -> ConfigMap {
-    let mut c = ConfigMap::default();
-    c.metadata.name = Some(name.to_owned());
-    c.data = Some([("k".to_owned(), name.to_owned())].into());
-    c
-}
-
-/// A client that does not retry by itself, so the reflector's own retries are what is tested.
-fn client(server: &FakeApiServer) -> kube::Client {
-    let mut config = server.client_config();
-    config.default_retry = false;
-    kube::Client::try_from(config).expect("client for a local server")
-}
+mod support;
+use support::{client, cm, eventually, fast_reflector};
 
 /// Starts a reflector over every namespace's config maps with fast retries.
 fn reflect(
@@ -29,29 +18,20 @@ fn reflect(
     page_size: u32,
 ) -> (Arc<Store<ConfigMap>>, tokio::task::JoinHandle<()>) {
     let store = Arc::new(Store::with_namespace_index());
-    let options = ReflectorOptions::default()
-        .backoff(Duration::from_millis(10), Duration::from_millis(50))
-        .page_size(page_size);
+    let options = fast_reflector().page_size(page_size);
     let reflector =
         Reflector::new(Api::<ConfigMap>::all(client(server)), store.clone()).with_options(options);
     (store, tokio::spawn(reflector.run()))
 }
 
-/// Waits (up to 10 s) until the store's keys, sorted, are `want`.
+/// Waits until the store's keys, sorted, are `want`.
 async fn eventually_keys(store: &Store<ConfigMap>, want: &[&str]) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
+    eventually(&format!("store keys {want:?}"), || async {
         let mut keys = store.list_keys();
         keys.sort();
-        if keys == want {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "store keys {keys:?}, want {want:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        keys == want
+    })
+    .await;
 }
 
 fn lists(server: &FakeApiServer) -> usize {
@@ -67,7 +47,7 @@ async fn lists_then_follows_creates_updates_and_deletes() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     for n in ["a", "b"] {
-        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
     }
     let store = Arc::new(Store::with_namespace_index());
     let reflector = Reflector::new(Api::<ConfigMap>::all(client(&server)), store.clone());
@@ -81,7 +61,9 @@ async fn lists_then_follows_creates_updates_and_deletes() {
         "the first list is stored before synced flips"
     );
 
-    api.create(&PostParams::default(), &cm("c")).await.unwrap();
+    api.create(&PostParams::default(), &cm("c", "c"))
+        .await
+        .unwrap();
     let mut b = api.get("b").await.unwrap();
     b.data = Some([("k".to_owned(), "changed".to_owned())].into());
     api.replace("b", &PostParams::default(), &b).await.unwrap();
@@ -97,12 +79,16 @@ async fn a_dropped_watch_resumes_from_the_last_version_without_a_relist() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     let (store, task) = reflect(&server, 500);
-    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
     eventually_keys(&store, &["default/a"]).await;
     let before = lists(&server);
 
     server.faults().drop_watches();
-    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+    api.create(&PostParams::default(), &cm("b", "b"))
+        .await
+        .unwrap();
     eventually_keys(&store, &["default/a", "default/b"]).await;
     assert_eq!(lists(&server), before, "re-watched, not relisted");
     let watches = server
@@ -126,7 +112,7 @@ async fn changes_missed_while_cut_off_are_caught_by_the_relist() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     for n in ["a", "b", "c"] {
-        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
     }
     let (store, task) = reflect(&server, 500);
     eventually_keys(&store, &["default/a", "default/b", "default/c"]).await;
@@ -137,7 +123,9 @@ async fn changes_missed_while_cut_off_are_caught_by_the_relist() {
     faults.fail_next_matching(usize::MAX, 503, "/api/v1/configmaps");
     faults.drop_watches();
     api.delete("b", &DeleteParams::default()).await.unwrap();
-    api.create(&PostParams::default(), &cm("d")).await.unwrap();
+    api.create(&PostParams::default(), &cm("d", "d"))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await; // a few failed rounds
     faults.compact();
     faults.clear_failures();
@@ -152,7 +140,9 @@ async fn a_rewatch_from_a_compacted_version_gets_410_and_relists() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     let (store, task) = reflect(&server, 500);
-    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
     eventually_keys(&store, &["default/a"]).await;
     let before = lists(&server);
 
@@ -164,7 +154,9 @@ async fn a_rewatch_from_a_compacted_version_gets_410_and_relists() {
     secrets.create(&PostParams::default(), &s).await.unwrap();
     server.faults().compact();
     server.faults().drop_watches();
-    api.create(&PostParams::default(), &cm("b")).await.unwrap();
+    api.create(&PostParams::default(), &cm("b", "b"))
+        .await
+        .unwrap();
     eventually_keys(&store, &["default/a", "default/b"]).await;
     assert_eq!(lists(&server), before + 1, "the 410 led to one relist");
     task.abort();
@@ -174,7 +166,9 @@ async fn a_rewatch_from_a_compacted_version_gets_410_and_relists() {
 async fn server_errors_on_the_first_list_are_retried() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
-    api.create(&PostParams::default(), &cm("a")).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
     server
         .faults()
         .fail_next_matching(3, 500, "/api/v1/configmaps");
@@ -193,7 +187,7 @@ async fn large_lists_are_read_in_pages() {
     let api: Api<ConfigMap> = Api::namespaced(server.in_process_client(), "default");
     let names: Vec<String> = (0..25).map(|i| format!("cm-{i:02}")).collect();
     for n in &names {
-        api.create(&PostParams::default(), &cm(n)).await.unwrap();
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
     }
     let (store, task) = reflect(&server, 10);
     let want: Vec<String> = names.iter().map(|n| format!("default/{n}")).collect();

@@ -11,7 +11,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube_codegen_runtime::cache::{
-    EventHandlerFns, InformerOptions, ReflectorOptions, SharedIndexInformer, key_of, split_key,
+    EventHandlerFns, InformerOptions, SharedIndexInformer, key_of, split_key,
 };
 use kube_codegen_runtime::workqueue::{
     Action, BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, WorkQueue,
@@ -19,11 +19,8 @@ use kube_codegen_runtime::workqueue::{
 };
 use kube_fake_apiserver::FakeApiServer;
 
-fn client(server: &FakeApiServer) -> kube::Client {
-    let mut config = server.client_config();
-    config.default_retry = false;
-    kube::Client::try_from(config).expect("client for a local server")
-}
+mod support;
+use support::{client, eventually, fast_reflector};
 
 fn cm(name: &str, value: &str) -> ConfigMap {
     let mut c = ConfigMap::default();
@@ -80,18 +77,6 @@ async fn secret_value(api: &Api<Secret>, name: &str) -> Result<Option<String>, k
     Ok(bytes.map(|b| String::from_utf8(b).unwrap()))
 }
 
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_queue_and_workers_reconcile_through_errors_and_deletes() {
     let server = FakeApiServer::start().await.unwrap();
@@ -103,10 +88,7 @@ async fn informer_queue_and_workers_reconcile_through_errors_and_deletes() {
 
     let informer = SharedIndexInformer::new(
         Api::<ConfigMap>::all(client(&server)),
-        InformerOptions::default().reflector(
-            ReflectorOptions::default()
-                .backoff(Duration::from_millis(10), Duration::from_millis(50)),
-        ),
+        InformerOptions::default().reflector(fast_reflector()),
     );
     // Fast retries so the test does not wait out the default 5 ms..1000 s backoff.
     let queue: WorkQueue<String> = WorkQueue::builder()

@@ -7,14 +7,10 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{Api, PostParams};
 use kube::core::Selector;
 use kube_codegen_runtime::SharedInformerFactory;
-use kube_codegen_runtime::cache::ReflectorOptions;
 use kube_fake_apiserver::FakeApiServer;
 
-fn client(server: &FakeApiServer) -> kube::Client {
-    let mut config = server.client_config();
-    config.default_retry = false;
-    kube::Client::try_from(config).expect("client for a local server")
-}
+mod support;
+use support::{client, fast_reflector};
 
 async fn create_cm(server: &FakeApiServer, ns: &str, name: &str) {
     let api: Api<ConfigMap> = Api::namespaced(client(server), ns);
@@ -107,10 +103,7 @@ async fn a_namespace_restricts_namespaced_kinds_only() {
 async fn start_picks_up_informers_asked_for_later_and_shutdown_stops_them() {
     let server = FakeApiServer::start().await.unwrap();
     let factory = SharedInformerFactory::builder(client(&server))
-        .reflector(
-            ReflectorOptions::default()
-                .backoff(Duration::from_millis(10), Duration::from_millis(50)),
-        )
+        .reflector(fast_reflector())
         .build();
     let cms = factory.informer_for::<ConfigMap>();
     factory.start();
