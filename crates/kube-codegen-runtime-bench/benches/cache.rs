@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_codegen_runtime::cache::{NAMESPACE_INDEX, Store};
-use kube_codegen_runtime_bench::measure::median;
+use kube_codegen_runtime_bench::measure::{median, runs_value};
 use kube_codegen_runtime_bench::objects;
 
 const OBJECTS: usize = 100_000;
@@ -24,14 +24,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--runs" {
-            runs = args
-                .next()
-                .and_then(|n| n.parse().ok())
-                .filter(|&n| n > 0)
-                .unwrap_or_else(|| {
-                    eprintln!("--runs needs a positive integer");
-                    std::process::exit(2);
-                });
+            runs = runs_value(args.next());
         }
     }
     println!("# cache: W4-shaped lookups on a directly filled store (ConfigMaps, W3 metadata)");

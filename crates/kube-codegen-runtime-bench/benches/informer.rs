@@ -33,7 +33,9 @@ use kube_codegen_runtime_bench::bench::v1::widget::{
     WidgetSpec, WidgetSpecImagePullPolicy, WidgetSpecPorts, WidgetSpecResources,
     WidgetSpecResourcesLimits, WidgetSpecSelector, WidgetStatus, WidgetStatusConditions,
 };
-use kube_codegen_runtime_bench::measure::{cpu_seconds, median, peak_rss_mb, rss_bytes};
+use kube_codegen_runtime_bench::measure::{
+    cpu_seconds, median, peak_rss_mb, rss_bytes, runs_value,
+};
 use kube_codegen_runtime_bench::objects;
 use parking_lot::Mutex;
 use tokio::sync::{Notify, mpsc};
@@ -55,16 +57,7 @@ fn main() {
         match a.as_str() {
             "plain" => variants.push(Variant::Plain),
             "shallow" => variants.push(Variant::Shallow),
-            "--runs" => {
-                runs = args
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .filter(|&n| n > 0)
-                    .unwrap_or_else(|| {
-                        eprintln!("--runs needs a positive integer");
-                        std::process::exit(2)
-                    })
-            }
+            "--runs" => runs = runs_value(args.next()),
             other if other.starts_with('-') => {}
             other => {
                 eprintln!("unknown variant {other:?}: expected plain or shallow");

@@ -27,6 +27,16 @@ pub mod measure {
             .map_or(0, |pages| pages * 4096)
     }
 
+    /// Parses the value after `--runs` (a positive count); exits with status 2 otherwise.
+    pub fn runs_value(arg: Option<String>) -> usize {
+        arg.and_then(|n| n.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| {
+                eprintln!("--runs needs a positive integer");
+                std::process::exit(2)
+            })
+    }
+
     /// The median (the upper one of an even count).
     pub fn median(mut xs: Vec<f64>) -> f64 {
         xs.sort_by(f64::total_cmp);

@@ -34,6 +34,24 @@ async fn eventually_keys(store: &Store<ConfigMap>, want: &[&str]) {
     .await;
 }
 
+/// A server with config map `default/a` and a reflector whose store has it (so its watch has
+/// seen an event: closing it is not a "very short" watch).
+async fn following_one_object() -> (
+    FakeApiServer,
+    Api<ConfigMap>,
+    Arc<Store<ConfigMap>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let (store, task) = reflect(&server, 500);
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
+    eventually_keys(&store, &["default/a"]).await;
+    (server, api, store, task)
+}
+
 fn lists(server: &FakeApiServer) -> usize {
     server
         .requests()
@@ -76,13 +94,7 @@ async fn lists_then_follows_creates_updates_and_deletes() {
 
 #[tokio::test]
 async fn a_dropped_watch_resumes_from_the_last_version_without_a_relist() {
-    let server = FakeApiServer::start().await.unwrap();
-    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
-    let (store, task) = reflect(&server, 500);
-    api.create(&PostParams::default(), &cm("a", "a"))
-        .await
-        .unwrap();
-    eventually_keys(&store, &["default/a"]).await;
+    let (server, api, store, task) = following_one_object().await;
     let before = lists(&server);
 
     server.faults().drop_watches();
@@ -137,13 +149,7 @@ async fn changes_missed_while_cut_off_are_caught_by_the_relist() {
 
 #[tokio::test]
 async fn a_rewatch_from_a_compacted_version_gets_410_and_relists() {
-    let server = FakeApiServer::start().await.unwrap();
-    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
-    let (store, task) = reflect(&server, 500);
-    api.create(&PostParams::default(), &cm("a", "a"))
-        .await
-        .unwrap();
-    eventually_keys(&store, &["default/a"]).await;
+    let (server, api, store, task) = following_one_object().await;
     let before = lists(&server);
 
     // Another kind moves the global resourceVersion past the reflector's; forgetting the
