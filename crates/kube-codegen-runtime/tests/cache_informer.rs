@@ -290,3 +290,43 @@ async fn transform_applies_before_caching_and_removed_handlers_hear_nothing_more
     assert_eq!(rec.lines(), ["add default/a true"]);
     run.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_too_far_behind_pauses_the_reflector_until_it_catches_up() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let (informer, run) = started(&server, options().max_handler_backlog(Some(10))).await;
+    informer.wait_for_sync().await;
+
+    let open = Arc::new(AtomicBool::new(false));
+    let handled = Arc::new(AtomicUsize::new(0));
+    let (gate, count) = (open.clone(), handled.clone());
+    informer
+        .add_event_handler(EventHandlerFns::new().on_add(move |_: &Arc<ConfigMap>, _| {
+            while !gate.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(1)); // a handler stuck on something
+            }
+            count.fetch_add(1, Ordering::AcqRel);
+        }))
+        .unwrap();
+    for i in 0..50 {
+        let name = format!("cm-{i:02}");
+        api.create(&PostParams::default(), &cm(&name, &name))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cached = informer.store().len();
+    open.store(true, Ordering::Release); // before asserting: a stuck handler would hang the test
+    assert!(
+        cached <= 12,
+        "the reflector paused at the bound of 10 queued notifications, but {cached} are cached"
+    );
+
+    eventually("every object cached and handled", || async {
+        informer.store().len() == 50 && handled.load(Ordering::Acquire) == 50
+    })
+    .await;
+    run.abort();
+}

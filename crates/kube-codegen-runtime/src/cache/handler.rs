@@ -31,7 +31,8 @@ impl<K> Deleted<K> {
 
 /// Receives an informer's events, one at a time and in order for each object. Calls for one
 /// handler never overlap; different handlers run independently, so a slow one delays only
-/// itself. A panic in a handler is logged and the handler goes on with the next event.
+/// itself (up to the informer's backlog bound). A panic in a handler is logged and the
+/// handler goes on with the next event.
 pub trait EventHandler<K>: Send + Sync + 'static {
     /// An object appeared. `in_initial_list` is true while the informer delivers the list
     /// it started with (or, for a handler added later, the cache as it was then).

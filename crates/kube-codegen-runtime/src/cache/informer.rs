@@ -7,7 +7,10 @@
 //! event, with nothing missed or doubled. Notifications follow the cache, not the watch event:
 //! an `ADDED` for a cached key is an update, a relist turns vanished keys into deletes with a
 //! [`Deleted::FinalStateUnknown`] tombstone, and a delete of an unknown key is dropped. Each
-//! handler has its own unbounded queue and task, so a slow handler delays only itself.
+//! handler has its own queue and task, so a slow handler delays only itself, until it is
+//! [`InformerOptions::max_handler_backlog`] notifications behind: then the reflector waits
+//! for it to work through half of them, which keeps memory bounded (client-go's queues are
+//! unbounded, and a handler that falls behind a busy watch holds every replaced object).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -20,7 +23,7 @@ use kube::Resource;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use tokio::runtime::Handle;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, mpsc, watch};
 
 use super::error::CacheError;
 use super::handler::{Deleted, EventHandler, Notification};
@@ -46,7 +49,16 @@ pub struct InformerOptions<K> {
     pub transform: Option<Transform<K>>,
     /// The reflector's settings (backoff, page size, watch timeout).
     pub reflector: ReflectorOptions,
+    /// How many notifications a handler may have waiting before the reflector pauses until it
+    /// has worked through half of them (default [`DEFAULT_MAX_HANDLER_BACKLOG`]; `None`:
+    /// unbounded, as in client-go). Each waiting update holds the object it replaced, so an
+    /// unbounded backlog behind a slow handler grows with the event rate; the price of the
+    /// bound is that a handler that stops returning stops the cache from moving.
+    pub max_handler_backlog: Option<usize>,
 }
+
+/// The default [`InformerOptions::max_handler_backlog`].
+pub const DEFAULT_MAX_HANDLER_BACKLOG: usize = 10_000;
 
 impl<K> Default for InformerOptions<K> {
     fn default() -> Self {
@@ -55,6 +67,7 @@ impl<K> Default for InformerOptions<K> {
             indexers: Indexers::new(),
             transform: None,
             reflector: ReflectorOptions::default(),
+            max_handler_backlog: Some(DEFAULT_MAX_HANDLER_BACKLOG),
         }
     }
 }
@@ -66,6 +79,7 @@ impl<K> fmt::Debug for InformerOptions<K> {
             .field("indexers", &self.indexers.keys().collect::<Vec<_>>())
             .field("transform", &self.transform.is_some())
             .field("reflector", &self.reflector)
+            .field("max_handler_backlog", &self.max_handler_backlog)
             .finish()
     }
 }
@@ -92,6 +106,12 @@ impl<K> InformerOptions<K> {
     /// Sets the reflector's settings.
     pub fn reflector(mut self, options: ReflectorOptions) -> Self {
         self.reflector = options;
+        self
+    }
+
+    /// Sets the handler backlog bound (`None`: unbounded; a bound is at least 2).
+    pub fn max_handler_backlog(mut self, bound: Option<usize>) -> Self {
+        self.max_handler_backlog = bound.map(|b| b.max(2));
         self
     }
 }
@@ -131,6 +151,7 @@ struct Inner<K> {
     started: AtomicBool,
     runtime: Option<Handle>,
     next_id: AtomicU64,
+    max_backlog: Option<usize>,
 }
 
 struct Dispatch<K> {
@@ -144,6 +165,45 @@ struct Listener<K> {
     tx: mpsc::UnboundedSender<Notification<K>>,
     /// Initial-list adds queued for this handler and not yet returned from.
     initial_pending: Arc<AtomicUsize>,
+    backlog: Arc<Backlog>,
+}
+
+/// Notifications queued for one handler and not yet handled, and a signal for whoever waits
+/// for that number to fall.
+#[derive(Default)]
+struct Backlog {
+    queued: AtomicUsize,
+    drained: Notify,
+    /// The handler was removed: nobody needs to wait for it.
+    gone: AtomicBool,
+}
+
+impl Backlog {
+    fn len(&self) -> usize {
+        if self.gone.load(Ordering::Acquire) {
+            0
+        } else {
+            self.queued.load(Ordering::Acquire)
+        }
+    }
+
+    /// One notification handled; wakes waiters when the backlog reaches `low`.
+    fn handled(&self, low: usize) {
+        if self.queued.fetch_sub(1, Ordering::AcqRel) - 1 == low {
+            self.drained.notify_waiters();
+        }
+    }
+
+    /// Waits until at most `low` notifications are queued (or the handler is gone).
+    async fn wait_until(self: Arc<Self>, low: usize) {
+        loop {
+            let drained = self.drained.notified();
+            if self.len() <= low {
+                return;
+            }
+            drained.await;
+        }
+    }
 }
 
 impl<K> Listener<K> {
@@ -151,6 +211,7 @@ impl<K> Listener<K> {
         if matches!(n, Notification::Add(_, true)) {
             self.initial_pending.fetch_add(1, Ordering::AcqRel);
         }
+        self.backlog.queued.fetch_add(1, Ordering::AcqRel);
         // A closed queue means the handler was removed: nothing to deliver to.
         let _ = self.tx.send(n);
     }
@@ -165,12 +226,22 @@ impl<K> Dispatch<K> {
 }
 
 /// A handler's registration: tells whether it has received the initial list, and removes it.
-#[derive(Debug)]
 pub struct Registration {
     id: u64,
     initial_pending: Arc<AtomicUsize>,
     informer_synced: watch::Receiver<bool>,
     removed: Arc<AtomicBool>,
+    backlog: Arc<Backlog>,
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("id", &self.id)
+            .field("has_synced", &self.has_synced())
+            .field("backlog", &self.backlog.len())
+            .finish()
+    }
 }
 
 impl Registration {
@@ -210,6 +281,7 @@ where
                 started: AtomicBool::new(false),
                 runtime: Handle::try_current().ok(),
                 next_id: AtomicU64::new(0),
+                max_backlog: options.max_handler_backlog,
             }),
         }
     }
@@ -250,16 +322,20 @@ where
         let (tx, mut rx) = mpsc::unbounded_channel::<Notification<K>>();
         let initial_pending = Arc::new(AtomicUsize::new(0));
         let removed = Arc::new(AtomicBool::new(false));
+        let backlog = Arc::new(Backlog::default());
+        let low = self.inner.max_backlog.map_or(0, |max| max / 2);
         let listener = Listener {
             id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
             tx,
             initial_pending: initial_pending.clone(),
+            backlog: backlog.clone(),
         };
         let registration = Registration {
             id: listener.id,
             initial_pending: initial_pending.clone(),
             informer_synced: self.inner.synced.subscribe(),
             removed: removed.clone(),
+            backlog: backlog.clone(),
         };
         {
             let mut d = self.inner.dispatch.lock();
@@ -282,6 +358,7 @@ where
                 if matches!(n, Notification::Add(_, true)) {
                     initial_pending.fetch_sub(1, Ordering::AcqRel);
                 }
+                backlog.handled(low);
             }
         });
         Ok(registration)
@@ -290,6 +367,8 @@ where
     /// Removes a handler; notifications still queued for it are dropped. Idempotent.
     pub fn remove_event_handler(&self, registration: &Registration) {
         registration.removed.store(true, Ordering::Release);
+        registration.backlog.gone.store(true, Ordering::Release);
+        registration.backlog.drained.notify_waiters();
         self.inner
             .dispatch
             .lock()
@@ -407,6 +486,13 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
 
     fn update(&self, object: K) {
         self.upsert(object);
+    }
+
+    fn ready(&self) -> Option<futures::future::BoxFuture<'static, ()>> {
+        let max = self.inner.max_backlog?;
+        let d = self.inner.dispatch.lock();
+        let behind = d.listeners.iter().find(|l| l.backlog.len() >= max)?;
+        Some(Box::pin(behind.backlog.clone().wait_until(max / 2)))
     }
 
     fn delete(&self, object: K) {

@@ -43,7 +43,9 @@ mod store;
 
 pub use self::error::CacheError;
 pub use self::handler::{Deleted, EventHandler, EventHandlerFns};
-pub use self::informer::{InformerOptions, Registration, SharedIndexInformer, Transform};
+pub use self::informer::{
+    DEFAULT_MAX_HANDLER_BACKLOG, InformerOptions, Registration, SharedIndexInformer, Transform,
+};
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
 pub use self::reflector::{Reflector, ReflectorOptions, ReflectorStore, Synced};

@@ -43,6 +43,11 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn bookmark(&self, resource_version: &str) {
         let _ = resource_version;
     }
+    /// Back-pressure: `Some(wait)` when the store wants the reflector to pause before the next
+    /// event until `wait` completes (its consumers are too far behind); `None` to go on.
+    fn ready(&self) -> Option<futures::future::BoxFuture<'static, ()>> {
+        None
+    }
 }
 
 impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
@@ -323,6 +328,9 @@ where
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
                 events += 1;
+                if let Some(wait) = self.store.ready() {
+                    wait.await;
+                }
                 match event {
                     Ok(WatchEvent::Added(obj)) => {
                         pos.advance(obj.resource_version());
