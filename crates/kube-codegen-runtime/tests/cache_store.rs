@@ -85,8 +85,15 @@ fn updates_move_an_object_between_index_values() {
 fn an_update_that_keeps_index_values_still_replaces_the_indexed_object() {
     let s = store_with_tiers();
     s.add(cm("a", "x", &[("tiers", "web")])).unwrap();
+    let first = s.get_by_key("a/x").unwrap();
     let newer = cm("a", "x", &[("tiers", "web"), ("rev", "2")]);
-    s.update(newer.clone()).unwrap();
+    let replaced = s
+        .insert("a/x", newer.clone())
+        .expect("the key held an object");
+    assert!(
+        Arc::ptr_eq(&replaced, &first),
+        "insert hands back what it replaced"
+    );
     let by_ns = s.by_index(NAMESPACE_INDEX, "a").unwrap();
     assert!(Arc::ptr_eq(&by_ns[0], &newer));
     assert!(Arc::ptr_eq(&s.by_index("tiers", "web").unwrap()[0], &newer));

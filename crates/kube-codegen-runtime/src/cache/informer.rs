@@ -428,10 +428,7 @@ impl<K: Resource + Send + Sync + 'static> Sink<K> {
             Err(e) => return tracing::warn!("informer: event not cached: {e}"),
         };
         let d = self.inner.dispatch.lock();
-        let old = self.inner.store.get_by_key(&key);
-        if let Err(e) = self.inner.store.add(obj.clone()) {
-            return tracing::warn!("informer: event not cached: {e}");
-        }
+        let old = self.inner.store.insert(&key, obj.clone());
         d.notify(match old {
             Some(old) => Notification::Update(old, obj),
             None => Notification::Add(obj, false),

@@ -18,7 +18,14 @@ pub fn key_of<K: Resource>(obj: &K) -> Result<String, CacheError> {
         .filter(|n| !n.is_empty())
         .ok_or(CacheError::NoName)?;
     Ok(match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+        Some(ns) if !ns.is_empty() => {
+            // Built by hand: this runs once or twice per event, and `format!` costs more.
+            let mut key = String::with_capacity(ns.len() + 1 + name.len());
+            key.push_str(ns);
+            key.push('/');
+            key.push_str(name);
+            key
+        }
         _ => name.to_owned(),
     })
 }

@@ -110,14 +110,21 @@ impl<K: Resource> Store<K> {
     /// Inserts or replaces `obj` under its key.
     pub fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
         let key = key_of(&*obj)?;
+        self.insert(&key, obj);
+        Ok(())
+    }
+
+    /// Inserts or replaces `obj` under `key` (which must be [`key_of`] the object) and returns
+    /// what the key held: one lock for what `get_by_key` + `add` would do in two.
+    pub fn insert(&self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
         let mut s = self.write();
-        let key: Key = match s.items.get_key_value(key.as_str()) {
+        let key: Key = match s.items.get_key_value(key) {
             Some((k, _)) => k.clone(), // reuse the key the indices already hold
             None => Key::from(key),
         };
         let old = s.items.insert(key.clone(), obj.clone());
         s.reindex(&key, old.as_deref(), Some(&obj));
-        Ok(())
+        old
     }
 
     /// Same as [`add`](Self::add): the store does not distinguish the two.
