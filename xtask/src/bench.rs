@@ -66,11 +66,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
                 .args(std::env::args_os().skip(1))
                 .status()
                 .context("re-running the benchmark from a release build of xtask")?;
-            Ok(if status.success() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            Ok(exit_code(status))
         }
         Group::Gen(args) => {
             let dir = args.dir.clone().unwrap_or_else(crate::default_corpus);
@@ -98,11 +94,16 @@ fn runtime_bench(name: &str, args: &[String]) -> Result<ExitCode> {
         .args(args)
         .status()
         .context("running cargo bench")?;
-    Ok(if status.success() {
+    Ok(exit_code(status))
+}
+
+/// A child's success as this process's exit code.
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    if status.success() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    })
+    }
 }
 
 fn cargo() -> String {

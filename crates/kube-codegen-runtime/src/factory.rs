@@ -54,10 +54,34 @@ impl FactoryScope for ClusterResourceScope {
 
 /// One informer of the factory, type-erased.
 struct Entry {
-    informer: Box<dyn Any + Send + Sync>,
-    run: Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>,
-    wait: Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>,
+    informer: Box<dyn ErasedInformer>,
     task: Option<JoinHandle<()>>,
+}
+
+/// What the factory does with an informer of any kind.
+trait ErasedInformer: Send + Sync {
+    fn run(&self) -> BoxFuture<'static, ()>;
+    fn wait_for_sync(&self) -> BoxFuture<'static, ()>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<K> ErasedInformer for SharedIndexInformer<K>
+where
+    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    fn run(&self) -> BoxFuture<'static, ()> {
+        let informer = self.clone();
+        Box::pin(async move { informer.run().await })
+    }
+
+    fn wait_for_sync(&self) -> BoxFuture<'static, ()> {
+        let informer = self.clone();
+        Box::pin(async move { informer.wait_for_sync().await })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }
 
 /// Builds a [`SharedInformerFactory`].
@@ -126,13 +150,19 @@ struct Inner {
     entries: Mutex<HashMap<TypeId, Entry>>,
 }
 
-impl Drop for Inner {
-    fn drop(&mut self) {
-        for entry in self.entries.get_mut().values() {
+impl Inner {
+    fn abort_all(&self) {
+        for entry in self.entries.lock().values() {
             if let Some(task) = &entry.task {
                 task.abort();
             }
         }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.abort_all();
     }
 }
 
@@ -184,23 +214,14 @@ impl SharedInformerFactory {
             if let Some(period) = self.inner.resync {
                 options = options.resync(period);
             }
-            let informer = SharedIndexInformer::<K>::new(api, options);
-            let (for_run, for_wait) = (informer.clone(), informer.clone());
             Entry {
-                informer: Box::new(informer),
-                run: Box::new(move || {
-                    let i = for_run.clone();
-                    Box::pin(async move { i.run().await })
-                }),
-                wait: Box::new(move || {
-                    let i = for_wait.clone();
-                    Box::pin(async move { i.wait_for_sync().await })
-                }),
+                informer: Box::new(SharedIndexInformer::<K>::new(api, options)),
                 task: None,
             }
         });
         entry
             .informer
+            .as_any()
             .downcast_ref::<SharedIndexInformer<K>>()
             .expect("entries are keyed by the informer's type")
             .clone()
@@ -213,7 +234,7 @@ impl SharedInformerFactory {
     pub fn start(&self) {
         for entry in self.inner.entries.lock().values_mut() {
             if entry.task.is_none() {
-                entry.task = Some(tokio::spawn((entry.run)()));
+                entry.task = Some(tokio::spawn(entry.informer.run()));
             }
         }
     }
@@ -226,17 +247,13 @@ impl SharedInformerFactory {
             .lock()
             .values()
             .filter(|e| e.task.is_some())
-            .map(|e| (e.wait)())
+            .map(|e| e.informer.wait_for_sync())
             .collect();
         futures::future::join_all(waits).await;
     }
 
     /// Stops every informer (they cannot be started again).
     pub fn shutdown(&self) {
-        for entry in self.inner.entries.lock().values() {
-            if let Some(task) = &entry.task {
-                task.abort();
-            }
-        }
+        self.inner.abort_all();
     }
 }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The last state of a deleted object.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Deleted<K> {
     /// The delete was seen as a watch event: the object as the server last showed it.
     Object(Arc<K>),
@@ -18,6 +18,19 @@ pub enum Deleted<K> {
         /// What the cache last held for the key.
         object: Arc<K>,
     },
+}
+
+// By hand: a derive would ask `K: Clone`, and only `Arc`s are cloned.
+impl<K> Clone for Deleted<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Deleted::Object(o) => Deleted::Object(o.clone()),
+            Deleted::FinalStateUnknown { key, object } => Deleted::FinalStateUnknown {
+                key: key.clone(),
+                object: object.clone(),
+            },
+        }
+    }
 }
 
 impl<K> Deleted<K> {
@@ -131,15 +144,7 @@ impl<K> Clone for Notification<K> {
         match self {
             Notification::Add(o, initial) => Notification::Add(o.clone(), *initial),
             Notification::Update(a, b) => Notification::Update(a.clone(), b.clone()),
-            Notification::Delete(Deleted::Object(o)) => {
-                Notification::Delete(Deleted::Object(o.clone()))
-            }
-            Notification::Delete(Deleted::FinalStateUnknown { key, object }) => {
-                Notification::Delete(Deleted::FinalStateUnknown {
-                    key: key.clone(),
-                    object: object.clone(),
-                })
-            }
+            Notification::Delete(d) => Notification::Delete(d.clone()),
         }
     }
 }

@@ -12,7 +12,6 @@
 //! for it to work through half of them, which keeps memory bounded (client-go's queues are
 //! unbounded, and a handler that falls behind a busy watch holds every replaced object).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -31,7 +30,7 @@ use super::keys::key_of;
 use super::lister::Lister;
 use super::reflector::{Reflector, ReflectorOptions, ReflectorStore};
 use super::source::ListWatch;
-use super::store::{Indexers, Store};
+use super::store::{Indexers, Key, Store};
 
 /// Rewrites each object before it is cached (e.g. drops `managedFields` to save memory). It
 /// runs on the ingest path, so it should be quick, and it sees every listed and watched object.
@@ -147,6 +146,8 @@ struct Inner<K> {
     reflector_options: ReflectorOptions,
     /// Store writes and notification fan-out happen under this lock.
     dispatch: Mutex<Dispatch<K>>,
+    /// The first list is cached (set under `dispatch`: adds after it are not part of the
+    /// initial list).
     synced: watch::Sender<bool>,
     started: AtomicBool,
     runtime: Option<Handle>,
@@ -156,29 +157,29 @@ struct Inner<K> {
 
 struct Dispatch<K> {
     listeners: Vec<Listener<K>>,
-    /// The first list has been stored (later adds are not part of the initial list).
-    listed: bool,
 }
 
 struct Listener<K> {
     id: u64,
     tx: mpsc::UnboundedSender<Notification<K>>,
-    /// Initial-list adds queued for this handler and not yet returned from.
-    initial_pending: Arc<AtomicUsize>,
-    backlog: Arc<Backlog>,
+    state: Arc<ListenerState>,
 }
 
-/// Notifications queued for one handler and not yet handled, and a signal for whoever waits
-/// for that number to fall.
+/// What a handler's queue, its task and its registration share: how far behind it is, and
+/// whether it was removed.
 #[derive(Default)]
-struct Backlog {
+struct ListenerState {
+    /// Notifications queued and not yet handled.
     queued: AtomicUsize,
+    /// Initial-list adds queued and not yet returned from.
+    initial_pending: AtomicUsize,
+    /// Wakes whoever waits for `queued` to fall.
     drained: Notify,
-    /// The handler was removed: nobody needs to wait for it.
+    /// The handler was removed: its queue is dropped and nobody waits for it.
     gone: AtomicBool,
 }
 
-impl Backlog {
+impl ListenerState {
     fn len(&self) -> usize {
         if self.gone.load(Ordering::Acquire) {
             0
@@ -209,9 +210,9 @@ impl Backlog {
 impl<K> Listener<K> {
     fn send(&self, n: Notification<K>) {
         if matches!(n, Notification::Add(_, true)) {
-            self.initial_pending.fetch_add(1, Ordering::AcqRel);
+            self.state.initial_pending.fetch_add(1, Ordering::AcqRel);
         }
-        self.backlog.queued.fetch_add(1, Ordering::AcqRel);
+        self.state.queued.fetch_add(1, Ordering::AcqRel);
         // A closed queue means the handler was removed: nothing to deliver to.
         let _ = self.tx.send(n);
     }
@@ -228,10 +229,8 @@ impl<K> Dispatch<K> {
 /// A handler's registration: tells whether it has received the initial list, and removes it.
 pub struct Registration {
     id: u64,
-    initial_pending: Arc<AtomicUsize>,
     informer_synced: watch::Receiver<bool>,
-    removed: Arc<AtomicBool>,
-    backlog: Arc<Backlog>,
+    state: Arc<ListenerState>,
 }
 
 impl fmt::Debug for Registration {
@@ -239,7 +238,7 @@ impl fmt::Debug for Registration {
         f.debug_struct("Registration")
             .field("id", &self.id)
             .field("has_synced", &self.has_synced())
-            .field("backlog", &self.backlog.len())
+            .field("backlog", &self.state.len())
             .finish()
     }
 }
@@ -248,7 +247,7 @@ impl Registration {
     /// True once the informer has listed and this handler has returned from every add of the
     /// initial list (client-go's per-registration `HasSynced`).
     pub fn has_synced(&self) -> bool {
-        *self.informer_synced.borrow() && self.initial_pending.load(Ordering::Acquire) == 0
+        *self.informer_synced.borrow() && self.state.initial_pending.load(Ordering::Acquire) == 0
     }
 }
 
@@ -275,7 +274,6 @@ where
                 reflector_options: options.reflector,
                 dispatch: Mutex::new(Dispatch {
                     listeners: Vec::new(),
-                    listed: false,
                 }),
                 synced: watch::channel(false).0,
                 started: AtomicBool::new(false),
@@ -320,26 +318,21 @@ where
             .or_else(|| self.inner.runtime.clone())
             .ok_or(CacheError::NoRuntime)?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Notification<K>>();
-        let initial_pending = Arc::new(AtomicUsize::new(0));
-        let removed = Arc::new(AtomicBool::new(false));
-        let backlog = Arc::new(Backlog::default());
+        let state = Arc::new(ListenerState::default());
         let low = self.inner.max_backlog.map_or(0, |max| max / 2);
         let listener = Listener {
             id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
             tx,
-            initial_pending: initial_pending.clone(),
-            backlog: backlog.clone(),
+            state: state.clone(),
         };
         let registration = Registration {
             id: listener.id,
-            initial_pending: initial_pending.clone(),
             informer_synced: self.inner.synced.subscribe(),
-            removed: removed.clone(),
-            backlog: backlog.clone(),
+            state: state.clone(),
         };
         {
             let mut d = self.inner.dispatch.lock();
-            if d.listed {
+            if *self.inner.synced.borrow() {
                 for obj in self.inner.store.list() {
                     listener.send(Notification::Add(obj, true));
                 }
@@ -348,7 +341,7 @@ where
         }
         runtime.spawn(async move {
             while let Some(n) = rx.recv().await {
-                if removed.load(Ordering::Acquire) {
+                if state.gone.load(Ordering::Acquire) {
                     break; // removed: pending notifications are dropped, as in client-go
                 }
                 let delivered = std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(&handler)));
@@ -356,9 +349,9 @@ where
                     tracing::error!("informer: an event handler panicked; it keeps running");
                 }
                 if matches!(n, Notification::Add(_, true)) {
-                    initial_pending.fetch_sub(1, Ordering::AcqRel);
+                    state.initial_pending.fetch_sub(1, Ordering::AcqRel);
                 }
-                backlog.handled(low);
+                state.handled(low);
             }
         });
         Ok(registration)
@@ -366,9 +359,8 @@ where
 
     /// Removes a handler; notifications still queued for it are dropped. Idempotent.
     pub fn remove_event_handler(&self, registration: &Registration) {
-        registration.removed.store(true, Ordering::Release);
-        registration.backlog.gone.store(true, Ordering::Release);
-        registration.backlog.drained.notify_waiters();
+        registration.state.gone.store(true, Ordering::Release);
+        registration.state.drained.notify_waiters();
         self.inner
             .dispatch
             .lock()
@@ -438,42 +430,38 @@ impl<K: Resource + Send + Sync + 'static> Sink<K> {
 
 impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
     fn replace(&self, objects: Vec<K>, _: &str) {
-        let objects: Vec<Arc<K>> = objects.into_iter().map(|o| self.transform(o)).collect();
-        let mut d = self.inner.dispatch.lock();
-        let before: HashMap<String, Arc<K>> = self
-            .inner
-            .store
-            .list()
-            .into_iter()
-            .filter_map(|o| key_of(&*o).ok().map(|k| (k, o)))
-            .collect();
-        if let Err(e) = self.inner.store.replace(objects.iter().cloned()) {
-            return tracing::warn!("informer: relist not cached: {e}");
-        }
-        let initial = !d.listed;
-        let mut gone = before.clone();
-        for obj in &objects {
-            if let Ok(k) = key_of(&**obj) {
-                gone.remove(&k);
+        let mut keyed = Vec::with_capacity(objects.len());
+        for obj in objects {
+            let obj = self.transform(obj);
+            match key_of(&*obj) {
+                Ok(key) => keyed.push((Key::from(key), obj)),
+                // As `Store::replace`: a list with an unkeyable object changes nothing.
+                Err(e) => return tracing::warn!("informer: relist not cached: {e}"),
             }
         }
-        // client-go's order: deletions first, then the listed objects in list order.
-        let mut gone: Vec<(String, Arc<K>)> = gone.into_iter().collect();
+        let d = self.inner.dispatch.lock();
+        let mut before = self.inner.store.replace_keyed(keyed.iter().cloned());
+        let initial = !*self.inner.synced.borrow();
+        let listed: Vec<Notification<K>> = keyed
+            .into_iter()
+            .map(|(key, obj)| match before.remove(&key) {
+                Some(old) => Notification::Update(old, obj),
+                None => Notification::Add(obj, initial),
+            })
+            .collect();
+        // client-go's order: deletions first (what `before` still holds), then the listed
+        // objects in list order.
+        let mut gone: Vec<(Key, Arc<K>)> = before.into_iter().collect();
         gone.sort_by(|a, b| a.0.cmp(&b.0));
         for (key, object) in gone {
             d.notify(Notification::Delete(Deleted::FinalStateUnknown {
-                key,
+                key: key.to_string(),
                 object,
             }));
         }
-        for obj in objects {
-            let old = key_of(&*obj).ok().and_then(|k| before.get(&k).cloned());
-            d.notify(match old {
-                Some(old) => Notification::Update(old, obj),
-                None => Notification::Add(obj, initial),
-            });
+        for n in listed {
+            d.notify(n);
         }
-        d.listed = true;
         self.inner.synced.send_replace(true);
     }
 
@@ -488,8 +476,8 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
     fn ready(&self) -> Option<futures::future::BoxFuture<'static, ()>> {
         let max = self.inner.max_backlog?;
         let d = self.inner.dispatch.lock();
-        let behind = d.listeners.iter().find(|l| l.backlog.len() >= max)?;
-        Some(Box::pin(behind.backlog.clone().wait_until(max / 2)))
+        let behind = d.listeners.iter().find(|l| l.state.len() >= max)?;
+        Some(Box::pin(behind.state.clone().wait_until(max / 2)))
     }
 
     fn delete(&self, object: K) {

@@ -9,25 +9,18 @@ use kube::core::{Selector, SelectorExt};
 
 use super::store::{NAMESPACE_INDEX, Store};
 
-/// Whether `obj`'s labels match `selector` (an empty selector matches everything without
-/// reading labels).
-fn matches<K: Resource>(obj: &K, selector: &Selector) -> bool {
-    if selector.selects_all() {
-        return true;
+/// `objs` whose labels match `selector` (an empty selector keeps all without reading labels).
+fn matching<K: Resource>(mut objs: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>> {
+    if !selector.selects_all() {
+        let none = Default::default();
+        objs.retain(|o| selector.matches(o.meta().labels.as_ref().unwrap_or(&none)));
     }
-    match &obj.meta().labels {
-        Some(labels) => selector.matches(labels),
-        None => selector.matches(&Default::default()),
-    }
+    objs
 }
 
 /// Every object in `store` whose labels match `selector`.
 pub fn list_all<K: Resource>(store: &Store<K>, selector: &Selector) -> Vec<Arc<K>> {
-    let mut all = store.list();
-    if !selector.selects_all() {
-        all.retain(|o| matches(&**o, selector));
-    }
-    all
+    matching(store.list(), selector)
 }
 
 /// Every object in `namespace` (all namespaces for `""`) whose labels match `selector`. Uses
@@ -40,7 +33,7 @@ pub fn list_all_by_namespace<K: Resource>(
     if namespace.is_empty() {
         return list_all(store, selector);
     }
-    let mut found = match store.by_index(NAMESPACE_INDEX, namespace) {
+    let found = match store.by_index(NAMESPACE_INDEX, namespace) {
         Ok(objs) => objs,
         Err(_) => {
             tracing::warn!(
@@ -51,10 +44,7 @@ pub fn list_all_by_namespace<K: Resource>(
             all
         }
     };
-    if !selector.selects_all() {
-        found.retain(|o| matches(&**o, selector));
-    }
-    found
+    matching(found, selector)
 }
 
 /// Reads one kind of object from a shared cache: what a generated `FooLister` wraps.

@@ -270,11 +270,7 @@ where
                 .matching(VersionMatch::NotOlderThan),
         };
         if !(rv.is_empty() || rv == "0") {
-            let list = self.api.list(&base).await?;
-            return Ok((
-                list.items,
-                list.metadata.resource_version.unwrap_or_default(),
-            ));
+            return self.list_whole(&base).await;
         }
         let mut objects = Vec::new();
         let mut token: Option<String> = None;
@@ -297,16 +293,19 @@ where
                         }
                     }
                 }
-                Err(e) if token.is_some() && is_gone(&e) => {
-                    let list = self.api.list(&base).await?;
-                    return Ok((
-                        list.items,
-                        list.metadata.resource_version.unwrap_or_default(),
-                    ));
-                }
+                Err(e) if token.is_some() && is_gone(&e) => return self.list_whole(&base).await,
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// One unpaged list: its objects and resourceVersion.
+    async fn list_whole(&self, params: &ListParams) -> Result<(Vec<K>, String), kube::Error> {
+        let list = self.api.list(params).await?;
+        Ok((
+            list.items,
+            list.metadata.resource_version.unwrap_or_default(),
+        ))
     }
 
     async fn watch(&self, pos: &mut Position, backoff: &mut Backoff) -> WatchEnd {

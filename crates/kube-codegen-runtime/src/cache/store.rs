@@ -28,8 +28,8 @@ pub fn namespace_index<K: Resource>() -> IndexFn<K> {
 }
 
 /// One key per object, shared by the item map and every index entry it appears in.
-type Key = Arc<str>;
-type Hasher = foldhash::fast::RandomState;
+pub(crate) type Key = Arc<str>;
+pub(crate) type Hasher = foldhash::fast::RandomState;
 /// Index value -> the objects indexed under it, by key. Holding the objects (not only their
 /// keys) lets `by_index` copy pointers without a lookup per object.
 type Index<K> = HashMap<String, HashMap<Key, Arc<K>, Hasher>, Hasher>;
@@ -178,27 +178,33 @@ impl<K: Resource> Store<K> {
     /// Replaces the whole content with `objs` (a relist) and rebuilds every index. If any
     /// object has no key, nothing changes.
     pub fn replace(&self, objs: impl IntoIterator<Item = Arc<K>>) -> Result<(), CacheError> {
-        let mut items = HashMap::default();
-        for obj in objs {
-            items.insert(Key::from(key_of(&*obj)?), obj);
-        }
+        let keyed = objs
+            .into_iter()
+            .map(|obj| Ok((Key::from(key_of(&*obj)?), obj)))
+            .collect::<Result<Vec<_>, CacheError>>()?;
+        self.replace_keyed(keyed);
+        Ok(())
+    }
+
+    /// [`replace`](Self::replace) with the objects' keys already made; returns the content it
+    /// replaced, by key (what an informer compares the relist with).
+    pub(crate) fn replace_keyed(
+        &self,
+        objs: impl IntoIterator<Item = (Key, Arc<K>)>,
+    ) -> HashMap<Key, Arc<K>, Hasher> {
+        let items: HashMap<Key, Arc<K>, Hasher> = objs.into_iter().collect();
         let mut s = self.write();
-        s.items = items;
-        for index in s.indices.values_mut() {
-            index.clear();
-        }
+        let old = std::mem::replace(&mut s.items, items);
         let State {
             items,
             indexers,
             indices,
         } = &mut *s;
-        for (name, f) in indexers.iter() {
-            let index = indices.entry(name.clone()).or_default();
-            for (key, obj) in items.iter() {
-                insert_all(index, f(obj), key, obj);
-            }
-        }
-        Ok(())
+        *indices = indexers
+            .iter()
+            .map(|(name, f)| (name.clone(), build_index(items, f)))
+            .collect();
+        old
     }
 
     /// The objects that share an index value with `obj` under index `name`.
@@ -268,11 +274,7 @@ impl<K: Resource> Store<K> {
             indices,
         } = &mut *s;
         for (name, f) in new {
-            let mut index = Index::default();
-            for (key, obj) in items.iter() {
-                insert_all(&mut index, f(obj), key, obj);
-            }
-            indices.insert(name.clone(), index);
+            indices.insert(name.clone(), build_index(items, &f));
             indexers.insert(name, f);
         }
         Ok(())
@@ -291,7 +293,11 @@ impl<K> State<K> {
         for (name, f) in &self.indexers {
             let old_values = old.map(|o| f(o)).unwrap_or_default();
             let new_values = new.map(|n| f(n)).unwrap_or_default();
-            let index = self.indices.entry(name.clone()).or_default();
+            // Every indexer has its index (built with it), so no key is cloned here.
+            let index = self
+                .indices
+                .get_mut(name)
+                .expect("an index for every indexer");
             // The common case (one value, unchanged) only swaps the object in place.
             if let (Some(new), [v]) = (new, old_values.as_slice())
                 && new_values == old_values
@@ -313,6 +319,15 @@ impl<K> State<K> {
             }
         }
     }
+}
+
+/// The index `f` makes of `items`.
+fn build_index<K>(items: &HashMap<Key, Arc<K>, Hasher>, f: &IndexFn<K>) -> Index<K> {
+    let mut index = Index::default();
+    for (key, obj) in items {
+        insert_all(&mut index, f(obj), key, obj);
+    }
+    index
 }
 
 /// Files `obj` under each of `values` in `index`.
