@@ -158,7 +158,372 @@ pub mod arrays {
                 )]
                 pub completed_steps: Option<Vec<String>>,
             }
+            /// Server-side apply configuration of [`BuildPipeline`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct BuildPipelineApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<BuildPipelineSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<BuildPipelineStatusApply>,
+            }
+            impl BuildPipelineApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <BuildPipeline as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <BuildPipeline as ::k8s_openapi::Resource>::KIND
+                            .to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<BuildPipelineSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(
+                    mut self,
+                    value: impl Into<BuildPipelineStatusApply>,
+                ) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for BuildPipelineApply {
+                type Resource = BuildPipeline;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`BuildPipelineSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BuildPipelineSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub env: Option<Vec<::std::collections::BTreeMap<String, String>>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub matrix: Option<Vec<Vec<i32>>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub ports: Option<Vec<BuildPipelineSpecPortsApply>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub steps: Option<Vec<BuildPipelineSpecStepsApply>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub switches: Option<Vec<bool>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub tags: Option<Vec<String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub thresholds: Option<Vec<::serde_json::Number>>,
+            }
+            impl BuildPipelineSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `env`.
+                pub fn env(
+                    mut self,
+                    value: impl Into<Vec<::std::collections::BTreeMap<String, String>>>,
+                ) -> Self {
+                    self.env = Some(value.into());
+                    self
+                }
+                /// Sets `matrix`.
+                pub fn matrix(mut self, value: impl Into<Vec<Vec<i32>>>) -> Self {
+                    self.matrix = Some(value.into());
+                    self
+                }
+                /// Sets `ports`.
+                pub fn ports(
+                    mut self,
+                    value: impl Into<Vec<BuildPipelineSpecPortsApply>>,
+                ) -> Self {
+                    self.ports = Some(value.into());
+                    self
+                }
+                /// Sets `steps`.
+                pub fn steps(
+                    mut self,
+                    value: impl Into<Vec<BuildPipelineSpecStepsApply>>,
+                ) -> Self {
+                    self.steps = Some(value.into());
+                    self
+                }
+                /// Sets `switches`.
+                pub fn switches(mut self, value: impl Into<Vec<bool>>) -> Self {
+                    self.switches = Some(value.into());
+                    self
+                }
+                /// Sets `tags`.
+                pub fn tags(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.tags = Some(value.into());
+                    self
+                }
+                /// Sets `thresholds`.
+                pub fn thresholds(
+                    mut self,
+                    value: impl Into<Vec<::serde_json::Number>>,
+                ) -> Self {
+                    self.thresholds = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`BuildPipelineSpecPorts`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BuildPipelineSpecPortsApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub port: Option<i32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub protocol: Option<String>,
+            }
+            impl BuildPipelineSpecPortsApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+                /// Sets `port`.
+                pub fn port(mut self, value: impl Into<i32>) -> Self {
+                    self.port = Some(value.into());
+                    self
+                }
+                /// Sets `protocol`.
+                pub fn protocol(mut self, value: impl Into<String>) -> Self {
+                    self.protocol = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`BuildPipelineSpecSteps`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BuildPipelineSpecStepsApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub args: Option<Vec<String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub image: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+            }
+            impl BuildPipelineSpecStepsApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `args`.
+                pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.args = Some(value.into());
+                    self
+                }
+                /// Sets `image`.
+                pub fn image(mut self, value: impl Into<String>) -> Self {
+                    self.image = Some(value.into());
+                    self
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`BuildPipelineStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BuildPipelineStatusApply {
+                #[serde(
+                    rename = "completedSteps",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub completed_steps: Option<Vec<String>>,
+            }
+            impl BuildPipelineStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `completedSteps`.
+                pub fn completed_steps(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.completed_steps = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `BuildPipeline` objects from an informer's cache (lister-gen's `BuildPipelineLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct BuildPipelineLister(
+                ::kube_codegen_runtime::cache::Lister<BuildPipeline>,
+            );
+            impl BuildPipelineLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<BuildPipeline>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<BuildPipeline>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `buildpipelines` of one namespace.
+                pub fn buildpipelines(
+                    &self,
+                    namespace: &str,
+                ) -> BuildPipelineNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `BuildPipeline` objects of one namespace from an informer's cache.
+            pub type BuildPipelineNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                BuildPipeline,
+            >;
+            /// The shared informer of `BuildPipeline` (informer-gen's `BuildPipelineInformer`): one per factory, its cache read through [`BuildPipelineLister`].
+            #[derive(Clone, Debug)]
+            pub struct BuildPipelineInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<BuildPipeline>,
+            );
+            impl BuildPipelineInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        BuildPipeline,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<BuildPipeline> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> BuildPipelineLister {
+                    BuildPipelineLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::build_pipeline::BuildPipeline;
+        pub use self::build_pipeline::*;
+        /// Typed clients of `arrays.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct ArraysV1Client {
+            client: ::kube::Client,
+        }
+        impl ArraysV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `buildpipelines` in `namespace`: every verb.
+            pub fn buildpipelines(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<BuildPipeline> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `buildpipelines` in every namespace: list and watch.
+            pub fn buildpipelines_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<BuildPipeline> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `arrays.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct ArraysV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl ArraysV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `buildpipelines`.
+            pub fn buildpipelines(&self) -> BuildPipelineInformer {
+                BuildPipelineInformer::new(self.factory.informer_for::<BuildPipeline>())
+            }
+        }
+    }
+    /// Shared informers of the `arrays.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct ArraysInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl ArraysInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::ArraysV1Informers {
+            self::v1::ArraysV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `arrays.example.com/v1`.
+    pub fn arrays_v1(&self) -> self::arrays::v1::ArraysV1Client {
+        self::arrays::v1::ArraysV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `arrays.example.com` group.
+    fn arrays(&self) -> self::arrays::ArraysInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn arrays(&self) -> self::arrays::ArraysInformers {
+        self::arrays::ArraysInformers::new(self)
     }
 }

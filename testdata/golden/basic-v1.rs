@@ -177,7 +177,352 @@ pub mod basics {
                 )]
                 pub ready_replicas: Option<i32>,
             }
+            /// Server-side apply configuration of [`Widget`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct WidgetApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<WidgetSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<WidgetStatusApply>,
+            }
+            impl WidgetApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Widget as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Widget as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<WidgetSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(mut self, value: impl Into<WidgetStatusApply>) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for WidgetApply {
+                type Resource = Widget;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`WidgetSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct WidgetSpecApply {
+                #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]
+                pub ca_bundle: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub id: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub image: Option<String>,
+                #[serde(
+                    rename = "maxSurgeBytes",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub max_surge_bytes: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub owner: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub paused: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub ratio: Option<::serde_json::Number>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+                #[serde(rename = "startAt", skip_serializing_if = "Option::is_none")]
+                pub start_at: Option<String>,
+                #[serde(
+                    rename = "timeoutSeconds",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub timeout_seconds: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub weight: Option<::serde_json::Number>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub window: Option<String>,
+            }
+            impl WidgetSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `caBundle`.
+                pub fn ca_bundle(mut self, value: impl Into<String>) -> Self {
+                    self.ca_bundle = Some(value.into());
+                    self
+                }
+                /// Sets `id`.
+                pub fn id(mut self, value: impl Into<String>) -> Self {
+                    self.id = Some(value.into());
+                    self
+                }
+                /// Sets `image`.
+                pub fn image(mut self, value: impl Into<String>) -> Self {
+                    self.image = Some(value.into());
+                    self
+                }
+                /// Sets `maxSurgeBytes`.
+                pub fn max_surge_bytes(mut self, value: impl Into<i64>) -> Self {
+                    self.max_surge_bytes = Some(value.into());
+                    self
+                }
+                /// Sets `owner`.
+                pub fn owner(mut self, value: impl Into<String>) -> Self {
+                    self.owner = Some(value.into());
+                    self
+                }
+                /// Sets `paused`.
+                pub fn paused(mut self, value: impl Into<bool>) -> Self {
+                    self.paused = Some(value.into());
+                    self
+                }
+                /// Sets `ratio`.
+                pub fn ratio(mut self, value: impl Into<::serde_json::Number>) -> Self {
+                    self.ratio = Some(value.into());
+                    self
+                }
+                /// Sets `replicas`.
+                pub fn replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.replicas = Some(value.into());
+                    self
+                }
+                /// Sets `startAt`.
+                pub fn start_at(mut self, value: impl Into<String>) -> Self {
+                    self.start_at = Some(value.into());
+                    self
+                }
+                /// Sets `timeoutSeconds`.
+                pub fn timeout_seconds(mut self, value: impl Into<i64>) -> Self {
+                    self.timeout_seconds = Some(value.into());
+                    self
+                }
+                /// Sets `weight`.
+                pub fn weight(mut self, value: impl Into<::serde_json::Number>) -> Self {
+                    self.weight = Some(value.into());
+                    self
+                }
+                /// Sets `window`.
+                pub fn window(mut self, value: impl Into<String>) -> Self {
+                    self.window = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`WidgetStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct WidgetStatusApply {
+                #[serde(rename = "lastUpdated", skip_serializing_if = "Option::is_none")]
+                pub last_updated: Option<String>,
+                #[serde(
+                    rename = "observedGeneration",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub observed_generation: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub phase: Option<String>,
+                #[serde(
+                    rename = "readyReplicas",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub ready_replicas: Option<i32>,
+            }
+            impl WidgetStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `lastUpdated`.
+                pub fn last_updated(mut self, value: impl Into<String>) -> Self {
+                    self.last_updated = Some(value.into());
+                    self
+                }
+                /// Sets `observedGeneration`.
+                pub fn observed_generation(mut self, value: impl Into<i64>) -> Self {
+                    self.observed_generation = Some(value.into());
+                    self
+                }
+                /// Sets `phase`.
+                pub fn phase(mut self, value: impl Into<String>) -> Self {
+                    self.phase = Some(value.into());
+                    self
+                }
+                /// Sets `readyReplicas`.
+                pub fn ready_replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.ready_replicas = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Widget` objects from an informer's cache (lister-gen's `WidgetLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct WidgetLister(::kube_codegen_runtime::cache::Lister<Widget>);
+            impl WidgetLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Widget>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Widget>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `widgets` of one namespace.
+                pub fn widgets(&self, namespace: &str) -> WidgetNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Widget` objects of one namespace from an informer's cache.
+            pub type WidgetNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Widget,
+            >;
+            /// The shared informer of `Widget` (informer-gen's `WidgetInformer`): one per factory, its cache read through [`WidgetLister`].
+            #[derive(Clone, Debug)]
+            pub struct WidgetInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Widget>,
+            );
+            impl WidgetInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Widget>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Widget> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> WidgetLister {
+                    WidgetLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::widget::Widget;
+        pub use self::widget::*;
+        /// Typed clients of `basics.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct BasicsV1Client {
+            client: ::kube::Client,
+        }
+        impl BasicsV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `widgets` in `namespace`: every verb.
+            pub fn widgets(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Widget> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `widgets` in every namespace: list and watch.
+            pub fn widgets_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Widget> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `basics.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct BasicsV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl BasicsV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `widgets`.
+            pub fn widgets(&self) -> WidgetInformer {
+                WidgetInformer::new(self.factory.informer_for::<Widget>())
+            }
+        }
+    }
+    /// Shared informers of the `basics.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct BasicsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl BasicsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::BasicsV1Informers {
+            self::v1::BasicsV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `basics.example.com/v1`.
+    pub fn basics_v1(&self) -> self::basics::v1::BasicsV1Client {
+        self::basics::v1::BasicsV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `basics.example.com` group.
+    fn basics(&self) -> self::basics::BasicsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn basics(&self) -> self::basics::BasicsInformers {
+        self::basics::BasicsInformers::new(self)
     }
 }

@@ -99,7 +99,234 @@ pub mod cluster {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub suspended: Option<bool>,
             }
+            /// Server-side apply configuration of [`Tenant`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct TenantApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<TenantSpecApply>,
+            }
+            impl TenantApply {
+                /// A configuration for the object `name`; set the fields to apply.
+                pub fn new(name: impl Into<String>) -> Self {
+                    Self {
+                        api_version: <Tenant as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Tenant as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<TenantSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for TenantApply {
+                type Resource = Tenant;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`TenantSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TenantSpecApply {
+                #[serde(rename = "displayName", skip_serializing_if = "Option::is_none")]
+                pub display_name: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub labels: Option<::std::collections::BTreeMap<String, String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub namespaces: Option<Vec<String>>,
+                #[serde(rename = "quotaBytes", skip_serializing_if = "Option::is_none")]
+                pub quota_bytes: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub suspended: Option<bool>,
+            }
+            impl TenantSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `displayName`.
+                pub fn display_name(mut self, value: impl Into<String>) -> Self {
+                    self.display_name = Some(value.into());
+                    self
+                }
+                /// Sets `labels`.
+                pub fn labels(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, String>>,
+                ) -> Self {
+                    self.labels = Some(value.into());
+                    self
+                }
+                /// Sets `namespaces`.
+                pub fn namespaces(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.namespaces = Some(value.into());
+                    self
+                }
+                /// Sets `quotaBytes`.
+                pub fn quota_bytes(mut self, value: impl Into<i64>) -> Self {
+                    self.quota_bytes = Some(value.into());
+                    self
+                }
+                /// Sets `suspended`.
+                pub fn suspended(mut self, value: impl Into<bool>) -> Self {
+                    self.suspended = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Tenant` objects from an informer's cache (lister-gen's `TenantLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct TenantLister(::kube_codegen_runtime::cache::Lister<Tenant>);
+            impl TenantLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Tenant>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Tenant>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `Tenant` named `name`: `Ok(None)` when the cache has no such object.
+                pub fn get(
+                    &self,
+                    name: &str,
+                ) -> Result<
+                    Option<::std::sync::Arc<Tenant>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.get(name)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// The shared informer of `Tenant` (informer-gen's `TenantInformer`): one per factory, its cache read through [`TenantLister`].
+            #[derive(Clone, Debug)]
+            pub struct TenantInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Tenant>,
+            );
+            impl TenantInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Tenant>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Tenant> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> TenantLister {
+                    TenantLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::tenant::Tenant;
+        pub use self::tenant::*;
+        /// Typed clients of `cluster.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct ClusterV1Client {
+            client: ::kube::Client,
+        }
+        impl ClusterV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `tenants` (cluster-scoped): every verb.
+            pub fn tenants(&self) -> ::kube_codegen_runtime::ResourceClient<Tenant> {
+                ::kube_codegen_runtime::ResourceClient::cluster(self.client.clone())
+            }
+        }
+        /// Shared informers of `cluster.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct ClusterV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl ClusterV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `tenants`.
+            pub fn tenants(&self) -> TenantInformer {
+                TenantInformer::new(self.factory.informer_for::<Tenant>())
+            }
+        }
+    }
+    /// Shared informers of the `cluster.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct ClusterInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl ClusterInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::ClusterV1Informers {
+            self::v1::ClusterV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `cluster.example.com/v1`.
+    pub fn cluster_v1(&self) -> self::cluster::v1::ClusterV1Client {
+        self::cluster::v1::ClusterV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `cluster.example.com` group.
+    fn cluster(&self) -> self::cluster::ClusterInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn cluster(&self) -> self::cluster::ClusterInformers {
+        self::cluster::ClusterInformers::new(self)
     }
 }

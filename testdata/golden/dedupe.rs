@@ -191,7 +191,429 @@ pub mod dedupe {
             pub type JobSetSpecWorkersEnv = JobSetSpecLeaderEnv;
             /// Compute resources.
             pub type JobSetSpecWorkersResources = JobSetSpecLeaderResources;
+            /// Server-side apply configuration of [`JobSet`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct JobSetApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<JobSetSpecApply>,
+            }
+            impl JobSetApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <JobSet as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <JobSet as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<JobSetSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for JobSetApply {
+                type Resource = JobSet;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`JobSetSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct JobSetSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub leader: Option<JobSetSpecLeaderApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub sidecar: Option<JobSetSpecSidecarApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub workers: Option<JobSetSpecWorkersApply>,
+            }
+            impl JobSetSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `leader`.
+                pub fn leader(
+                    mut self,
+                    value: impl Into<JobSetSpecLeaderApply>,
+                ) -> Self {
+                    self.leader = Some(value.into());
+                    self
+                }
+                /// Sets `sidecar`.
+                pub fn sidecar(
+                    mut self,
+                    value: impl Into<JobSetSpecSidecarApply>,
+                ) -> Self {
+                    self.sidecar = Some(value.into());
+                    self
+                }
+                /// Sets `workers`.
+                pub fn workers(
+                    mut self,
+                    value: impl Into<JobSetSpecWorkersApply>,
+                ) -> Self {
+                    self.workers = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`JobSetSpecLeader`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct JobSetSpecLeaderApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub env: Option<Vec<JobSetSpecLeaderEnvApply>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub resources: Option<JobSetSpecLeaderResourcesApply>,
+            }
+            impl JobSetSpecLeaderApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `env`.
+                pub fn env(
+                    mut self,
+                    value: impl Into<Vec<JobSetSpecLeaderEnvApply>>,
+                ) -> Self {
+                    self.env = Some(value.into());
+                    self
+                }
+                /// Sets `resources`.
+                pub fn resources(
+                    mut self,
+                    value: impl Into<JobSetSpecLeaderResourcesApply>,
+                ) -> Self {
+                    self.resources = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`JobSetSpecLeaderEnv`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct JobSetSpecLeaderEnvApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub value: Option<String>,
+            }
+            impl JobSetSpecLeaderEnvApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+                /// Sets `value`.
+                pub fn value(mut self, value: impl Into<String>) -> Self {
+                    self.value = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`JobSetSpecLeaderResources`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct JobSetSpecLeaderResourcesApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub limits: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    >,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub requests: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    >,
+                >,
+            }
+            impl JobSetSpecLeaderResourcesApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `limits`.
+                pub fn limits(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<
+                            String,
+                            ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                        >,
+                    >,
+                ) -> Self {
+                    self.limits = Some(value.into());
+                    self
+                }
+                /// Sets `requests`.
+                pub fn requests(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<
+                            String,
+                            ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                        >,
+                    >,
+                ) -> Self {
+                    self.requests = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`JobSetSpecSidecar`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct JobSetSpecSidecarApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub env: Option<Vec<JobSetSpecSidecarEnvApply>>,
+            }
+            impl JobSetSpecSidecarApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `env`.
+                pub fn env(
+                    mut self,
+                    value: impl Into<Vec<JobSetSpecSidecarEnvApply>>,
+                ) -> Self {
+                    self.env = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`JobSetSpecSidecarEnv`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct JobSetSpecSidecarEnvApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub value: Option<String>,
+            }
+            impl JobSetSpecSidecarEnvApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+                /// Sets `value`.
+                pub fn value(mut self, value: impl Into<String>) -> Self {
+                    self.value = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`JobSetSpecWorkers`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct JobSetSpecWorkersApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub env: Option<Vec<JobSetSpecWorkersEnvApply>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub resources: Option<JobSetSpecWorkersResourcesApply>,
+            }
+            impl JobSetSpecWorkersApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `env`.
+                pub fn env(
+                    mut self,
+                    value: impl Into<Vec<JobSetSpecWorkersEnvApply>>,
+                ) -> Self {
+                    self.env = Some(value.into());
+                    self
+                }
+                /// Sets `replicas`.
+                pub fn replicas(mut self, value: impl Into<i64>) -> Self {
+                    self.replicas = Some(value.into());
+                    self
+                }
+                /// Sets `resources`.
+                pub fn resources(
+                    mut self,
+                    value: impl Into<JobSetSpecWorkersResourcesApply>,
+                ) -> Self {
+                    self.resources = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`JobSetSpecWorkersEnv`]: only the fields set are sent.
+            pub type JobSetSpecWorkersEnvApply = JobSetSpecLeaderEnvApply;
+            /// Apply configuration of [`JobSetSpecWorkersResources`]: only the fields set are sent.
+            pub type JobSetSpecWorkersResourcesApply = JobSetSpecLeaderResourcesApply;
+            /// Reads `JobSet` objects from an informer's cache (lister-gen's `JobSetLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct JobSetLister(::kube_codegen_runtime::cache::Lister<JobSet>);
+            impl JobSetLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<JobSet>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<JobSet>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `jobsets` of one namespace.
+                pub fn jobsets(&self, namespace: &str) -> JobSetNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `JobSet` objects of one namespace from an informer's cache.
+            pub type JobSetNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                JobSet,
+            >;
+            /// The shared informer of `JobSet` (informer-gen's `JobSetInformer`): one per factory, its cache read through [`JobSetLister`].
+            #[derive(Clone, Debug)]
+            pub struct JobSetInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<JobSet>,
+            );
+            impl JobSetInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<JobSet>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<JobSet> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> JobSetLister {
+                    JobSetLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::job_set::JobSet;
+        pub use self::job_set::*;
+        /// Typed clients of `dedupe.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct DedupeV1Client {
+            client: ::kube::Client,
+        }
+        impl DedupeV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `jobsets` in `namespace`: every verb.
+            pub fn jobsets(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<JobSet> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `jobsets` in every namespace: list and watch.
+            pub fn jobsets_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<JobSet> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `dedupe.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct DedupeV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl DedupeV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `jobsets`.
+            pub fn jobsets(&self) -> JobSetInformer {
+                JobSetInformer::new(self.factory.informer_for::<JobSet>())
+            }
+        }
+    }
+    /// Shared informers of the `dedupe.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct DedupeInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl DedupeInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::DedupeV1Informers {
+            self::v1::DedupeV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `dedupe.example.com/v1`.
+    pub fn dedupe_v1(&self) -> self::dedupe::v1::DedupeV1Client {
+        self::dedupe::v1::DedupeV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `dedupe.example.com` group.
+    fn dedupe(&self) -> self::dedupe::DedupeInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn dedupe(&self) -> self::dedupe::DedupeInformers {
+        self::dedupe::DedupeInformers::new(self)
     }
 }

@@ -265,7 +265,565 @@ pub mod deep {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub value: Option<i64>,
             }
+            /// Server-side apply configuration of [`Topology`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct TopologyApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<TopologySpecApply>,
+            }
+            impl TopologyApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Topology as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Topology as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<TopologySpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for TopologyApply {
+                type Resource = Topology;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`TopologySpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub region: Option<TopologySpecRegionApply>,
+            }
+            impl TopologySpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `region`.
+                pub fn region(
+                    mut self,
+                    value: impl Into<TopologySpecRegionApply>,
+                ) -> Self {
+                    self.region = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegion`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub zone: Option<TopologySpecRegionZoneApply>,
+            }
+            impl TopologySpecRegionApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `zone`.
+                pub fn zone(
+                    mut self,
+                    value: impl Into<TopologySpecRegionZoneApply>,
+                ) -> Self {
+                    self.zone = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZone`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub rack: Option<TopologySpecRegionZoneRackApply>,
+            }
+            impl TopologySpecRegionZoneApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `rack`.
+                pub fn rack(
+                    mut self,
+                    value: impl Into<TopologySpecRegionZoneRackApply>,
+                ) -> Self {
+                    self.rack = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRack`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub chassis: Option<TopologySpecRegionZoneRackChassisApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+            }
+            impl TopologySpecRegionZoneRackApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `chassis`.
+                pub fn chassis(
+                    mut self,
+                    value: impl Into<TopologySpecRegionZoneRackChassisApply>,
+                ) -> Self {
+                    self.chassis = Some(value.into());
+                    self
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassis`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub blade: Option<TopologySpecRegionZoneRackChassisBladeApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+            }
+            impl TopologySpecRegionZoneRackChassisApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `blade`.
+                pub fn blade(
+                    mut self,
+                    value: impl Into<TopologySpecRegionZoneRackChassisBladeApply>,
+                ) -> Self {
+                    self.blade = Some(value.into());
+                    self
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBlade`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub socket: Option<TopologySpecRegionZoneRackChassisBladeSocketApply>,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `socket`.
+                pub fn socket(
+                    mut self,
+                    value: impl Into<TopologySpecRegionZoneRackChassisBladeSocketApply>,
+                ) -> Self {
+                    self.socket = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocket`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeSocketApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub core: Option<TopologySpecRegionZoneRackChassisBladeSocketCoreApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeSocketApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `core`.
+                pub fn core(
+                    mut self,
+                    value: impl Into<
+                        TopologySpecRegionZoneRackChassisBladeSocketCoreApply,
+                    >,
+                ) -> Self {
+                    self.core = Some(value.into());
+                    self
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCore`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub thread: Option<
+                    TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply,
+                >,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeSocketCoreApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `thread`.
+                pub fn thread(
+                    mut self,
+                    value: impl Into<
+                        TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply,
+                    >,
+                ) -> Self {
+                    self.thread = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThread`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub slot: Option<
+                    TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply,
+                >,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `slot`.
+                pub fn slot(
+                    mut self,
+                    value: impl Into<
+                        TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply,
+                    >,
+                ) -> Self {
+                    self.slot = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlot`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub lane: Option<
+                    TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply,
+                >,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `lane`.
+                pub fn lane(
+                    mut self,
+                    value: impl Into<
+                        TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply,
+                    >,
+                ) -> Self {
+                    self.lane = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLane`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub port: Option<
+                    TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply,
+                >,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `port`.
+                pub fn port(
+                    mut self,
+                    value: impl Into<
+                        TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply,
+                    >,
+                ) -> Self {
+                    self.port = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePort`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub queue: Option<
+                    TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply,
+                >,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `queue`.
+                pub fn queue(
+                    mut self,
+                    value: impl Into<
+                        TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply,
+                    >,
+                ) -> Self {
+                    self.queue = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueue`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub label: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub value: Option<i64>,
+            }
+            impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `label`.
+                pub fn label(mut self, value: impl Into<String>) -> Self {
+                    self.label = Some(value.into());
+                    self
+                }
+                /// Sets `value`.
+                pub fn value(mut self, value: impl Into<i64>) -> Self {
+                    self.value = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Topology` objects from an informer's cache (lister-gen's `TopologyLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct TopologyLister(::kube_codegen_runtime::cache::Lister<Topology>);
+            impl TopologyLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Topology>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Topology>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `topologies` of one namespace.
+                pub fn topologies(&self, namespace: &str) -> TopologyNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Topology` objects of one namespace from an informer's cache.
+            pub type TopologyNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Topology,
+            >;
+            /// The shared informer of `Topology` (informer-gen's `TopologyInformer`): one per factory, its cache read through [`TopologyLister`].
+            #[derive(Clone, Debug)]
+            pub struct TopologyInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Topology>,
+            );
+            impl TopologyInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        Topology,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Topology> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> TopologyLister {
+                    TopologyLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::topology::Topology;
+        pub use self::topology::*;
+        /// Typed clients of `deep.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct DeepV1Client {
+            client: ::kube::Client,
+        }
+        impl DeepV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `topologies` in `namespace`: every verb.
+            pub fn topologies(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Topology> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `topologies` in every namespace: list and watch.
+            pub fn topologies_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Topology> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `deep.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct DeepV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl DeepV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `topologies`.
+            pub fn topologies(&self) -> TopologyInformer {
+                TopologyInformer::new(self.factory.informer_for::<Topology>())
+            }
+        }
+    }
+    /// Shared informers of the `deep.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct DeepInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl DeepInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::DeepV1Informers {
+            self::v1::DeepV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `deep.example.com/v1`.
+    pub fn deep_v1(&self) -> self::deep::v1::DeepV1Client {
+        self::deep::v1::DeepV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `deep.example.com` group.
+    fn deep(&self) -> self::deep::DeepInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn deep(&self) -> self::deep::DeepInformers {
+        self::deep::DeepInformers::new(self)
     }
 }

@@ -157,7 +157,286 @@ pub mod defaults {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub policy: Option<String>,
             }
+            /// Server-side apply configuration of [`Cache`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct CacheApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<CacheSpecApply>,
+            }
+            impl CacheApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Cache as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Cache as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<CacheSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for CacheApply {
+                type Resource = Cache;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`CacheSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CacheSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub enabled: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub engine: Option<CacheSpecEngine>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub eviction: Option<CacheSpecEvictionApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub ratio: Option<::serde_json::Number>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub size: Option<i32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub ttl: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub zones: Option<Vec<String>>,
+            }
+            impl CacheSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `enabled`.
+                pub fn enabled(mut self, value: impl Into<bool>) -> Self {
+                    self.enabled = Some(value.into());
+                    self
+                }
+                /// Sets `engine`.
+                pub fn engine(mut self, value: impl Into<CacheSpecEngine>) -> Self {
+                    self.engine = Some(value.into());
+                    self
+                }
+                /// Sets `eviction`.
+                pub fn eviction(
+                    mut self,
+                    value: impl Into<CacheSpecEvictionApply>,
+                ) -> Self {
+                    self.eviction = Some(value.into());
+                    self
+                }
+                /// Sets `ratio`.
+                pub fn ratio(mut self, value: impl Into<::serde_json::Number>) -> Self {
+                    self.ratio = Some(value.into());
+                    self
+                }
+                /// Sets `size`.
+                pub fn size(mut self, value: impl Into<i32>) -> Self {
+                    self.size = Some(value.into());
+                    self
+                }
+                /// Sets `ttl`.
+                pub fn ttl(mut self, value: impl Into<String>) -> Self {
+                    self.ttl = Some(value.into());
+                    self
+                }
+                /// Sets `zones`.
+                pub fn zones(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.zones = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`CacheSpecEviction`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CacheSpecEvictionApply {
+                #[serde(rename = "maxKeys", skip_serializing_if = "Option::is_none")]
+                pub max_keys: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub policy: Option<String>,
+            }
+            impl CacheSpecEvictionApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `maxKeys`.
+                pub fn max_keys(mut self, value: impl Into<i64>) -> Self {
+                    self.max_keys = Some(value.into());
+                    self
+                }
+                /// Sets `policy`.
+                pub fn policy(mut self, value: impl Into<String>) -> Self {
+                    self.policy = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Cache` objects from an informer's cache (lister-gen's `CacheLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct CacheLister(::kube_codegen_runtime::cache::Lister<Cache>);
+            impl CacheLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Cache>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Cache>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `caches` of one namespace.
+                pub fn caches(&self, namespace: &str) -> CacheNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Cache` objects of one namespace from an informer's cache.
+            pub type CacheNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Cache,
+            >;
+            /// The shared informer of `Cache` (informer-gen's `CacheInformer`): one per factory, its cache read through [`CacheLister`].
+            #[derive(Clone, Debug)]
+            pub struct CacheInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Cache>,
+            );
+            impl CacheInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Cache>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Cache> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> CacheLister {
+                    CacheLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::cache::Cache;
+        pub use self::cache::*;
+        /// Typed clients of `defaults.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct DefaultsV1Client {
+            client: ::kube::Client,
+        }
+        impl DefaultsV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `caches` in `namespace`: every verb.
+            pub fn caches(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Cache> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `caches` in every namespace: list and watch.
+            pub fn caches_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Cache> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `defaults.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct DefaultsV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl DefaultsV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `caches`.
+            pub fn caches(&self) -> CacheInformer {
+                CacheInformer::new(self.factory.informer_for::<Cache>())
+            }
+        }
+    }
+    /// Shared informers of the `defaults.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct DefaultsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl DefaultsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::DefaultsV1Informers {
+            self::v1::DefaultsV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `defaults.example.com/v1`.
+    pub fn defaults_v1(&self) -> self::defaults::v1::DefaultsV1Client {
+        self::defaults::v1::DefaultsV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `defaults.example.com` group.
+    fn defaults(&self) -> self::defaults::DefaultsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn defaults(&self) -> self::defaults::DefaultsInformers {
+        self::defaults::DefaultsInformers::new(self)
     }
 }

@@ -184,7 +184,280 @@ pub mod docs {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub firing: Option<bool>,
             }
+            /// Server-side apply configuration of [`Alert`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct AlertApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<AlertSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<AlertStatusApply>,
+            }
+            impl AlertApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Alert as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Alert as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<AlertSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(mut self, value: impl Into<AlertStatusApply>) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for AlertApply {
+                type Resource = Alert;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`AlertSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct AlertSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub empty: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub expr: Option<::serde_json::Value>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#for: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub labels: Option<::std::collections::BTreeMap<String, String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub runbook: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub severity: Option<AlertSpecSeverity>,
+            }
+            impl AlertSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `empty`.
+                pub fn empty(mut self, value: impl Into<String>) -> Self {
+                    self.empty = Some(value.into());
+                    self
+                }
+                /// Sets `expr`.
+                pub fn expr(mut self, value: impl Into<::serde_json::Value>) -> Self {
+                    self.expr = Some(value.into());
+                    self
+                }
+                /// Sets `for`.
+                pub fn r#for(mut self, value: impl Into<String>) -> Self {
+                    self.r#for = Some(value.into());
+                    self
+                }
+                /// Sets `labels`.
+                pub fn labels(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, String>>,
+                ) -> Self {
+                    self.labels = Some(value.into());
+                    self
+                }
+                /// Sets `runbook`.
+                pub fn runbook(mut self, value: impl Into<String>) -> Self {
+                    self.runbook = Some(value.into());
+                    self
+                }
+                /// Sets `severity`.
+                pub fn severity(mut self, value: impl Into<AlertSpecSeverity>) -> Self {
+                    self.severity = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`AlertStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct AlertStatusApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub firing: Option<bool>,
+            }
+            impl AlertStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `firing`.
+                pub fn firing(mut self, value: impl Into<bool>) -> Self {
+                    self.firing = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Alert` objects from an informer's cache (lister-gen's `AlertLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct AlertLister(::kube_codegen_runtime::cache::Lister<Alert>);
+            impl AlertLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Alert>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Alert>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `alerts` of one namespace.
+                pub fn alerts(&self, namespace: &str) -> AlertNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Alert` objects of one namespace from an informer's cache.
+            pub type AlertNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Alert,
+            >;
+            /// The shared informer of `Alert` (informer-gen's `AlertInformer`): one per factory, its cache read through [`AlertLister`].
+            #[derive(Clone, Debug)]
+            pub struct AlertInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Alert>,
+            );
+            impl AlertInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Alert>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Alert> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> AlertLister {
+                    AlertLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::alert::Alert;
+        pub use self::alert::*;
+        /// Typed clients of `docs.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct DocsV1Client {
+            client: ::kube::Client,
+        }
+        impl DocsV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `alerts` in `namespace`: every verb.
+            pub fn alerts(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Alert> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `alerts` in every namespace: list and watch.
+            pub fn alerts_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Alert> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `docs.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct DocsV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl DocsV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `alerts`.
+            pub fn alerts(&self) -> AlertInformer {
+                AlertInformer::new(self.factory.informer_for::<Alert>())
+            }
+        }
+    }
+    /// Shared informers of the `docs.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct DocsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl DocsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::DocsV1Informers {
+            self::v1::DocsV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `docs.example.com/v1`.
+    pub fn docs_v1(&self) -> self::docs::v1::DocsV1Client {
+        self::docs::v1::DocsV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `docs.example.com` group.
+    fn docs(&self) -> self::docs::DocsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn docs(&self) -> self::docs::DocsInformers {
+        self::docs::DocsInformers::new(self)
     }
 }

@@ -157,7 +157,334 @@ pub mod embedded {
             /// - embedded Kubernetes resource
             /// - unknown fields are preserved
             pub type BundleSpecTemplate = BundleSpecResources;
+            /// Server-side apply configuration of [`Bundle`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct BundleApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<BundleSpecApply>,
+            }
+            impl BundleApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Bundle as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Bundle as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<BundleSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for BundleApply {
+                type Resource = Bundle;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`BundleSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BundleSpecApply {
+                #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
+                pub config_map: Option<BundleSpecConfigMapApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub resources: Option<Vec<BundleSpecResourcesApply>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub template: Option<BundleSpecTemplateApply>,
+            }
+            impl BundleSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `configMap`.
+                pub fn config_map(
+                    mut self,
+                    value: impl Into<BundleSpecConfigMapApply>,
+                ) -> Self {
+                    self.config_map = Some(value.into());
+                    self
+                }
+                /// Sets `resources`.
+                pub fn resources(
+                    mut self,
+                    value: impl Into<Vec<BundleSpecResourcesApply>>,
+                ) -> Self {
+                    self.resources = Some(value.into());
+                    self
+                }
+                /// Sets `template`.
+                pub fn template(
+                    mut self,
+                    value: impl Into<BundleSpecTemplateApply>,
+                ) -> Self {
+                    self.template = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`BundleSpecConfigMap`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BundleSpecConfigMapApply {
+                #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+                pub api_version: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub data: Option<::std::collections::BTreeMap<String, String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub kind: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub metadata: Option<
+                    ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                >,
+            }
+            impl BundleSpecConfigMapApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `apiVersion`.
+                pub fn api_version(mut self, value: impl Into<String>) -> Self {
+                    self.api_version = Some(value.into());
+                    self
+                }
+                /// Sets `data`.
+                pub fn data(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, String>>,
+                ) -> Self {
+                    self.data = Some(value.into());
+                    self
+                }
+                /// Sets `kind`.
+                pub fn kind(mut self, value: impl Into<String>) -> Self {
+                    self.kind = Some(value.into());
+                    self
+                }
+                /// Sets `metadata`.
+                pub fn metadata(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                    >,
+                ) -> Self {
+                    self.metadata = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`BundleSpecResources`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BundleSpecResourcesApply {
+                #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+                pub api_version: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub kind: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub metadata: Option<
+                    ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                >,
+                /// Fields the schema does not declare.
+                #[serde(flatten)]
+                pub extra_fields: ::std::collections::BTreeMap<
+                    String,
+                    ::serde_json::Value,
+                >,
+            }
+            impl BundleSpecResourcesApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `apiVersion`.
+                pub fn api_version(mut self, value: impl Into<String>) -> Self {
+                    self.api_version = Some(value.into());
+                    self
+                }
+                /// Sets `kind`.
+                pub fn kind(mut self, value: impl Into<String>) -> Self {
+                    self.kind = Some(value.into());
+                    self
+                }
+                /// Sets `metadata`.
+                pub fn metadata(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                    >,
+                ) -> Self {
+                    self.metadata = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`BundleSpecTemplate`]: only the fields set are sent.
+            pub type BundleSpecTemplateApply = BundleSpecResourcesApply;
+            /// Reads `Bundle` objects from an informer's cache (lister-gen's `BundleLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct BundleLister(::kube_codegen_runtime::cache::Lister<Bundle>);
+            impl BundleLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Bundle>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Bundle>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `bundles` of one namespace.
+                pub fn bundles(&self, namespace: &str) -> BundleNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Bundle` objects of one namespace from an informer's cache.
+            pub type BundleNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Bundle,
+            >;
+            /// The shared informer of `Bundle` (informer-gen's `BundleInformer`): one per factory, its cache read through [`BundleLister`].
+            #[derive(Clone, Debug)]
+            pub struct BundleInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Bundle>,
+            );
+            impl BundleInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Bundle>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Bundle> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> BundleLister {
+                    BundleLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::bundle::Bundle;
+        pub use self::bundle::*;
+        /// Typed clients of `embedded.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct EmbeddedV1Client {
+            client: ::kube::Client,
+        }
+        impl EmbeddedV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `bundles` in `namespace`: every verb.
+            pub fn bundles(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Bundle> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `bundles` in every namespace: list and watch.
+            pub fn bundles_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Bundle> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `embedded.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct EmbeddedV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl EmbeddedV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `bundles`.
+            pub fn bundles(&self) -> BundleInformer {
+                BundleInformer::new(self.factory.informer_for::<Bundle>())
+            }
+        }
+    }
+    /// Shared informers of the `embedded.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct EmbeddedInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl EmbeddedInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::EmbeddedV1Informers {
+            self::v1::EmbeddedV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `embedded.example.com/v1`.
+    pub fn embedded_v1(&self) -> self::embedded::v1::EmbeddedV1Client {
+        self::embedded::v1::EmbeddedV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `embedded.example.com` group.
+    fn embedded(&self) -> self::embedded::EmbeddedInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn embedded(&self) -> self::embedded::EmbeddedInformers {
+        self::embedded::EmbeddedInformers::new(self)
     }
 }

@@ -106,7 +106,283 @@ pub mod intstr {
                     Vec<::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
                 >,
             }
+            /// Server-side apply configuration of [`TrafficSplit`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct TrafficSplitApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<TrafficSplitSpecApply>,
+            }
+            impl TrafficSplitApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <TrafficSplit as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <TrafficSplit as ::k8s_openapi::Resource>::KIND
+                            .to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<TrafficSplitSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for TrafficSplitApply {
+                type Resource = TrafficSplit;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`TrafficSplitSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TrafficSplitSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub limits: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    >,
+                >,
+                #[serde(
+                    rename = "maxUnavailable",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub max_unavailable: Option<
+                    ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub port: Option<
+                    ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub targets: Option<
+                    Vec<::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+                >,
+            }
+            impl TrafficSplitSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `limits`.
+                pub fn limits(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<
+                            String,
+                            ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                        >,
+                    >,
+                ) -> Self {
+                    self.limits = Some(value.into());
+                    self
+                }
+                /// Sets `maxUnavailable`.
+                pub fn max_unavailable(
+                    mut self,
+                    value: impl Into<
+                        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    >,
+                ) -> Self {
+                    self.max_unavailable = Some(value.into());
+                    self
+                }
+                /// Sets `port`.
+                pub fn port(
+                    mut self,
+                    value: impl Into<
+                        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    >,
+                ) -> Self {
+                    self.port = Some(value.into());
+                    self
+                }
+                /// Sets `targets`.
+                pub fn targets(
+                    mut self,
+                    value: impl Into<
+                        Vec<::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+                    >,
+                ) -> Self {
+                    self.targets = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `TrafficSplit` objects from an informer's cache (lister-gen's `TrafficSplitLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct TrafficSplitLister(
+                ::kube_codegen_runtime::cache::Lister<TrafficSplit>,
+            );
+            impl TrafficSplitLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<TrafficSplit>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<TrafficSplit>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `trafficsplits` of one namespace.
+                pub fn trafficsplits(
+                    &self,
+                    namespace: &str,
+                ) -> TrafficSplitNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `TrafficSplit` objects of one namespace from an informer's cache.
+            pub type TrafficSplitNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                TrafficSplit,
+            >;
+            /// The shared informer of `TrafficSplit` (informer-gen's `TrafficSplitInformer`): one per factory, its cache read through [`TrafficSplitLister`].
+            #[derive(Clone, Debug)]
+            pub struct TrafficSplitInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<TrafficSplit>,
+            );
+            impl TrafficSplitInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        TrafficSplit,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<TrafficSplit> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> TrafficSplitLister {
+                    TrafficSplitLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::traffic_split::TrafficSplit;
+        pub use self::traffic_split::*;
+        /// Typed clients of `intstr.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct IntstrV1Client {
+            client: ::kube::Client,
+        }
+        impl IntstrV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `trafficsplits` in `namespace`: every verb.
+            pub fn trafficsplits(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<TrafficSplit> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `trafficsplits` in every namespace: list and watch.
+            pub fn trafficsplits_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<TrafficSplit> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `intstr.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct IntstrV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl IntstrV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `trafficsplits`.
+            pub fn trafficsplits(&self) -> TrafficSplitInformer {
+                TrafficSplitInformer::new(self.factory.informer_for::<TrafficSplit>())
+            }
+        }
+    }
+    /// Shared informers of the `intstr.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct IntstrInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl IntstrInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::IntstrV1Informers {
+            self::v1::IntstrV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `intstr.example.com/v1`.
+    pub fn intstr_v1(&self) -> self::intstr::v1::IntstrV1Client {
+        self::intstr::v1::IntstrV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `intstr.example.com` group.
+    fn intstr(&self) -> self::intstr::IntstrInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn intstr(&self) -> self::intstr::IntstrInformers {
+        self::intstr::IntstrInformers::new(self)
     }
 }

@@ -169,7 +169,302 @@ pub mod intenums {
                 pub const V_1: Self = Self(1i64);
                 pub const V_2: Self = Self(2i64);
             }
+            /// Server-side apply configuration of [`BackupSchedule`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct BackupScheduleApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<BackupScheduleSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<BackupScheduleStatusApply>,
+            }
+            impl BackupScheduleApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <BackupSchedule as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <BackupSchedule as ::k8s_openapi::Resource>::KIND
+                            .to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(
+                    mut self,
+                    value: impl Into<BackupScheduleSpecApply>,
+                ) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(
+                    mut self,
+                    value: impl Into<BackupScheduleStatusApply>,
+                ) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for BackupScheduleApply {
+                type Resource = BackupSchedule;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`BackupScheduleSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BackupScheduleSpecApply {
+                #[serde(
+                    rename = "compressionByTarget",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub compression_by_target: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        BackupScheduleSpecCompressionByTarget,
+                    >,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub priority: Option<BackupScheduleSpecPriority>,
+                #[serde(
+                    rename = "retentionDays",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub retention_days: Option<Vec<BackupScheduleSpecRetentionDays>>,
+            }
+            impl BackupScheduleSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `compressionByTarget`.
+                pub fn compression_by_target(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<
+                            String,
+                            BackupScheduleSpecCompressionByTarget,
+                        >,
+                    >,
+                ) -> Self {
+                    self.compression_by_target = Some(value.into());
+                    self
+                }
+                /// Sets `priority`.
+                pub fn priority(
+                    mut self,
+                    value: impl Into<BackupScheduleSpecPriority>,
+                ) -> Self {
+                    self.priority = Some(value.into());
+                    self
+                }
+                /// Sets `retentionDays`.
+                pub fn retention_days(
+                    mut self,
+                    value: impl Into<Vec<BackupScheduleSpecRetentionDays>>,
+                ) -> Self {
+                    self.retention_days = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`BackupScheduleStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BackupScheduleStatusApply {
+                #[serde(rename = "exitCode", skip_serializing_if = "Option::is_none")]
+                pub exit_code: Option<BackupScheduleStatusExitCode>,
+            }
+            impl BackupScheduleStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `exitCode`.
+                pub fn exit_code(
+                    mut self,
+                    value: impl Into<BackupScheduleStatusExitCode>,
+                ) -> Self {
+                    self.exit_code = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `BackupSchedule` objects from an informer's cache (lister-gen's `BackupScheduleLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct BackupScheduleLister(
+                ::kube_codegen_runtime::cache::Lister<BackupSchedule>,
+            );
+            impl BackupScheduleLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<BackupSchedule>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<BackupSchedule>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `backupschedules` of one namespace.
+                pub fn backupschedules(
+                    &self,
+                    namespace: &str,
+                ) -> BackupScheduleNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `BackupSchedule` objects of one namespace from an informer's cache.
+            pub type BackupScheduleNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                BackupSchedule,
+            >;
+            /// The shared informer of `BackupSchedule` (informer-gen's `BackupScheduleInformer`): one per factory, its cache read through [`BackupScheduleLister`].
+            #[derive(Clone, Debug)]
+            pub struct BackupScheduleInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<BackupSchedule>,
+            );
+            impl BackupScheduleInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        BackupSchedule,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<
+                    BackupSchedule,
+                > {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> BackupScheduleLister {
+                    BackupScheduleLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::backup_schedule::BackupSchedule;
+        pub use self::backup_schedule::*;
+        /// Typed clients of `intenums.example.com/v1beta2` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct IntenumsV1beta2Client {
+            client: ::kube::Client,
+        }
+        impl IntenumsV1beta2Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `backupschedules` in `namespace`: every verb.
+            pub fn backupschedules(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<BackupSchedule> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `backupschedules` in every namespace: list and watch.
+            pub fn backupschedules_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<BackupSchedule> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `intenums.example.com/v1beta2` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct IntenumsV1beta2Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl IntenumsV1beta2Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `backupschedules`.
+            pub fn backupschedules(&self) -> BackupScheduleInformer {
+                BackupScheduleInformer::new(
+                    self.factory.informer_for::<BackupSchedule>(),
+                )
+            }
+        }
+    }
+    /// Shared informers of the `intenums.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct IntenumsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl IntenumsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1beta2`.
+        pub fn v1beta2(&self) -> self::v1beta2::IntenumsV1beta2Informers {
+            self::v1beta2::IntenumsV1beta2Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `intenums.example.com/v1beta2`.
+    pub fn intenums_v1beta2(&self) -> self::intenums::v1beta2::IntenumsV1beta2Client {
+        self::intenums::v1beta2::IntenumsV1beta2Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `intenums.example.com` group.
+    fn intenums(&self) -> self::intenums::IntenumsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn intenums(&self) -> self::intenums::IntenumsInformers {
+        self::intenums::IntenumsInformers::new(self)
     }
 }

@@ -113,7 +113,273 @@ pub mod jsonfmt {
                     ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
                 >,
             }
+            /// Server-side apply configuration of [`Snapshot`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct SnapshotApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<SnapshotSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<SnapshotStatusApply>,
+            }
+            impl SnapshotApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Snapshot as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Snapshot as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<SnapshotSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(mut self, value: impl Into<SnapshotStatusApply>) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for SnapshotApply {
+                type Resource = Snapshot;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`SnapshotSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct SnapshotSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub retain: Option<bool>,
+                #[serde(rename = "sizeBytes", skip_serializing_if = "Option::is_none")]
+                pub size_bytes: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub source: Option<String>,
+            }
+            impl SnapshotSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `retain`.
+                pub fn retain(mut self, value: impl Into<bool>) -> Self {
+                    self.retain = Some(value.into());
+                    self
+                }
+                /// Sets `sizeBytes`.
+                pub fn size_bytes(mut self, value: impl Into<i64>) -> Self {
+                    self.size_bytes = Some(value.into());
+                    self
+                }
+                /// Sets `source`.
+                pub fn source(mut self, value: impl Into<String>) -> Self {
+                    self.source = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`SnapshotStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct SnapshotStatusApply {
+                #[serde(rename = "readyToUse", skip_serializing_if = "Option::is_none")]
+                pub ready_to_use: Option<bool>,
+                #[serde(rename = "restoreSize", skip_serializing_if = "Option::is_none")]
+                pub restore_size: Option<
+                    ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                >,
+            }
+            impl SnapshotStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `readyToUse`.
+                pub fn ready_to_use(mut self, value: impl Into<bool>) -> Self {
+                    self.ready_to_use = Some(value.into());
+                    self
+                }
+                /// Sets `restoreSize`.
+                pub fn restore_size(
+                    mut self,
+                    value: impl Into<
+                        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+                    >,
+                ) -> Self {
+                    self.restore_size = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::HasStatus for Snapshot {}
+            /// Reads `Snapshot` objects from an informer's cache (lister-gen's `SnapshotLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct SnapshotLister(::kube_codegen_runtime::cache::Lister<Snapshot>);
+            impl SnapshotLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Snapshot>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Snapshot>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `snapshots` of one namespace.
+                pub fn snapshots(&self, namespace: &str) -> SnapshotNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Snapshot` objects of one namespace from an informer's cache.
+            pub type SnapshotNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Snapshot,
+            >;
+            /// The shared informer of `Snapshot` (informer-gen's `SnapshotInformer`): one per factory, its cache read through [`SnapshotLister`].
+            #[derive(Clone, Debug)]
+            pub struct SnapshotInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Snapshot>,
+            );
+            impl SnapshotInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        Snapshot,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Snapshot> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> SnapshotLister {
+                    SnapshotLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::snapshot::Snapshot;
+        pub use self::snapshot::*;
+        /// Typed clients of `jsonfmt.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct JsonfmtV1Client {
+            client: ::kube::Client,
+        }
+        impl JsonfmtV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `snapshots` in `namespace`: every verb.
+            pub fn snapshots(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Snapshot> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `snapshots` in every namespace: list and watch.
+            pub fn snapshots_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Snapshot> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `jsonfmt.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct JsonfmtV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl JsonfmtV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `snapshots`.
+            pub fn snapshots(&self) -> SnapshotInformer {
+                SnapshotInformer::new(self.factory.informer_for::<Snapshot>())
+            }
+        }
+    }
+    /// Shared informers of the `jsonfmt.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct JsonfmtInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl JsonfmtInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::JsonfmtV1Informers {
+            self::v1::JsonfmtV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `jsonfmt.example.com/v1`.
+    pub fn jsonfmt_v1(&self) -> self::jsonfmt::v1::JsonfmtV1Client {
+        self::jsonfmt::v1::JsonfmtV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `jsonfmt.example.com` group.
+    fn jsonfmt(&self) -> self::jsonfmt::JsonfmtInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn jsonfmt(&self) -> self::jsonfmt::JsonfmtInformers {
+        self::jsonfmt::JsonfmtInformers::new(self)
     }
 }

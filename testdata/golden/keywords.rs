@@ -200,7 +200,498 @@ pub mod keywords {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owner: Option<String>,
             }
+            /// Server-side apply configuration of [`Oddity`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct OddityApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<OdditySpecApply>,
+            }
+            impl OddityApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Oddity as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Oddity as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<OdditySpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for OddityApply {
+                type Resource = Oddity;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`OdditySpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct OdditySpecApply {
+                #[serde(rename = "$ref", skip_serializing_if = "Option::is_none")]
+                pub ref_2: Option<String>,
+                #[serde(rename = "1st", skip_serializing_if = "Option::is_none")]
+                pub _1st: Option<String>,
+                #[serde(rename = "2", skip_serializing_if = "Option::is_none")]
+                pub _2: Option<i64>,
+                #[serde(rename = "@type", skip_serializing_if = "Option::is_none")]
+                pub type_2: Option<String>,
+                #[serde(rename = "CamelCase", skip_serializing_if = "Option::is_none")]
+                pub camel_case_2: Option<String>,
+                #[serde(rename = "Self", skip_serializing_if = "Option::is_none")]
+                pub self_2: Option<String>,
+                #[serde(rename = "_underscore", skip_serializing_if = "Option::is_none")]
+                pub underscore: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#async: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#await: Option<bool>,
+                #[serde(rename = "camelCase", skip_serializing_if = "Option::is_none")]
+                pub camel_case_3: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub camel_case: Option<String>,
+                #[serde(rename = "crate", skip_serializing_if = "Option::is_none")]
+                pub crate_: Option<String>,
+                #[serde(rename = "enumField", skip_serializing_if = "Option::is_none")]
+                pub enum_field: Option<OdditySpecEnumField>,
+                #[serde(rename = "foo.bar", skip_serializing_if = "Option::is_none")]
+                pub foo_bar: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#gen: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub kind: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#match: Option<OdditySpecMatchApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub metadata: Option<OdditySpecMetadataApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#ref: Option<String>,
+                #[serde(rename = "self", skip_serializing_if = "Option::is_none")]
+                pub self_: Option<String>,
+                #[serde(rename = "super", skip_serializing_if = "Option::is_none")]
+                pub super_: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#type: Option<String>,
+                #[serde(rename = "with space", skip_serializing_if = "Option::is_none")]
+                pub with_space: Option<String>,
+                #[serde(rename = "x-foo", skip_serializing_if = "Option::is_none")]
+                pub x_foo: Option<String>,
+                #[serde(rename = "ünïcode", skip_serializing_if = "Option::is_none")]
+                pub n_code: Option<String>,
+            }
+            impl OdditySpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `$ref`.
+                pub fn ref_2(mut self, value: impl Into<String>) -> Self {
+                    self.ref_2 = Some(value.into());
+                    self
+                }
+                /// Sets `1st`.
+                pub fn _1st(mut self, value: impl Into<String>) -> Self {
+                    self._1st = Some(value.into());
+                    self
+                }
+                /// Sets `2`.
+                pub fn _2(mut self, value: impl Into<i64>) -> Self {
+                    self._2 = Some(value.into());
+                    self
+                }
+                /// Sets `@type`.
+                pub fn type_2(mut self, value: impl Into<String>) -> Self {
+                    self.type_2 = Some(value.into());
+                    self
+                }
+                /// Sets `CamelCase`.
+                pub fn camel_case_2(mut self, value: impl Into<String>) -> Self {
+                    self.camel_case_2 = Some(value.into());
+                    self
+                }
+                /// Sets `Self`.
+                pub fn self_2(mut self, value: impl Into<String>) -> Self {
+                    self.self_2 = Some(value.into());
+                    self
+                }
+                /// Sets `_underscore`.
+                pub fn underscore(mut self, value: impl Into<String>) -> Self {
+                    self.underscore = Some(value.into());
+                    self
+                }
+                /// Sets `async`.
+                pub fn r#async(mut self, value: impl Into<bool>) -> Self {
+                    self.r#async = Some(value.into());
+                    self
+                }
+                /// Sets `await`.
+                pub fn r#await(mut self, value: impl Into<bool>) -> Self {
+                    self.r#await = Some(value.into());
+                    self
+                }
+                /// Sets `camelCase`.
+                pub fn camel_case_3(mut self, value: impl Into<String>) -> Self {
+                    self.camel_case_3 = Some(value.into());
+                    self
+                }
+                /// Sets `camel_case`.
+                pub fn camel_case(mut self, value: impl Into<String>) -> Self {
+                    self.camel_case = Some(value.into());
+                    self
+                }
+                /// Sets `crate`.
+                pub fn crate_(mut self, value: impl Into<String>) -> Self {
+                    self.crate_ = Some(value.into());
+                    self
+                }
+                /// Sets `enumField`.
+                pub fn enum_field(
+                    mut self,
+                    value: impl Into<OdditySpecEnumField>,
+                ) -> Self {
+                    self.enum_field = Some(value.into());
+                    self
+                }
+                /// Sets `foo.bar`.
+                pub fn foo_bar(mut self, value: impl Into<String>) -> Self {
+                    self.foo_bar = Some(value.into());
+                    self
+                }
+                /// Sets `gen`.
+                pub fn r#gen(mut self, value: impl Into<String>) -> Self {
+                    self.r#gen = Some(value.into());
+                    self
+                }
+                /// Sets `kind`.
+                pub fn kind(mut self, value: impl Into<String>) -> Self {
+                    self.kind = Some(value.into());
+                    self
+                }
+                /// Sets `match`.
+                pub fn r#match(
+                    mut self,
+                    value: impl Into<OdditySpecMatchApply>,
+                ) -> Self {
+                    self.r#match = Some(value.into());
+                    self
+                }
+                /// Sets `metadata`.
+                pub fn metadata(
+                    mut self,
+                    value: impl Into<OdditySpecMetadataApply>,
+                ) -> Self {
+                    self.metadata = Some(value.into());
+                    self
+                }
+                /// Sets `ref`.
+                pub fn r#ref(mut self, value: impl Into<String>) -> Self {
+                    self.r#ref = Some(value.into());
+                    self
+                }
+                /// Sets `self`.
+                pub fn self_(mut self, value: impl Into<String>) -> Self {
+                    self.self_ = Some(value.into());
+                    self
+                }
+                /// Sets `super`.
+                pub fn super_(mut self, value: impl Into<bool>) -> Self {
+                    self.super_ = Some(value.into());
+                    self
+                }
+                /// Sets `type`.
+                pub fn r#type(mut self, value: impl Into<String>) -> Self {
+                    self.r#type = Some(value.into());
+                    self
+                }
+                /// Sets `with space`.
+                pub fn with_space(mut self, value: impl Into<String>) -> Self {
+                    self.with_space = Some(value.into());
+                    self
+                }
+                /// Sets `x-foo`.
+                pub fn x_foo(mut self, value: impl Into<String>) -> Self {
+                    self.x_foo = Some(value.into());
+                    self
+                }
+                /// Sets `ünïcode`.
+                pub fn n_code(mut self, value: impl Into<String>) -> Self {
+                    self.n_code = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`OdditySpecMatch`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct OdditySpecMatchApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#abstract: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#box: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#dyn: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#fn: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#loop: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#macro: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#static: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#try: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub union: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#yield: Option<String>,
+            }
+            impl OdditySpecMatchApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `abstract`.
+                pub fn r#abstract(mut self, value: impl Into<String>) -> Self {
+                    self.r#abstract = Some(value.into());
+                    self
+                }
+                /// Sets `box`.
+                pub fn r#box(mut self, value: impl Into<String>) -> Self {
+                    self.r#box = Some(value.into());
+                    self
+                }
+                /// Sets `dyn`.
+                pub fn r#dyn(mut self, value: impl Into<String>) -> Self {
+                    self.r#dyn = Some(value.into());
+                    self
+                }
+                /// Sets `fn`.
+                pub fn r#fn(mut self, value: impl Into<String>) -> Self {
+                    self.r#fn = Some(value.into());
+                    self
+                }
+                /// Sets `loop`.
+                pub fn r#loop(mut self, value: impl Into<i64>) -> Self {
+                    self.r#loop = Some(value.into());
+                    self
+                }
+                /// Sets `macro`.
+                pub fn r#macro(mut self, value: impl Into<String>) -> Self {
+                    self.r#macro = Some(value.into());
+                    self
+                }
+                /// Sets `static`.
+                pub fn r#static(mut self, value: impl Into<String>) -> Self {
+                    self.r#static = Some(value.into());
+                    self
+                }
+                /// Sets `try`.
+                pub fn r#try(mut self, value: impl Into<bool>) -> Self {
+                    self.r#try = Some(value.into());
+                    self
+                }
+                /// Sets `union`.
+                pub fn union(mut self, value: impl Into<String>) -> Self {
+                    self.union = Some(value.into());
+                    self
+                }
+                /// Sets `yield`.
+                pub fn r#yield(mut self, value: impl Into<String>) -> Self {
+                    self.r#yield = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`OdditySpecMetadata`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct OdditySpecMetadataApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub owner: Option<String>,
+            }
+            impl OdditySpecMetadataApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+                /// Sets `owner`.
+                pub fn owner(mut self, value: impl Into<String>) -> Self {
+                    self.owner = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Oddity` objects from an informer's cache (lister-gen's `OddityLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct OddityLister(::kube_codegen_runtime::cache::Lister<Oddity>);
+            impl OddityLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Oddity>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Oddity>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `oddities` of one namespace.
+                pub fn oddities(&self, namespace: &str) -> OddityNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Oddity` objects of one namespace from an informer's cache.
+            pub type OddityNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Oddity,
+            >;
+            /// The shared informer of `Oddity` (informer-gen's `OddityInformer`): one per factory, its cache read through [`OddityLister`].
+            #[derive(Clone, Debug)]
+            pub struct OddityInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Oddity>,
+            );
+            impl OddityInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Oddity>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Oddity> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> OddityLister {
+                    OddityLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::oddity::Oddity;
+        pub use self::oddity::*;
+        /// Typed clients of `keywords.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct KeywordsV1Client {
+            client: ::kube::Client,
+        }
+        impl KeywordsV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `oddities` in `namespace`: every verb.
+            pub fn oddities(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Oddity> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `oddities` in every namespace: list and watch.
+            pub fn oddities_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Oddity> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `keywords.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct KeywordsV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl KeywordsV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `oddities`.
+            pub fn oddities(&self) -> OddityInformer {
+                OddityInformer::new(self.factory.informer_for::<Oddity>())
+            }
+        }
+    }
+    /// Shared informers of the `keywords.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct KeywordsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl KeywordsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::KeywordsV1Informers {
+            self::v1::KeywordsV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `keywords.example.com/v1`.
+    pub fn keywords_v1(&self) -> self::keywords::v1::KeywordsV1Client {
+        self::keywords::v1::KeywordsV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `keywords.example.com` group.
+    fn keywords(&self) -> self::keywords::KeywordsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn keywords(&self) -> self::keywords::KeywordsInformers {
+        self::keywords::KeywordsInformers::new(self)
     }
 }

@@ -141,7 +141,364 @@ pub mod maps {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub weight: Option<i32>,
             }
+            /// Server-side apply configuration of [`RoutingTable`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct RoutingTableApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<RoutingTableSpecApply>,
+            }
+            impl RoutingTableApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <RoutingTable as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <RoutingTable as ::k8s_openapi::Resource>::KIND
+                            .to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<RoutingTableSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for RoutingTableApply {
+                type Resource = RoutingTable;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`RoutingTableSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct RoutingTableSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub aliases: Option<::std::collections::BTreeMap<String, Vec<String>>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub annotations: Option<
+                    ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub backends: Option<
+                    ::std::collections::BTreeMap<String, RoutingTableSpecBackendsApply>,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub flags: Option<::std::collections::BTreeMap<String, bool>>,
+                #[serde(
+                    rename = "headersByHost",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub headers_by_host: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        ::std::collections::BTreeMap<String, String>,
+                    >,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub labels: Option<::std::collections::BTreeMap<String, String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub opaque: Option<
+                    ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub quotas: Option<::std::collections::BTreeMap<String, i64>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub weights: Option<
+                    ::std::collections::BTreeMap<String, ::serde_json::Number>,
+                >,
+            }
+            impl RoutingTableSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `aliases`.
+                pub fn aliases(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, Vec<String>>>,
+                ) -> Self {
+                    self.aliases = Some(value.into());
+                    self
+                }
+                /// Sets `annotations`.
+                pub fn annotations(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                    >,
+                ) -> Self {
+                    self.annotations = Some(value.into());
+                    self
+                }
+                /// Sets `backends`.
+                pub fn backends(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<
+                            String,
+                            RoutingTableSpecBackendsApply,
+                        >,
+                    >,
+                ) -> Self {
+                    self.backends = Some(value.into());
+                    self
+                }
+                /// Sets `flags`.
+                pub fn flags(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, bool>>,
+                ) -> Self {
+                    self.flags = Some(value.into());
+                    self
+                }
+                /// Sets `headersByHost`.
+                pub fn headers_by_host(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<
+                            String,
+                            ::std::collections::BTreeMap<String, String>,
+                        >,
+                    >,
+                ) -> Self {
+                    self.headers_by_host = Some(value.into());
+                    self
+                }
+                /// Sets `labels`.
+                pub fn labels(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, String>>,
+                ) -> Self {
+                    self.labels = Some(value.into());
+                    self
+                }
+                /// Sets `opaque`.
+                pub fn opaque(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                    >,
+                ) -> Self {
+                    self.opaque = Some(value.into());
+                    self
+                }
+                /// Sets `quotas`.
+                pub fn quotas(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, i64>>,
+                ) -> Self {
+                    self.quotas = Some(value.into());
+                    self
+                }
+                /// Sets `weights`.
+                pub fn weights(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<String, ::serde_json::Number>,
+                    >,
+                ) -> Self {
+                    self.weights = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`RoutingTableSpecBackends`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct RoutingTableSpecBackendsApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub url: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub weight: Option<i32>,
+            }
+            impl RoutingTableSpecBackendsApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `url`.
+                pub fn url(mut self, value: impl Into<String>) -> Self {
+                    self.url = Some(value.into());
+                    self
+                }
+                /// Sets `weight`.
+                pub fn weight(mut self, value: impl Into<i32>) -> Self {
+                    self.weight = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `RoutingTable` objects from an informer's cache (lister-gen's `RoutingTableLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct RoutingTableLister(
+                ::kube_codegen_runtime::cache::Lister<RoutingTable>,
+            );
+            impl RoutingTableLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<RoutingTable>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<RoutingTable>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `routingtables` of one namespace.
+                pub fn routingtables(
+                    &self,
+                    namespace: &str,
+                ) -> RoutingTableNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `RoutingTable` objects of one namespace from an informer's cache.
+            pub type RoutingTableNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                RoutingTable,
+            >;
+            /// The shared informer of `RoutingTable` (informer-gen's `RoutingTableInformer`): one per factory, its cache read through [`RoutingTableLister`].
+            #[derive(Clone, Debug)]
+            pub struct RoutingTableInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<RoutingTable>,
+            );
+            impl RoutingTableInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        RoutingTable,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<RoutingTable> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> RoutingTableLister {
+                    RoutingTableLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::routing_table::RoutingTable;
+        pub use self::routing_table::*;
+        /// Typed clients of `maps.example.com/v1alpha1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct MapsV1alpha1Client {
+            client: ::kube::Client,
+        }
+        impl MapsV1alpha1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `routingtables` in `namespace`: every verb.
+            pub fn routingtables(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<RoutingTable> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `routingtables` in every namespace: list and watch.
+            pub fn routingtables_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<RoutingTable> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `maps.example.com/v1alpha1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct MapsV1alpha1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl MapsV1alpha1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `routingtables`.
+            pub fn routingtables(&self) -> RoutingTableInformer {
+                RoutingTableInformer::new(self.factory.informer_for::<RoutingTable>())
+            }
+        }
+    }
+    /// Shared informers of the `maps.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct MapsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl MapsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1alpha1`.
+        pub fn v1alpha1(&self) -> self::v1alpha1::MapsV1alpha1Informers {
+            self::v1alpha1::MapsV1alpha1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `maps.example.com/v1alpha1`.
+    pub fn maps_v1alpha1(&self) -> self::maps::v1alpha1::MapsV1alpha1Client {
+        self::maps::v1alpha1::MapsV1alpha1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `maps.example.com` group.
+    fn maps(&self) -> self::maps::MapsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn maps(&self) -> self::maps::MapsInformers {
+        self::maps::MapsInformers::new(self)
     }
 }

@@ -89,6 +89,122 @@ pub mod messaging {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub replicas: Option<i32>,
             }
+            /// Server-side apply configuration of [`Broker`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct BrokerApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<BrokerSpecApply>,
+            }
+            impl BrokerApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Broker as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Broker as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<BrokerSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for BrokerApply {
+                type Resource = Broker;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`BrokerSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct BrokerSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+            }
+            impl BrokerSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `replicas`.
+                pub fn replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.replicas = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Broker` objects from an informer's cache (lister-gen's `BrokerLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct BrokerLister(::kube_codegen_runtime::cache::Lister<Broker>);
+            impl BrokerLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Broker>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Broker>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `brokers` of one namespace.
+                pub fn brokers(&self, namespace: &str) -> BrokerNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Broker` objects of one namespace from an informer's cache.
+            pub type BrokerNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Broker,
+            >;
+            /// The shared informer of `Broker` (informer-gen's `BrokerInformer`): one per factory, its cache read through [`BrokerLister`].
+            #[derive(Clone, Debug)]
+            pub struct BrokerInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Broker>,
+            );
+            impl BrokerInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Broker>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Broker> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> BrokerLister {
+                    BrokerLister::new(self.0.lister())
+                }
+            }
         }
         pub mod trigger {
             /// `messaging.example.com/v1` `Trigger` (namespaced).
@@ -176,9 +292,212 @@ pub mod messaging {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub filter: Option<::std::collections::BTreeMap<String, String>>,
             }
+            /// Server-side apply configuration of [`Trigger`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct TriggerApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<TriggerSpecApply>,
+            }
+            impl TriggerApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Trigger as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Trigger as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<TriggerSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for TriggerApply {
+                type Resource = Trigger;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`TriggerSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct TriggerSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub broker: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub filter: Option<::std::collections::BTreeMap<String, String>>,
+            }
+            impl TriggerSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `broker`.
+                pub fn broker(mut self, value: impl Into<String>) -> Self {
+                    self.broker = Some(value.into());
+                    self
+                }
+                /// Sets `filter`.
+                pub fn filter(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, String>>,
+                ) -> Self {
+                    self.filter = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Trigger` objects from an informer's cache (lister-gen's `TriggerLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct TriggerLister(::kube_codegen_runtime::cache::Lister<Trigger>);
+            impl TriggerLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Trigger>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Trigger>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `triggers` of one namespace.
+                pub fn triggers(&self, namespace: &str) -> TriggerNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Trigger` objects of one namespace from an informer's cache.
+            pub type TriggerNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Trigger,
+            >;
+            /// The shared informer of `Trigger` (informer-gen's `TriggerInformer`): one per factory, its cache read through [`TriggerLister`].
+            #[derive(Clone, Debug)]
+            pub struct TriggerInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Trigger>,
+            );
+            impl TriggerInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Trigger>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Trigger> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> TriggerLister {
+                    TriggerLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::broker::Broker;
-        pub use self::trigger::Trigger;
+        pub use self::broker::*;
+        pub use self::trigger::*;
+        /// Typed clients of `messaging.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct MessagingV1Client {
+            client: ::kube::Client,
+        }
+        impl MessagingV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `brokers` in `namespace`: every verb.
+            pub fn brokers(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Broker> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `brokers` in every namespace: list and watch.
+            pub fn brokers_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Broker> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+            /// `triggers` in `namespace`: every verb.
+            pub fn triggers(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Trigger> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `triggers` in every namespace: list and watch.
+            pub fn triggers_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Trigger> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `messaging.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct MessagingV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl MessagingV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `brokers`.
+            pub fn brokers(&self) -> BrokerInformer {
+                BrokerInformer::new(self.factory.informer_for::<Broker>())
+            }
+            /// The factory's shared informer of `triggers`.
+            pub fn triggers(&self) -> TriggerInformer {
+                TriggerInformer::new(self.factory.informer_for::<Trigger>())
+            }
+        }
+    }
+    /// Shared informers of the `messaging.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct MessagingInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl MessagingInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::MessagingV1Informers {
+            self::v1::MessagingV1Informers::new(&self.factory)
+        }
     }
 }
 /// API group `streaming.example.com`.
@@ -272,7 +591,217 @@ pub mod streaming {
                 )]
                 pub retention_hours: Option<i64>,
             }
+            /// Server-side apply configuration of [`Channel`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct ChannelApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<ChannelSpecApply>,
+            }
+            impl ChannelApply {
+                /// A configuration for the object `name`; set the fields to apply.
+                pub fn new(name: impl Into<String>) -> Self {
+                    Self {
+                        api_version: <Channel as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Channel as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<ChannelSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for ChannelApply {
+                type Resource = Channel;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`ChannelSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct ChannelSpecApply {
+                #[serde(
+                    rename = "retentionHours",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub retention_hours: Option<i64>,
+            }
+            impl ChannelSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `retentionHours`.
+                pub fn retention_hours(mut self, value: impl Into<i64>) -> Self {
+                    self.retention_hours = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Channel` objects from an informer's cache (lister-gen's `ChannelLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct ChannelLister(::kube_codegen_runtime::cache::Lister<Channel>);
+            impl ChannelLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Channel>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Channel>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `Channel` named `name`: `Ok(None)` when the cache has no such object.
+                pub fn get(
+                    &self,
+                    name: &str,
+                ) -> Result<
+                    Option<::std::sync::Arc<Channel>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.get(name)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// The shared informer of `Channel` (informer-gen's `ChannelInformer`): one per factory, its cache read through [`ChannelLister`].
+            #[derive(Clone, Debug)]
+            pub struct ChannelInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Channel>,
+            );
+            impl ChannelInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Channel>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Channel> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> ChannelLister {
+                    ChannelLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::channel::Channel;
+        pub use self::channel::*;
+        /// Typed clients of `streaming.example.com/v1alpha1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct StreamingV1alpha1Client {
+            client: ::kube::Client,
+        }
+        impl StreamingV1alpha1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `channels` (cluster-scoped): every verb.
+            pub fn channels(&self) -> ::kube_codegen_runtime::ResourceClient<Channel> {
+                ::kube_codegen_runtime::ResourceClient::cluster(self.client.clone())
+            }
+        }
+        /// Shared informers of `streaming.example.com/v1alpha1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct StreamingV1alpha1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl StreamingV1alpha1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `channels`.
+            pub fn channels(&self) -> ChannelInformer {
+                ChannelInformer::new(self.factory.informer_for::<Channel>())
+            }
+        }
+    }
+    /// Shared informers of the `streaming.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct StreamingInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl StreamingInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1alpha1`.
+        pub fn v1alpha1(&self) -> self::v1alpha1::StreamingV1alpha1Informers {
+            self::v1alpha1::StreamingV1alpha1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `messaging.example.com/v1`.
+    pub fn messaging_v1(&self) -> self::messaging::v1::MessagingV1Client {
+        self::messaging::v1::MessagingV1Client::new(self.client.clone())
+    }
+    /// Typed clients of `streaming.example.com/v1alpha1`.
+    pub fn streaming_v1alpha1(
+        &self,
+    ) -> self::streaming::v1alpha1::StreamingV1alpha1Client {
+        self::streaming::v1alpha1::StreamingV1alpha1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `messaging.example.com` group.
+    fn messaging(&self) -> self::messaging::MessagingInformers;
+    /// Informers of the `streaming.example.com` group.
+    fn streaming(&self) -> self::streaming::StreamingInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn messaging(&self) -> self::messaging::MessagingInformers {
+        self::messaging::MessagingInformers::new(self)
+    }
+    fn streaming(&self) -> self::streaming::StreamingInformers {
+        self::streaming::StreamingInformers::new(self)
     }
 }

@@ -110,8 +110,223 @@ pub mod multiversion {
                 #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
                 pub not_after: Option<String>,
             }
+            /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct CertificateApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<CertificateSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<CertificateStatusApply>,
+            }
+            impl CertificateApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Certificate as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Certificate as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(
+                    mut self,
+                    value: impl Into<CertificateStatusApply>,
+                ) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for CertificateApply {
+                type Resource = Certificate;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CertificateSpecApply {
+                #[serde(rename = "dnsNames", skip_serializing_if = "Option::is_none")]
+                pub dns_names: Option<Vec<String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub duration: Option<String>,
+                #[serde(rename = "renewBefore", skip_serializing_if = "Option::is_none")]
+                pub renew_before: Option<String>,
+                #[serde(rename = "secretName", skip_serializing_if = "Option::is_none")]
+                pub secret_name: Option<String>,
+            }
+            impl CertificateSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `dnsNames`.
+                pub fn dns_names(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.dns_names = Some(value.into());
+                    self
+                }
+                /// Sets `duration`.
+                pub fn duration(mut self, value: impl Into<String>) -> Self {
+                    self.duration = Some(value.into());
+                    self
+                }
+                /// Sets `renewBefore`.
+                pub fn renew_before(mut self, value: impl Into<String>) -> Self {
+                    self.renew_before = Some(value.into());
+                    self
+                }
+                /// Sets `secretName`.
+                pub fn secret_name(mut self, value: impl Into<String>) -> Self {
+                    self.secret_name = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`CertificateStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CertificateStatusApply {
+                #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
+                pub not_after: Option<String>,
+            }
+            impl CertificateStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `notAfter`.
+                pub fn not_after(mut self, value: impl Into<String>) -> Self {
+                    self.not_after = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::HasStatus for Certificate {}
+            /// Reads `Certificate` objects from an informer's cache (lister-gen's `CertificateLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct CertificateLister(
+                ::kube_codegen_runtime::cache::Lister<Certificate>,
+            );
+            impl CertificateLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Certificate>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Certificate>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `certificates` of one namespace.
+                pub fn certificates(
+                    &self,
+                    namespace: &str,
+                ) -> CertificateNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Certificate` objects of one namespace from an informer's cache.
+            pub type CertificateNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Certificate,
+            >;
+            /// The shared informer of `Certificate` (informer-gen's `CertificateInformer`): one per factory, its cache read through [`CertificateLister`].
+            #[derive(Clone, Debug)]
+            pub struct CertificateInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Certificate>,
+            );
+            impl CertificateInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        Certificate,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Certificate> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> CertificateLister {
+                    CertificateLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::certificate::Certificate;
+        pub use self::certificate::*;
+        /// Typed clients of `multiversion.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct MultiversionV1Client {
+            client: ::kube::Client,
+        }
+        impl MultiversionV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `certificates` in `namespace`: every verb.
+            pub fn certificates(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Certificate> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `certificates` in every namespace: list and watch.
+            pub fn certificates_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Certificate> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `multiversion.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct MultiversionV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl MultiversionV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `certificates`.
+            pub fn certificates(&self) -> CertificateInformer {
+                CertificateInformer::new(self.factory.informer_for::<Certificate>())
+            }
+        }
     }
     /// Version `v1alpha1` of `multiversion.example.com`.
     pub mod v1alpha1 {
@@ -205,9 +420,191 @@ pub mod multiversion {
                 #[serde(rename = "dnsNames", skip_serializing_if = "Option::is_none")]
                 pub dns_names: Option<Vec<String>>,
             }
+            /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct CertificateApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<CertificateSpecApply>,
+            }
+            #[allow(deprecated)]
+            impl CertificateApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Certificate as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Certificate as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            #[allow(deprecated)]
+            impl ::kube_codegen_runtime::ApplyConfiguration for CertificateApply {
+                type Resource = Certificate;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CertificateSpecApply {
+                #[serde(rename = "commonName", skip_serializing_if = "Option::is_none")]
+                pub common_name: Option<String>,
+                #[serde(rename = "dnsNames", skip_serializing_if = "Option::is_none")]
+                pub dns_names: Option<Vec<String>>,
+            }
+            impl CertificateSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `commonName`.
+                pub fn common_name(mut self, value: impl Into<String>) -> Self {
+                    self.common_name = Some(value.into());
+                    self
+                }
+                /// Sets `dnsNames`.
+                pub fn dns_names(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.dns_names = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Certificate` objects from an informer's cache (lister-gen's `CertificateLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[allow(deprecated)]
+            #[derive(Clone, Debug)]
+            pub struct CertificateLister(
+                ::kube_codegen_runtime::cache::Lister<Certificate>,
+            );
+            #[allow(deprecated)]
+            impl CertificateLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Certificate>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Certificate>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `certificates` of one namespace.
+                pub fn certificates(
+                    &self,
+                    namespace: &str,
+                ) -> CertificateNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Certificate` objects of one namespace from an informer's cache.
+            #[allow(deprecated)]
+            pub type CertificateNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Certificate,
+            >;
+            /// The shared informer of `Certificate` (informer-gen's `CertificateInformer`): one per factory, its cache read through [`CertificateLister`].
+            #[allow(deprecated)]
+            #[derive(Clone, Debug)]
+            pub struct CertificateInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Certificate>,
+            );
+            #[allow(deprecated)]
+            impl CertificateInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        Certificate,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Certificate> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> CertificateLister {
+                    CertificateLister::new(self.0.lister())
+                }
+            }
         }
         #[allow(deprecated)]
-        pub use self::certificate::Certificate;
+        pub use self::certificate::*;
+        /// Typed clients of `multiversion.example.com/v1alpha1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct MultiversionV1alpha1Client {
+            client: ::kube::Client,
+        }
+        impl MultiversionV1alpha1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `certificates` in `namespace`: every verb.
+            #[allow(deprecated)]
+            pub fn certificates(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Certificate> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `certificates` in every namespace: list and watch.
+            #[allow(deprecated)]
+            pub fn certificates_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Certificate> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `multiversion.example.com/v1alpha1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct MultiversionV1alpha1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl MultiversionV1alpha1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `certificates`.
+            #[allow(deprecated)]
+            pub fn certificates(&self) -> CertificateInformer {
+                CertificateInformer::new(self.factory.informer_for::<Certificate>())
+            }
+        }
     }
     /// Version `v1beta1` of `multiversion.example.com`.
     pub mod v1beta1 {
@@ -303,9 +700,198 @@ pub mod multiversion {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub duration: Option<String>,
             }
+            /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct CertificateApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<CertificateSpecApply>,
+            }
+            #[allow(deprecated)]
+            impl CertificateApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Certificate as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Certificate as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            #[allow(deprecated)]
+            impl ::kube_codegen_runtime::ApplyConfiguration for CertificateApply {
+                type Resource = Certificate;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CertificateSpecApply {
+                #[serde(rename = "commonName", skip_serializing_if = "Option::is_none")]
+                pub common_name: Option<String>,
+                #[serde(rename = "dnsNames", skip_serializing_if = "Option::is_none")]
+                pub dns_names: Option<Vec<String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub duration: Option<String>,
+            }
+            impl CertificateSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `commonName`.
+                pub fn common_name(mut self, value: impl Into<String>) -> Self {
+                    self.common_name = Some(value.into());
+                    self
+                }
+                /// Sets `dnsNames`.
+                pub fn dns_names(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.dns_names = Some(value.into());
+                    self
+                }
+                /// Sets `duration`.
+                pub fn duration(mut self, value: impl Into<String>) -> Self {
+                    self.duration = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Certificate` objects from an informer's cache (lister-gen's `CertificateLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[allow(deprecated)]
+            #[derive(Clone, Debug)]
+            pub struct CertificateLister(
+                ::kube_codegen_runtime::cache::Lister<Certificate>,
+            );
+            #[allow(deprecated)]
+            impl CertificateLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Certificate>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Certificate>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `certificates` of one namespace.
+                pub fn certificates(
+                    &self,
+                    namespace: &str,
+                ) -> CertificateNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Certificate` objects of one namespace from an informer's cache.
+            #[allow(deprecated)]
+            pub type CertificateNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Certificate,
+            >;
+            /// The shared informer of `Certificate` (informer-gen's `CertificateInformer`): one per factory, its cache read through [`CertificateLister`].
+            #[allow(deprecated)]
+            #[derive(Clone, Debug)]
+            pub struct CertificateInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Certificate>,
+            );
+            #[allow(deprecated)]
+            impl CertificateInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        Certificate,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Certificate> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> CertificateLister {
+                    CertificateLister::new(self.0.lister())
+                }
+            }
         }
         #[allow(deprecated)]
-        pub use self::certificate::Certificate;
+        pub use self::certificate::*;
+        /// Typed clients of `multiversion.example.com/v1beta1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct MultiversionV1beta1Client {
+            client: ::kube::Client,
+        }
+        impl MultiversionV1beta1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `certificates` in `namespace`: every verb.
+            #[allow(deprecated)]
+            pub fn certificates(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Certificate> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `certificates` in every namespace: list and watch.
+            #[allow(deprecated)]
+            pub fn certificates_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Certificate> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `multiversion.example.com/v1beta1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct MultiversionV1beta1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl MultiversionV1beta1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `certificates`.
+            #[allow(deprecated)]
+            pub fn certificates(&self) -> CertificateInformer {
+                CertificateInformer::new(self.factory.informer_for::<Certificate>())
+            }
+        }
     }
     /// Version `v2alpha1` of `multiversion.example.com`.
     pub mod v2alpha1 {
@@ -405,7 +991,278 @@ pub mod multiversion {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub organizations: Option<Vec<String>>,
             }
+            /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct CertificateApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<CertificateSpecApply>,
+            }
+            impl CertificateApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Certificate as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Certificate as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for CertificateApply {
+                type Resource = Certificate;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CertificateSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub subject: Option<CertificateSpecSubjectApply>,
+            }
+            impl CertificateSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `subject`.
+                pub fn subject(
+                    mut self,
+                    value: impl Into<CertificateSpecSubjectApply>,
+                ) -> Self {
+                    self.subject = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`CertificateSpecSubject`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct CertificateSpecSubjectApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub organizations: Option<Vec<String>>,
+            }
+            impl CertificateSpecSubjectApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `organizations`.
+                pub fn organizations(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.organizations = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Certificate` objects from an informer's cache (lister-gen's `CertificateLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct CertificateLister(
+                ::kube_codegen_runtime::cache::Lister<Certificate>,
+            );
+            impl CertificateLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Certificate>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Certificate>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `certificates` of one namespace.
+                pub fn certificates(
+                    &self,
+                    namespace: &str,
+                ) -> CertificateNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Certificate` objects of one namespace from an informer's cache.
+            pub type CertificateNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Certificate,
+            >;
+            /// The shared informer of `Certificate` (informer-gen's `CertificateInformer`): one per factory, its cache read through [`CertificateLister`].
+            #[derive(Clone, Debug)]
+            pub struct CertificateInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Certificate>,
+            );
+            impl CertificateInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        Certificate,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Certificate> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> CertificateLister {
+                    CertificateLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::certificate::Certificate;
+        pub use self::certificate::*;
+        /// Typed clients of `multiversion.example.com/v2alpha1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct MultiversionV2alpha1Client {
+            client: ::kube::Client,
+        }
+        impl MultiversionV2alpha1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `certificates` in `namespace`: every verb.
+            pub fn certificates(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Certificate> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `certificates` in every namespace: list and watch.
+            pub fn certificates_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Certificate> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `multiversion.example.com/v2alpha1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct MultiversionV2alpha1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl MultiversionV2alpha1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `certificates`.
+            pub fn certificates(&self) -> CertificateInformer {
+                CertificateInformer::new(self.factory.informer_for::<Certificate>())
+            }
+        }
+    }
+    /// Shared informers of the `multiversion.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct MultiversionInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl MultiversionInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::MultiversionV1Informers {
+            self::v1::MultiversionV1Informers::new(&self.factory)
+        }
+        /// Informers of `v1alpha1`.
+        pub fn v1alpha1(&self) -> self::v1alpha1::MultiversionV1alpha1Informers {
+            self::v1alpha1::MultiversionV1alpha1Informers::new(&self.factory)
+        }
+        /// Informers of `v1beta1`.
+        pub fn v1beta1(&self) -> self::v1beta1::MultiversionV1beta1Informers {
+            self::v1beta1::MultiversionV1beta1Informers::new(&self.factory)
+        }
+        /// Informers of `v2alpha1`.
+        pub fn v2alpha1(&self) -> self::v2alpha1::MultiversionV2alpha1Informers {
+            self::v2alpha1::MultiversionV2alpha1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `multiversion.example.com/v1`.
+    pub fn multiversion_v1(&self) -> self::multiversion::v1::MultiversionV1Client {
+        self::multiversion::v1::MultiversionV1Client::new(self.client.clone())
+    }
+    /// Typed clients of `multiversion.example.com/v1alpha1`.
+    pub fn multiversion_v1alpha1(
+        &self,
+    ) -> self::multiversion::v1alpha1::MultiversionV1alpha1Client {
+        self::multiversion::v1alpha1::MultiversionV1alpha1Client::new(
+            self.client.clone(),
+        )
+    }
+    /// Typed clients of `multiversion.example.com/v1beta1`.
+    pub fn multiversion_v1beta1(
+        &self,
+    ) -> self::multiversion::v1beta1::MultiversionV1beta1Client {
+        self::multiversion::v1beta1::MultiversionV1beta1Client::new(self.client.clone())
+    }
+    /// Typed clients of `multiversion.example.com/v2alpha1`.
+    pub fn multiversion_v2alpha1(
+        &self,
+    ) -> self::multiversion::v2alpha1::MultiversionV2alpha1Client {
+        self::multiversion::v2alpha1::MultiversionV2alpha1Client::new(
+            self.client.clone(),
+        )
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `multiversion.example.com` group.
+    fn multiversion(&self) -> self::multiversion::MultiversionInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn multiversion(&self) -> self::multiversion::MultiversionInformers {
+        self::multiversion::MultiversionInformers::new(self)
     }
 }

@@ -284,7 +284,535 @@ pub mod collisions {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub expires: Option<String>,
             }
+            /// Server-side apply configuration of [`Gateway`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct GatewayApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<GatewaySpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<GatewayStatusApply>,
+            }
+            impl GatewayApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Gateway as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Gateway as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<GatewaySpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(mut self, value: impl Into<GatewayStatusApply>) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for GatewayApply {
+                type Resource = Gateway;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`GatewaySpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub gateway: Option<GatewaySpecGatewayApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub list: Option<GatewaySpecListApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub listeners: Option<Vec<GatewaySpecListenersApply>>,
+                #[serde(
+                    rename = "listenersItem",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub listeners_item: Option<GatewaySpecListenersItem2Apply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<GatewaySpecSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<GatewaySpecStatusApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub tls: Option<GatewaySpecTlsApply>,
+                #[serde(rename = "tlsConfig", skip_serializing_if = "Option::is_none")]
+                pub tls_config: Option<GatewaySpecTlsConfig2Apply>,
+            }
+            impl GatewaySpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `gateway`.
+                pub fn gateway(
+                    mut self,
+                    value: impl Into<GatewaySpecGatewayApply>,
+                ) -> Self {
+                    self.gateway = Some(value.into());
+                    self
+                }
+                /// Sets `list`.
+                pub fn list(mut self, value: impl Into<GatewaySpecListApply>) -> Self {
+                    self.list = Some(value.into());
+                    self
+                }
+                /// Sets `listeners`.
+                pub fn listeners(
+                    mut self,
+                    value: impl Into<Vec<GatewaySpecListenersApply>>,
+                ) -> Self {
+                    self.listeners = Some(value.into());
+                    self
+                }
+                /// Sets `listenersItem`.
+                pub fn listeners_item(
+                    mut self,
+                    value: impl Into<GatewaySpecListenersItem2Apply>,
+                ) -> Self {
+                    self.listeners_item = Some(value.into());
+                    self
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<GatewaySpecSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(
+                    mut self,
+                    value: impl Into<GatewaySpecStatusApply>,
+                ) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+                /// Sets `tls`.
+                pub fn tls(mut self, value: impl Into<GatewaySpecTlsApply>) -> Self {
+                    self.tls = Some(value.into());
+                    self
+                }
+                /// Sets `tlsConfig`.
+                pub fn tls_config(
+                    mut self,
+                    value: impl Into<GatewaySpecTlsConfig2Apply>,
+                ) -> Self {
+                    self.tls_config = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecGateway`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecGatewayApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+            }
+            impl GatewaySpecGatewayApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecList`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecListApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub entries: Option<Vec<String>>,
+            }
+            impl GatewaySpecListApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `entries`.
+                pub fn entries(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.entries = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecListeners`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecListenersApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub item: Option<GatewaySpecListenersItemApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+            }
+            impl GatewaySpecListenersApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `item`.
+                pub fn item(
+                    mut self,
+                    value: impl Into<GatewaySpecListenersItemApply>,
+                ) -> Self {
+                    self.item = Some(value.into());
+                    self
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecListenersItem2`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecListenersItem2Apply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub note: Option<String>,
+            }
+            impl GatewaySpecListenersItem2Apply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `note`.
+                pub fn note(mut self, value: impl Into<String>) -> Self {
+                    self.note = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecListenersItem`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecListenersItemApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub port: Option<i64>,
+            }
+            impl GatewaySpecListenersItemApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `port`.
+                pub fn port(mut self, value: impl Into<i64>) -> Self {
+                    self.port = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<GatewaySpecSpecSpecApply>,
+            }
+            impl GatewaySpecSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `spec`.
+                pub fn spec(
+                    mut self,
+                    value: impl Into<GatewaySpecSpecSpecApply>,
+                ) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecSpecSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecSpecSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub value: Option<String>,
+            }
+            impl GatewaySpecSpecSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `value`.
+                pub fn value(mut self, value: impl Into<String>) -> Self {
+                    self.value = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecStatusApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub wanted: Option<String>,
+            }
+            impl GatewaySpecStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `wanted`.
+                pub fn wanted(mut self, value: impl Into<String>) -> Self {
+                    self.wanted = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecTls`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecTlsApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub config: Option<GatewaySpecTlsConfigApply>,
+            }
+            impl GatewaySpecTlsApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `config`.
+                pub fn config(
+                    mut self,
+                    value: impl Into<GatewaySpecTlsConfigApply>,
+                ) -> Self {
+                    self.config = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecTlsConfig2`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecTlsConfig2Apply {
+                #[serde(rename = "minVersion", skip_serializing_if = "Option::is_none")]
+                pub min_version: Option<String>,
+            }
+            impl GatewaySpecTlsConfig2Apply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `minVersion`.
+                pub fn min_version(mut self, value: impl Into<String>) -> Self {
+                    self.min_version = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewaySpecTlsConfig`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewaySpecTlsConfigApply {
+                #[serde(
+                    rename = "cipherSuites",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub cipher_suites: Option<Vec<String>>,
+            }
+            impl GatewaySpecTlsConfigApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `cipherSuites`.
+                pub fn cipher_suites(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.cipher_suites = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewayStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewayStatusApply {
+                #[serde(rename = "tlsConfig", skip_serializing_if = "Option::is_none")]
+                pub tls_config: Option<GatewayStatusTlsConfigApply>,
+            }
+            impl GatewayStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `tlsConfig`.
+                pub fn tls_config(
+                    mut self,
+                    value: impl Into<GatewayStatusTlsConfigApply>,
+                ) -> Self {
+                    self.tls_config = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`GatewayStatusTlsConfig`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct GatewayStatusTlsConfigApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub expires: Option<String>,
+            }
+            impl GatewayStatusTlsConfigApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `expires`.
+                pub fn expires(mut self, value: impl Into<String>) -> Self {
+                    self.expires = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Gateway` objects from an informer's cache (lister-gen's `GatewayLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct GatewayLister(::kube_codegen_runtime::cache::Lister<Gateway>);
+            impl GatewayLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Gateway>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Gateway>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `gateways` of one namespace.
+                pub fn gateways(&self, namespace: &str) -> GatewayNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Gateway` objects of one namespace from an informer's cache.
+            pub type GatewayNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Gateway,
+            >;
+            /// The shared informer of `Gateway` (informer-gen's `GatewayInformer`): one per factory, its cache read through [`GatewayLister`].
+            #[derive(Clone, Debug)]
+            pub struct GatewayInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Gateway>,
+            );
+            impl GatewayInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Gateway>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Gateway> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> GatewayLister {
+                    GatewayLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::gateway::Gateway;
+        pub use self::gateway::*;
+        /// Typed clients of `collisions.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct CollisionsV1Client {
+            client: ::kube::Client,
+        }
+        impl CollisionsV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `gateways` in `namespace`: every verb.
+            pub fn gateways(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Gateway> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `gateways` in every namespace: list and watch.
+            pub fn gateways_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Gateway> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `collisions.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct CollisionsV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl CollisionsV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `gateways`.
+            pub fn gateways(&self) -> GatewayInformer {
+                GatewayInformer::new(self.factory.informer_for::<Gateway>())
+            }
+        }
+    }
+    /// Shared informers of the `collisions.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct CollisionsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl CollisionsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::CollisionsV1Informers {
+            self::v1::CollisionsV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `collisions.example.com/v1`.
+    pub fn collisions_v1(&self) -> self::collisions::v1::CollisionsV1Client {
+        self::collisions::v1::CollisionsV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `collisions.example.com` group.
+    fn collisions(&self) -> self::collisions::CollisionsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn collisions(&self) -> self::collisions::CollisionsInformers {
+        self::collisions::CollisionsInformers::new(self)
     }
 }

@@ -162,7 +162,289 @@ pub mod nullable {
             {
                 <Option<T> as ::serde::Deserialize>::deserialize(d).map(Some)
             }
+            /// Server-side apply configuration of [`Lease`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct LeaseApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<LeaseSpecApply>,
+            }
+            impl LeaseApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Lease as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Lease as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<LeaseSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for LeaseApply {
+                type Resource = Lease;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`LeaseSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct LeaseSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub candidates: Option<Vec<String>>,
+                #[serde(
+                    rename = "durationSeconds",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub duration_seconds: Option<i32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub holder: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub labels: Option<::std::collections::BTreeMap<String, String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub notes: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub owner: Option<LeaseSpecOwnerApply>,
+                #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
+                pub renew_time: Option<String>,
+            }
+            impl LeaseSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `candidates`.
+                pub fn candidates(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.candidates = Some(value.into());
+                    self
+                }
+                /// Sets `durationSeconds`.
+                pub fn duration_seconds(mut self, value: impl Into<i32>) -> Self {
+                    self.duration_seconds = Some(value.into());
+                    self
+                }
+                /// Sets `holder`.
+                pub fn holder(mut self, value: impl Into<String>) -> Self {
+                    self.holder = Some(value.into());
+                    self
+                }
+                /// Sets `labels`.
+                pub fn labels(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, String>>,
+                ) -> Self {
+                    self.labels = Some(value.into());
+                    self
+                }
+                /// Sets `notes`.
+                pub fn notes(mut self, value: impl Into<String>) -> Self {
+                    self.notes = Some(value.into());
+                    self
+                }
+                /// Sets `owner`.
+                pub fn owner(mut self, value: impl Into<LeaseSpecOwnerApply>) -> Self {
+                    self.owner = Some(value.into());
+                    self
+                }
+                /// Sets `renewTime`.
+                pub fn renew_time(mut self, value: impl Into<String>) -> Self {
+                    self.renew_time = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`LeaseSpecOwner`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct LeaseSpecOwnerApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub uid: Option<String>,
+            }
+            impl LeaseSpecOwnerApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+                /// Sets `uid`.
+                pub fn uid(mut self, value: impl Into<String>) -> Self {
+                    self.uid = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Lease` objects from an informer's cache (lister-gen's `LeaseLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct LeaseLister(::kube_codegen_runtime::cache::Lister<Lease>);
+            impl LeaseLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Lease>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Lease>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `leases` of one namespace.
+                pub fn leases(&self, namespace: &str) -> LeaseNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Lease` objects of one namespace from an informer's cache.
+            pub type LeaseNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Lease,
+            >;
+            /// The shared informer of `Lease` (informer-gen's `LeaseInformer`): one per factory, its cache read through [`LeaseLister`].
+            #[derive(Clone, Debug)]
+            pub struct LeaseInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Lease>,
+            );
+            impl LeaseInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Lease>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Lease> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> LeaseLister {
+                    LeaseLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::lease::Lease;
+        pub use self::lease::*;
+        /// Typed clients of `nullable.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct NullableV1Client {
+            client: ::kube::Client,
+        }
+        impl NullableV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `leases` in `namespace`: every verb.
+            pub fn leases(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Lease> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `leases` in every namespace: list and watch.
+            pub fn leases_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Lease> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `nullable.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct NullableV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl NullableV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `leases`.
+            pub fn leases(&self) -> LeaseInformer {
+                LeaseInformer::new(self.factory.informer_for::<Lease>())
+            }
+        }
+    }
+    /// Shared informers of the `nullable.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct NullableInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl NullableInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::NullableV1Informers {
+            self::v1::NullableV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `nullable.example.com/v1`.
+    pub fn nullable_v1(&self) -> self::nullable::v1::NullableV1Client {
+        self::nullable::v1::NullableV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `nullable.example.com` group.
+    fn nullable(&self) -> self::nullable::NullableInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn nullable(&self) -> self::nullable::NullableInformers {
+        self::nullable::NullableInformers::new(self)
     }
 }

@@ -143,7 +143,303 @@ pub mod oneof {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub region: Option<String>,
             }
+            /// Server-side apply configuration of [`DataSource`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct DataSourceApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<DataSourceSpecApply>,
+            }
+            impl DataSourceApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <DataSource as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <DataSource as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<DataSourceSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for DataSourceApply {
+                type Resource = DataSource;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`DataSourceSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct DataSourceSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub gcs: Option<DataSourceSpecGcsApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub http: Option<DataSourceSpecHttpApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub s3: Option<DataSourceSpecS3Apply>,
+            }
+            impl DataSourceSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `gcs`.
+                pub fn gcs(mut self, value: impl Into<DataSourceSpecGcsApply>) -> Self {
+                    self.gcs = Some(value.into());
+                    self
+                }
+                /// Sets `http`.
+                pub fn http(
+                    mut self,
+                    value: impl Into<DataSourceSpecHttpApply>,
+                ) -> Self {
+                    self.http = Some(value.into());
+                    self
+                }
+                /// Sets `s3`.
+                pub fn s3(mut self, value: impl Into<DataSourceSpecS3Apply>) -> Self {
+                    self.s3 = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`DataSourceSpecGcs`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct DataSourceSpecGcsApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub bucket: Option<String>,
+            }
+            impl DataSourceSpecGcsApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `bucket`.
+                pub fn bucket(mut self, value: impl Into<String>) -> Self {
+                    self.bucket = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`DataSourceSpecHttp`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct DataSourceSpecHttpApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub url: Option<String>,
+                #[serde(rename = "urlFrom", skip_serializing_if = "Option::is_none")]
+                pub url_from: Option<String>,
+            }
+            impl DataSourceSpecHttpApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `url`.
+                pub fn url(mut self, value: impl Into<String>) -> Self {
+                    self.url = Some(value.into());
+                    self
+                }
+                /// Sets `urlFrom`.
+                pub fn url_from(mut self, value: impl Into<String>) -> Self {
+                    self.url_from = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`DataSourceSpecS3`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct DataSourceSpecS3Apply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub bucket: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub region: Option<String>,
+            }
+            impl DataSourceSpecS3Apply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `bucket`.
+                pub fn bucket(mut self, value: impl Into<String>) -> Self {
+                    self.bucket = Some(value.into());
+                    self
+                }
+                /// Sets `region`.
+                pub fn region(mut self, value: impl Into<String>) -> Self {
+                    self.region = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `DataSource` objects from an informer's cache (lister-gen's `DataSourceLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct DataSourceLister(
+                ::kube_codegen_runtime::cache::Lister<DataSource>,
+            );
+            impl DataSourceLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<DataSource>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<DataSource>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `datasources` of one namespace.
+                pub fn datasources(&self, namespace: &str) -> DataSourceNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `DataSource` objects of one namespace from an informer's cache.
+            pub type DataSourceNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                DataSource,
+            >;
+            /// The shared informer of `DataSource` (informer-gen's `DataSourceInformer`): one per factory, its cache read through [`DataSourceLister`].
+            #[derive(Clone, Debug)]
+            pub struct DataSourceInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<DataSource>,
+            );
+            impl DataSourceInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        DataSource,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<DataSource> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> DataSourceLister {
+                    DataSourceLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::data_source::DataSource;
+        pub use self::data_source::*;
+        /// Typed clients of `oneof.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct OneofV1Client {
+            client: ::kube::Client,
+        }
+        impl OneofV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `datasources` in `namespace`: every verb.
+            pub fn datasources(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<DataSource> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `datasources` in every namespace: list and watch.
+            pub fn datasources_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<DataSource> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `oneof.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct OneofV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl OneofV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `datasources`.
+            pub fn datasources(&self) -> DataSourceInformer {
+                DataSourceInformer::new(self.factory.informer_for::<DataSource>())
+            }
+        }
+    }
+    /// Shared informers of the `oneof.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct OneofInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl OneofInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::OneofV1Informers {
+            self::v1::OneofV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `oneof.example.com/v1`.
+    pub fn oneof_v1(&self) -> self::oneof::v1::OneofV1Client {
+        self::oneof::v1::OneofV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `oneof.example.com` group.
+    fn oneof(&self) -> self::oneof::OneofInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn oneof(&self) -> self::oneof::OneofInformers {
+        self::oneof::OneofInformers::new(self)
     }
 }

@@ -114,7 +114,237 @@ pub mod untagged {
                 String(String),
                 Array(Vec<String>),
             }
+            /// Server-side apply configuration of [`Setting`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct SettingApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<SettingSpecApply>,
+            }
+            impl SettingApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Setting as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Setting as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<SettingSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for SettingApply {
+                type Resource = Setting;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`SettingSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct SettingSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub selector: Option<SettingSpecSelector>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub threshold: Option<SettingSpecThreshold>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub value: Option<SettingSpecValue>,
+            }
+            impl SettingSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `selector`.
+                pub fn selector(
+                    mut self,
+                    value: impl Into<SettingSpecSelector>,
+                ) -> Self {
+                    self.selector = Some(value.into());
+                    self
+                }
+                /// Sets `threshold`.
+                pub fn threshold(
+                    mut self,
+                    value: impl Into<SettingSpecThreshold>,
+                ) -> Self {
+                    self.threshold = Some(value.into());
+                    self
+                }
+                /// Sets `value`.
+                pub fn value(mut self, value: impl Into<SettingSpecValue>) -> Self {
+                    self.value = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Setting` objects from an informer's cache (lister-gen's `SettingLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct SettingLister(::kube_codegen_runtime::cache::Lister<Setting>);
+            impl SettingLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Setting>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Setting>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `settings` of one namespace.
+                pub fn settings(&self, namespace: &str) -> SettingNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Setting` objects of one namespace from an informer's cache.
+            pub type SettingNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Setting,
+            >;
+            /// The shared informer of `Setting` (informer-gen's `SettingInformer`): one per factory, its cache read through [`SettingLister`].
+            #[derive(Clone, Debug)]
+            pub struct SettingInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Setting>,
+            );
+            impl SettingInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Setting>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Setting> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> SettingLister {
+                    SettingLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::setting::Setting;
+        pub use self::setting::*;
+        /// Typed clients of `untagged.example.com/v1alpha1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct UntaggedV1alpha1Client {
+            client: ::kube::Client,
+        }
+        impl UntaggedV1alpha1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `settings` in `namespace`: every verb.
+            pub fn settings(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Setting> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `settings` in every namespace: list and watch.
+            pub fn settings_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Setting> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `untagged.example.com/v1alpha1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct UntaggedV1alpha1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl UntaggedV1alpha1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `settings`.
+            pub fn settings(&self) -> SettingInformer {
+                SettingInformer::new(self.factory.informer_for::<Setting>())
+            }
+        }
+    }
+    /// Shared informers of the `untagged.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct UntaggedInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl UntaggedInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1alpha1`.
+        pub fn v1alpha1(&self) -> self::v1alpha1::UntaggedV1alpha1Informers {
+            self::v1alpha1::UntaggedV1alpha1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `untagged.example.com/v1alpha1`.
+    pub fn untagged_v1alpha1(&self) -> self::untagged::v1alpha1::UntaggedV1alpha1Client {
+        self::untagged::v1alpha1::UntaggedV1alpha1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `untagged.example.com` group.
+    fn untagged(&self) -> self::untagged::UntaggedInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn untagged(&self) -> self::untagged::UntaggedInformers {
+        self::untagged::UntaggedInformers::new(self)
     }
 }

@@ -134,7 +134,297 @@ pub mod preserve {
                     ::serde_json::Value,
                 >,
             }
+            /// Server-side apply configuration of [`PluginConfig`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct PluginConfigApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<
+                    ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<PluginConfigStatusApply>,
+            }
+            impl PluginConfigApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <PluginConfig as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <PluginConfig as ::k8s_openapi::Resource>::KIND
+                            .to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<String, ::serde_json::Value>,
+                    >,
+                ) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(
+                    mut self,
+                    value: impl Into<PluginConfigStatusApply>,
+                ) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for PluginConfigApply {
+                type Resource = PluginConfig;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`PluginConfigStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct PluginConfigStatusApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub details: Option<::serde_json::Value>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub history: Option<
+                    Vec<::std::collections::BTreeMap<String, ::serde_json::Value>>,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub summary: Option<PluginConfigStatusSummaryApply>,
+            }
+            impl PluginConfigStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `details`.
+                pub fn details(mut self, value: impl Into<::serde_json::Value>) -> Self {
+                    self.details = Some(value.into());
+                    self
+                }
+                /// Sets `history`.
+                pub fn history(
+                    mut self,
+                    value: impl Into<
+                        Vec<::std::collections::BTreeMap<String, ::serde_json::Value>>,
+                    >,
+                ) -> Self {
+                    self.history = Some(value.into());
+                    self
+                }
+                /// Sets `summary`.
+                pub fn summary(
+                    mut self,
+                    value: impl Into<PluginConfigStatusSummaryApply>,
+                ) -> Self {
+                    self.summary = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`PluginConfigStatusSummary`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct PluginConfigStatusSummaryApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub healthy: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub message: Option<String>,
+                /// Fields the schema does not declare.
+                #[serde(flatten)]
+                pub extra_fields: ::std::collections::BTreeMap<
+                    String,
+                    ::serde_json::Value,
+                >,
+            }
+            impl PluginConfigStatusSummaryApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `healthy`.
+                pub fn healthy(mut self, value: impl Into<bool>) -> Self {
+                    self.healthy = Some(value.into());
+                    self
+                }
+                /// Sets `message`.
+                pub fn message(mut self, value: impl Into<String>) -> Self {
+                    self.message = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `PluginConfig` objects from an informer's cache (lister-gen's `PluginConfigLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct PluginConfigLister(
+                ::kube_codegen_runtime::cache::Lister<PluginConfig>,
+            );
+            impl PluginConfigLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<PluginConfig>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<PluginConfig>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `pluginconfigs` of one namespace.
+                pub fn pluginconfigs(
+                    &self,
+                    namespace: &str,
+                ) -> PluginConfigNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `PluginConfig` objects of one namespace from an informer's cache.
+            pub type PluginConfigNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                PluginConfig,
+            >;
+            /// The shared informer of `PluginConfig` (informer-gen's `PluginConfigInformer`): one per factory, its cache read through [`PluginConfigLister`].
+            #[derive(Clone, Debug)]
+            pub struct PluginConfigInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<PluginConfig>,
+            );
+            impl PluginConfigInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        PluginConfig,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<PluginConfig> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> PluginConfigLister {
+                    PluginConfigLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::plugin_config::PluginConfig;
+        pub use self::plugin_config::*;
+        /// Typed clients of `preserve.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct PreserveV1Client {
+            client: ::kube::Client,
+        }
+        impl PreserveV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `pluginconfigs` in `namespace`: every verb.
+            pub fn pluginconfigs(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<PluginConfig> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `pluginconfigs` in every namespace: list and watch.
+            pub fn pluginconfigs_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<PluginConfig> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `preserve.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct PreserveV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl PreserveV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `pluginconfigs`.
+            pub fn pluginconfigs(&self) -> PluginConfigInformer {
+                PluginConfigInformer::new(self.factory.informer_for::<PluginConfig>())
+            }
+        }
+    }
+    /// Shared informers of the `preserve.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct PreserveInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl PreserveInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::PreserveV1Informers {
+            self::v1::PreserveV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `preserve.example.com/v1`.
+    pub fn preserve_v1(&self) -> self::preserve::v1::PreserveV1Client {
+        self::preserve::v1::PreserveV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `preserve.example.com` group.
+    fn preserve(&self) -> self::preserve::PreserveInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn preserve(&self) -> self::preserve::PreserveInformers {
+        self::preserve::PreserveInformers::new(self)
     }
 }

@@ -159,7 +159,279 @@ pub mod enums {
                 #[serde(untagged)]
                 Other(String),
             }
+            /// Server-side apply configuration of [`Rollout`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct RolloutApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<RolloutSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<RolloutStatusApply>,
+            }
+            impl RolloutApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Rollout as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Rollout as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<RolloutSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(mut self, value: impl Into<RolloutStatusApply>) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for RolloutApply {
+                type Resource = Rollout;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`RolloutSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct RolloutSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub channels: Option<Vec<RolloutSpecChannels>>,
+                #[serde(rename = "modeByZone", skip_serializing_if = "Option::is_none")]
+                pub mode_by_zone: Option<
+                    ::std::collections::BTreeMap<String, RolloutSpecModeByZone>,
+                >,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub strategy: Option<RolloutSpecStrategy>,
+                #[serde(rename = "tlsVersion", skip_serializing_if = "Option::is_none")]
+                pub tls_version: Option<RolloutSpecTlsVersion>,
+            }
+            impl RolloutSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `channels`.
+                pub fn channels(
+                    mut self,
+                    value: impl Into<Vec<RolloutSpecChannels>>,
+                ) -> Self {
+                    self.channels = Some(value.into());
+                    self
+                }
+                /// Sets `modeByZone`.
+                pub fn mode_by_zone(
+                    mut self,
+                    value: impl Into<
+                        ::std::collections::BTreeMap<String, RolloutSpecModeByZone>,
+                    >,
+                ) -> Self {
+                    self.mode_by_zone = Some(value.into());
+                    self
+                }
+                /// Sets `strategy`.
+                pub fn strategy(
+                    mut self,
+                    value: impl Into<RolloutSpecStrategy>,
+                ) -> Self {
+                    self.strategy = Some(value.into());
+                    self
+                }
+                /// Sets `tlsVersion`.
+                pub fn tls_version(
+                    mut self,
+                    value: impl Into<RolloutSpecTlsVersion>,
+                ) -> Self {
+                    self.tls_version = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`RolloutStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct RolloutStatusApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub phase: Option<RolloutStatusPhase>,
+            }
+            impl RolloutStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `phase`.
+                pub fn phase(mut self, value: impl Into<RolloutStatusPhase>) -> Self {
+                    self.phase = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Rollout` objects from an informer's cache (lister-gen's `RolloutLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct RolloutLister(::kube_codegen_runtime::cache::Lister<Rollout>);
+            impl RolloutLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Rollout>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Rollout>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `rollouts` of one namespace.
+                pub fn rollouts(&self, namespace: &str) -> RolloutNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Rollout` objects of one namespace from an informer's cache.
+            pub type RolloutNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Rollout,
+            >;
+            /// The shared informer of `Rollout` (informer-gen's `RolloutInformer`): one per factory, its cache read through [`RolloutLister`].
+            #[derive(Clone, Debug)]
+            pub struct RolloutInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Rollout>,
+            );
+            impl RolloutInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Rollout>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Rollout> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> RolloutLister {
+                    RolloutLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::rollout::Rollout;
+        pub use self::rollout::*;
+        /// Typed clients of `enums.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct EnumsV1Client {
+            client: ::kube::Client,
+        }
+        impl EnumsV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `rollouts` in `namespace`: every verb.
+            pub fn rollouts(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Rollout> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `rollouts` in every namespace: list and watch.
+            pub fn rollouts_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Rollout> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `enums.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct EnumsV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl EnumsV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `rollouts`.
+            pub fn rollouts(&self) -> RolloutInformer {
+                RolloutInformer::new(self.factory.informer_for::<Rollout>())
+            }
+        }
+    }
+    /// Shared informers of the `enums.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct EnumsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl EnumsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::EnumsV1Informers {
+            self::v1::EnumsV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `enums.example.com/v1`.
+    pub fn enums_v1(&self) -> self::enums::v1::EnumsV1Client {
+        self::enums::v1::EnumsV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `enums.example.com` group.
+    fn enums(&self) -> self::enums::EnumsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn enums(&self) -> self::enums::EnumsInformers {
+        self::enums::EnumsInformers::new(self)
     }
 }

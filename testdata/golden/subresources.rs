@@ -165,7 +165,346 @@ pub mod scaling {
                 #[serde(untagged)]
                 Other(String),
             }
+            /// Server-side apply configuration of [`WorkerPool`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct WorkerPoolApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<WorkerPoolSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<WorkerPoolStatusApply>,
+            }
+            impl WorkerPoolApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <WorkerPool as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <WorkerPool as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<WorkerPoolSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(
+                    mut self,
+                    value: impl Into<WorkerPoolStatusApply>,
+                ) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for WorkerPoolApply {
+                type Resource = WorkerPool;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`WorkerPoolSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct WorkerPoolSpecApply {
+                #[serde(rename = "machineType", skip_serializing_if = "Option::is_none")]
+                pub machine_type: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+            }
+            impl WorkerPoolSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `machineType`.
+                pub fn machine_type(mut self, value: impl Into<String>) -> Self {
+                    self.machine_type = Some(value.into());
+                    self
+                }
+                /// Sets `replicas`.
+                pub fn replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.replicas = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`WorkerPoolStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct WorkerPoolStatusApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub conditions: Option<Vec<WorkerPoolStatusConditionsApply>>,
+                #[serde(
+                    rename = "readyReplicas",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub ready_replicas: Option<i32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub selector: Option<String>,
+            }
+            impl WorkerPoolStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `conditions`.
+                pub fn conditions(
+                    mut self,
+                    value: impl Into<Vec<WorkerPoolStatusConditionsApply>>,
+                ) -> Self {
+                    self.conditions = Some(value.into());
+                    self
+                }
+                /// Sets `readyReplicas`.
+                pub fn ready_replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.ready_replicas = Some(value.into());
+                    self
+                }
+                /// Sets `replicas`.
+                pub fn replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.replicas = Some(value.into());
+                    self
+                }
+                /// Sets `selector`.
+                pub fn selector(mut self, value: impl Into<String>) -> Self {
+                    self.selector = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`WorkerPoolStatusConditions`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct WorkerPoolStatusConditionsApply {
+                #[serde(
+                    rename = "lastTransitionTime",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub last_transition_time: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub message: Option<String>,
+                #[serde(
+                    rename = "observedGeneration",
+                    skip_serializing_if = "Option::is_none"
+                )]
+                pub observed_generation: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub reason: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<WorkerPoolStatusConditionsStatus>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub r#type: Option<String>,
+            }
+            impl WorkerPoolStatusConditionsApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `lastTransitionTime`.
+                pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {
+                    self.last_transition_time = Some(value.into());
+                    self
+                }
+                /// Sets `message`.
+                pub fn message(mut self, value: impl Into<String>) -> Self {
+                    self.message = Some(value.into());
+                    self
+                }
+                /// Sets `observedGeneration`.
+                pub fn observed_generation(mut self, value: impl Into<i64>) -> Self {
+                    self.observed_generation = Some(value.into());
+                    self
+                }
+                /// Sets `reason`.
+                pub fn reason(mut self, value: impl Into<String>) -> Self {
+                    self.reason = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(
+                    mut self,
+                    value: impl Into<WorkerPoolStatusConditionsStatus>,
+                ) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+                /// Sets `type`.
+                pub fn r#type(mut self, value: impl Into<String>) -> Self {
+                    self.r#type = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::HasStatus for WorkerPool {}
+            impl ::kube_codegen_runtime::HasScale for WorkerPool {}
+            /// Reads `WorkerPool` objects from an informer's cache (lister-gen's `WorkerPoolLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct WorkerPoolLister(
+                ::kube_codegen_runtime::cache::Lister<WorkerPool>,
+            );
+            impl WorkerPoolLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<WorkerPool>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<WorkerPool>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `workerpools` of one namespace.
+                pub fn workerpools(&self, namespace: &str) -> WorkerPoolNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `WorkerPool` objects of one namespace from an informer's cache.
+            pub type WorkerPoolNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                WorkerPool,
+            >;
+            /// The shared informer of `WorkerPool` (informer-gen's `WorkerPoolInformer`): one per factory, its cache read through [`WorkerPoolLister`].
+            #[derive(Clone, Debug)]
+            pub struct WorkerPoolInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<WorkerPool>,
+            );
+            impl WorkerPoolInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        WorkerPool,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<WorkerPool> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> WorkerPoolLister {
+                    WorkerPoolLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::worker_pool::WorkerPool;
+        pub use self::worker_pool::*;
+        /// Typed clients of `scaling.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct ScalingV1Client {
+            client: ::kube::Client,
+        }
+        impl ScalingV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `workerpools` in `namespace`: every verb.
+            pub fn workerpools(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<WorkerPool> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `workerpools` in every namespace: list and watch.
+            pub fn workerpools_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<WorkerPool> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `scaling.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct ScalingV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl ScalingV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `workerpools`.
+            pub fn workerpools(&self) -> WorkerPoolInformer {
+                WorkerPoolInformer::new(self.factory.informer_for::<WorkerPool>())
+            }
+        }
+    }
+    /// Shared informers of the `scaling.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct ScalingInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl ScalingInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::ScalingV1Informers {
+            self::v1::ScalingV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `scaling.example.com/v1`.
+    pub fn scaling_v1(&self) -> self::scaling::v1::ScalingV1Client {
+        self::scaling::v1::ScalingV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `scaling.example.com` group.
+    fn scaling(&self) -> self::scaling::ScalingInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn scaling(&self) -> self::scaling::ScalingInformers {
+        self::scaling::ScalingInformers::new(self)
     }
 }

@@ -114,7 +114,283 @@ pub mod toplevel {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub enabled: Option<bool>,
             }
+            /// Server-side apply configuration of [`AccessRule`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct AccessRuleApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub data: Option<::std::collections::BTreeMap<String, String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub immutable: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub priority: Option<i32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub rules: Option<Vec<AccessRuleRulesApply>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<AccessRuleSpecApply>,
+            }
+            impl AccessRuleApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <AccessRule as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <AccessRule as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        data: None,
+                        immutable: None,
+                        priority: None,
+                        rules: None,
+                        spec: None,
+                    }
+                }
+                /// Sets `data`.
+                pub fn data(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, String>>,
+                ) -> Self {
+                    self.data = Some(value.into());
+                    self
+                }
+                /// Sets `immutable`.
+                pub fn immutable(mut self, value: impl Into<bool>) -> Self {
+                    self.immutable = Some(value.into());
+                    self
+                }
+                /// Sets `priority`.
+                pub fn priority(mut self, value: impl Into<i32>) -> Self {
+                    self.priority = Some(value.into());
+                    self
+                }
+                /// Sets `rules`.
+                pub fn rules(
+                    mut self,
+                    value: impl Into<Vec<AccessRuleRulesApply>>,
+                ) -> Self {
+                    self.rules = Some(value.into());
+                    self
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<AccessRuleSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for AccessRuleApply {
+                type Resource = AccessRule;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`AccessRuleRules`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct AccessRuleRulesApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub resources: Option<Vec<String>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub verbs: Option<Vec<String>>,
+            }
+            impl AccessRuleRulesApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `resources`.
+                pub fn resources(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.resources = Some(value.into());
+                    self
+                }
+                /// Sets `verbs`.
+                pub fn verbs(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.verbs = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`AccessRuleSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct AccessRuleSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub enabled: Option<bool>,
+            }
+            impl AccessRuleSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `enabled`.
+                pub fn enabled(mut self, value: impl Into<bool>) -> Self {
+                    self.enabled = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `AccessRule` objects from an informer's cache (lister-gen's `AccessRuleLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct AccessRuleLister(
+                ::kube_codegen_runtime::cache::Lister<AccessRule>,
+            );
+            impl AccessRuleLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<AccessRule>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<AccessRule>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `accessrules` of one namespace.
+                pub fn accessrules(&self, namespace: &str) -> AccessRuleNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `AccessRule` objects of one namespace from an informer's cache.
+            pub type AccessRuleNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                AccessRule,
+            >;
+            /// The shared informer of `AccessRule` (informer-gen's `AccessRuleInformer`): one per factory, its cache read through [`AccessRuleLister`].
+            #[derive(Clone, Debug)]
+            pub struct AccessRuleInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<AccessRule>,
+            );
+            impl AccessRuleInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        AccessRule,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<AccessRule> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> AccessRuleLister {
+                    AccessRuleLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::access_rule::AccessRule;
+        pub use self::access_rule::*;
+        /// Typed clients of `toplevel.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct ToplevelV1Client {
+            client: ::kube::Client,
+        }
+        impl ToplevelV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `accessrules` in `namespace`: every verb.
+            pub fn accessrules(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<AccessRule> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `accessrules` in every namespace: list and watch.
+            pub fn accessrules_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<AccessRule> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `toplevel.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct ToplevelV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl ToplevelV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `accessrules`.
+            pub fn accessrules(&self) -> AccessRuleInformer {
+                AccessRuleInformer::new(self.factory.informer_for::<AccessRule>())
+            }
+        }
+    }
+    /// Shared informers of the `toplevel.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct ToplevelInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl ToplevelInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::ToplevelV1Informers {
+            self::v1::ToplevelV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `toplevel.example.com/v1`.
+    pub fn toplevel_v1(&self) -> self::toplevel::v1::ToplevelV1Client {
+        self::toplevel::v1::ToplevelV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `toplevel.example.com` group.
+    fn toplevel(&self) -> self::toplevel::ToplevelInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn toplevel(&self) -> self::toplevel::ToplevelInformers {
+        self::toplevel::ToplevelInformers::new(self)
     }
 }

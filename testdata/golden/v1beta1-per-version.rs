@@ -87,8 +87,166 @@ pub mod legacyversions {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub size: Option<i64>,
             }
+            /// Server-side apply configuration of [`Queue`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct QueueApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<QueueSpecApply>,
+            }
+            impl QueueApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Queue as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Queue as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<QueueSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for QueueApply {
+                type Resource = Queue;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`QueueSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct QueueSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub size: Option<i64>,
+            }
+            impl QueueSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `size`.
+                pub fn size(mut self, value: impl Into<i64>) -> Self {
+                    self.size = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Queue` objects from an informer's cache (lister-gen's `QueueLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct QueueLister(::kube_codegen_runtime::cache::Lister<Queue>);
+            impl QueueLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Queue>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Queue>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `queues` of one namespace.
+                pub fn queues(&self, namespace: &str) -> QueueNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Queue` objects of one namespace from an informer's cache.
+            pub type QueueNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Queue,
+            >;
+            /// The shared informer of `Queue` (informer-gen's `QueueInformer`): one per factory, its cache read through [`QueueLister`].
+            #[derive(Clone, Debug)]
+            pub struct QueueInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Queue>,
+            );
+            impl QueueInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Queue>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Queue> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> QueueLister {
+                    QueueLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::queue::Queue;
+        pub use self::queue::*;
+        /// Typed clients of `legacyversions.example.com/v1alpha1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct LegacyversionsV1alpha1Client {
+            client: ::kube::Client,
+        }
+        impl LegacyversionsV1alpha1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `queues` in `namespace`: every verb.
+            pub fn queues(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Queue> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `queues` in every namespace: list and watch.
+            pub fn queues_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Queue> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `legacyversions.example.com/v1alpha1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct LegacyversionsV1alpha1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl LegacyversionsV1alpha1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `queues`.
+            pub fn queues(&self) -> QueueInformer {
+                QueueInformer::new(self.factory.informer_for::<Queue>())
+            }
+        }
     }
     /// Version `v1beta1` of `legacyversions.example.com`.
     pub mod v1beta1 {
@@ -199,7 +357,266 @@ pub mod legacyversions {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub depth: Option<i64>,
             }
+            /// Server-side apply configuration of [`Queue`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct QueueApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<QueueSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<QueueStatusApply>,
+            }
+            impl QueueApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Queue as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Queue as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<QueueSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(mut self, value: impl Into<QueueStatusApply>) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for QueueApply {
+                type Resource = Queue;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`QueueSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct QueueSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub capacity: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub durable: Option<bool>,
+            }
+            impl QueueSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `capacity`.
+                pub fn capacity(mut self, value: impl Into<i64>) -> Self {
+                    self.capacity = Some(value.into());
+                    self
+                }
+                /// Sets `durable`.
+                pub fn durable(mut self, value: impl Into<bool>) -> Self {
+                    self.durable = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`QueueStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct QueueStatusApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub depth: Option<i64>,
+            }
+            impl QueueStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `depth`.
+                pub fn depth(mut self, value: impl Into<i64>) -> Self {
+                    self.depth = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::HasStatus for Queue {}
+            /// Reads `Queue` objects from an informer's cache (lister-gen's `QueueLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct QueueLister(::kube_codegen_runtime::cache::Lister<Queue>);
+            impl QueueLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Queue>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Queue>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `queues` of one namespace.
+                pub fn queues(&self, namespace: &str) -> QueueNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Queue` objects of one namespace from an informer's cache.
+            pub type QueueNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Queue,
+            >;
+            /// The shared informer of `Queue` (informer-gen's `QueueInformer`): one per factory, its cache read through [`QueueLister`].
+            #[derive(Clone, Debug)]
+            pub struct QueueInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Queue>,
+            );
+            impl QueueInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Queue>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Queue> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> QueueLister {
+                    QueueLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::queue::Queue;
+        pub use self::queue::*;
+        /// Typed clients of `legacyversions.example.com/v1beta1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct LegacyversionsV1beta1Client {
+            client: ::kube::Client,
+        }
+        impl LegacyversionsV1beta1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `queues` in `namespace`: every verb.
+            pub fn queues(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Queue> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `queues` in every namespace: list and watch.
+            pub fn queues_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Queue> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `legacyversions.example.com/v1beta1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct LegacyversionsV1beta1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl LegacyversionsV1beta1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `queues`.
+            pub fn queues(&self) -> QueueInformer {
+                QueueInformer::new(self.factory.informer_for::<Queue>())
+            }
+        }
+    }
+    /// Shared informers of the `legacyversions.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct LegacyversionsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl LegacyversionsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1alpha1`.
+        pub fn v1alpha1(&self) -> self::v1alpha1::LegacyversionsV1alpha1Informers {
+            self::v1alpha1::LegacyversionsV1alpha1Informers::new(&self.factory)
+        }
+        /// Informers of `v1beta1`.
+        pub fn v1beta1(&self) -> self::v1beta1::LegacyversionsV1beta1Informers {
+            self::v1beta1::LegacyversionsV1beta1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `legacyversions.example.com/v1alpha1`.
+    pub fn legacyversions_v1alpha1(
+        &self,
+    ) -> self::legacyversions::v1alpha1::LegacyversionsV1alpha1Client {
+        self::legacyversions::v1alpha1::LegacyversionsV1alpha1Client::new(
+            self.client.clone(),
+        )
+    }
+    /// Typed clients of `legacyversions.example.com/v1beta1`.
+    pub fn legacyversions_v1beta1(
+        &self,
+    ) -> self::legacyversions::v1beta1::LegacyversionsV1beta1Client {
+        self::legacyversions::v1beta1::LegacyversionsV1beta1Client::new(
+            self.client.clone(),
+        )
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `legacyversions.example.com` group.
+    fn legacyversions(&self) -> self::legacyversions::LegacyversionsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn legacyversions(&self) -> self::legacyversions::LegacyversionsInformers {
+        self::legacyversions::LegacyversionsInformers::new(self)
     }
 }

@@ -122,7 +122,267 @@ pub mod legacy {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub replicas: Option<i32>,
             }
+            /// Server-side apply configuration of [`Database`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct DatabaseApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<DatabaseSpecApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub status: Option<DatabaseStatusApply>,
+            }
+            impl DatabaseApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Database as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Database as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                        status: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<DatabaseSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+                /// Sets `status`.
+                pub fn status(mut self, value: impl Into<DatabaseStatusApply>) -> Self {
+                    self.status = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for DatabaseApply {
+                type Resource = Database;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`DatabaseSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct DatabaseSpecApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub engine: Option<DatabaseSpecEngine>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+                #[serde(rename = "storageGB", skip_serializing_if = "Option::is_none")]
+                pub storage_gb: Option<i64>,
+            }
+            impl DatabaseSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `engine`.
+                pub fn engine(mut self, value: impl Into<DatabaseSpecEngine>) -> Self {
+                    self.engine = Some(value.into());
+                    self
+                }
+                /// Sets `replicas`.
+                pub fn replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.replicas = Some(value.into());
+                    self
+                }
+                /// Sets `storageGB`.
+                pub fn storage_gb(mut self, value: impl Into<i64>) -> Self {
+                    self.storage_gb = Some(value.into());
+                    self
+                }
+            }
+            /// Apply configuration of [`DatabaseStatus`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct DatabaseStatusApply {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub endpoint: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub replicas: Option<i32>,
+            }
+            impl DatabaseStatusApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `endpoint`.
+                pub fn endpoint(mut self, value: impl Into<String>) -> Self {
+                    self.endpoint = Some(value.into());
+                    self
+                }
+                /// Sets `replicas`.
+                pub fn replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.replicas = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::HasStatus for Database {}
+            impl ::kube_codegen_runtime::HasScale for Database {}
+            /// Reads `Database` objects from an informer's cache (lister-gen's `DatabaseLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct DatabaseLister(::kube_codegen_runtime::cache::Lister<Database>);
+            impl DatabaseLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Database>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Database>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `databases` of one namespace.
+                pub fn databases(&self, namespace: &str) -> DatabaseNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Database` objects of one namespace from an informer's cache.
+            pub type DatabaseNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Database,
+            >;
+            /// The shared informer of `Database` (informer-gen's `DatabaseInformer`): one per factory, its cache read through [`DatabaseLister`].
+            #[derive(Clone, Debug)]
+            pub struct DatabaseInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Database>,
+            );
+            impl DatabaseInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<
+                        Database,
+                    >,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Database> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> DatabaseLister {
+                    DatabaseLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::database::Database;
+        pub use self::database::*;
+        /// Typed clients of `legacy.example.com/v1beta1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct LegacyV1beta1Client {
+            client: ::kube::Client,
+        }
+        impl LegacyV1beta1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `databases` in `namespace`: every verb.
+            pub fn databases(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Database> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `databases` in every namespace: list and watch.
+            pub fn databases_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Database> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `legacy.example.com/v1beta1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct LegacyV1beta1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl LegacyV1beta1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `databases`.
+            pub fn databases(&self) -> DatabaseInformer {
+                DatabaseInformer::new(self.factory.informer_for::<Database>())
+            }
+        }
+    }
+    /// Shared informers of the `legacy.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct LegacyInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl LegacyInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1beta1`.
+        pub fn v1beta1(&self) -> self::v1beta1::LegacyV1beta1Informers {
+            self::v1beta1::LegacyV1beta1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `legacy.example.com/v1beta1`.
+    pub fn legacy_v1beta1(&self) -> self::legacy::v1beta1::LegacyV1beta1Client {
+        self::legacy::v1beta1::LegacyV1beta1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `legacy.example.com` group.
+    fn legacy(&self) -> self::legacy::LegacyInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn legacy(&self) -> self::legacy::LegacyInformers {
+        self::legacy::LegacyInformers::new(self)
     }
 }

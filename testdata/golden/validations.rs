@@ -128,7 +128,265 @@ pub mod validations {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owners: Option<Vec<String>>,
             }
+            /// Server-side apply configuration of [`Quota`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
+            #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            pub struct QuotaApply {
+                /// `apiVersion` (filled in by `new`).
+                #[serde(rename = "apiVersion")]
+                pub api_version: String,
+                /// `kind` (filled in by `new`).
+                pub kind: String,
+                /// `metadata`: set only what this field manager owns.
+                pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub spec: Option<QuotaSpecApply>,
+            }
+            impl QuotaApply {
+                /// A configuration for the object `name` in `namespace`; set the fields to apply.
+                pub fn new(
+                    name: impl Into<String>,
+                    namespace: impl Into<String>,
+                ) -> Self {
+                    Self {
+                        api_version: <Quota as ::k8s_openapi::Resource>::API_VERSION
+                            .to_string(),
+                        kind: <Quota as ::k8s_openapi::Resource>::KIND.to_string(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.into()),
+                            namespace: Some(namespace.into()),
+                            ..Default::default()
+                        },
+                        spec: None,
+                    }
+                }
+                /// Sets `spec`.
+                pub fn spec(mut self, value: impl Into<QuotaSpecApply>) -> Self {
+                    self.spec = Some(value.into());
+                    self
+                }
+            }
+            impl ::kube_codegen_runtime::ApplyConfiguration for QuotaApply {
+                type Resource = Quota;
+                fn name(&self) -> Option<&str> {
+                    self.metadata.name.as_deref()
+                }
+            }
+            /// Apply configuration of [`QuotaSpec`]: only the fields set are sent.
+            #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            pub struct QuotaSpecApply {
+                #[serde(rename = "cpuShare", skip_serializing_if = "Option::is_none")]
+                pub cpu_share: Option<::serde_json::Number>,
+                #[serde(rename = "immutableId", skip_serializing_if = "Option::is_none")]
+                pub immutable_id: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub limits: Option<::std::collections::BTreeMap<String, i64>>,
+                #[serde(rename = "maxReplicas", skip_serializing_if = "Option::is_none")]
+                pub max_replicas: Option<i32>,
+                #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
+                pub min_replicas: Option<i32>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub name: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub owners: Option<Vec<String>>,
+            }
+            impl QuotaSpecApply {
+                /// An empty configuration: nothing is sent until a field is set.
+                pub fn new() -> Self {
+                    Self::default()
+                }
+                /// Sets `cpuShare`.
+                pub fn cpu_share(
+                    mut self,
+                    value: impl Into<::serde_json::Number>,
+                ) -> Self {
+                    self.cpu_share = Some(value.into());
+                    self
+                }
+                /// Sets `immutableId`.
+                pub fn immutable_id(mut self, value: impl Into<String>) -> Self {
+                    self.immutable_id = Some(value.into());
+                    self
+                }
+                /// Sets `limits`.
+                pub fn limits(
+                    mut self,
+                    value: impl Into<::std::collections::BTreeMap<String, i64>>,
+                ) -> Self {
+                    self.limits = Some(value.into());
+                    self
+                }
+                /// Sets `maxReplicas`.
+                pub fn max_replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.max_replicas = Some(value.into());
+                    self
+                }
+                /// Sets `minReplicas`.
+                pub fn min_replicas(mut self, value: impl Into<i32>) -> Self {
+                    self.min_replicas = Some(value.into());
+                    self
+                }
+                /// Sets `name`.
+                pub fn name(mut self, value: impl Into<String>) -> Self {
+                    self.name = Some(value.into());
+                    self
+                }
+                /// Sets `owners`.
+                pub fn owners(mut self, value: impl Into<Vec<String>>) -> Self {
+                    self.owners = Some(value.into());
+                    self
+                }
+            }
+            /// Reads `Quota` objects from an informer's cache (lister-gen's `QuotaLister`). Reads fail with `NotSynced` until the cache holds its first list, so a missing object is never confused with a cache still filling up.
+            #[derive(Clone, Debug)]
+            pub struct QuotaLister(::kube_codegen_runtime::cache::Lister<Quota>);
+            impl QuotaLister {
+                /// A lister over a runtime lister (an informer's, usually).
+                pub fn new(
+                    lister: ::kube_codegen_runtime::cache::Lister<Quota>,
+                ) -> Self {
+                    Self(lister)
+                }
+                /// Objects of every namespace whose labels match `selector`.
+                pub fn list(
+                    &self,
+                    selector: &::kube::core::Selector,
+                ) -> Result<
+                    Vec<::std::sync::Arc<Quota>>,
+                    ::kube_codegen_runtime::cache::NotSynced,
+                > {
+                    self.0.list(selector)
+                }
+                /// The `quotas` of one namespace.
+                pub fn quotas(&self, namespace: &str) -> QuotaNamespaceLister {
+                    self.0.namespace(namespace)
+                }
+                /// True once the cache holds its first list.
+                pub fn has_synced(&self) -> bool {
+                    self.0.has_synced()
+                }
+            }
+            /// Reads the `Quota` objects of one namespace from an informer's cache.
+            pub type QuotaNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+                Quota,
+            >;
+            /// The shared informer of `Quota` (informer-gen's `QuotaInformer`): one per factory, its cache read through [`QuotaLister`].
+            #[derive(Clone, Debug)]
+            pub struct QuotaInformer(
+                ::kube_codegen_runtime::cache::SharedIndexInformer<Quota>,
+            );
+            impl QuotaInformer {
+                /// Wraps a runtime informer (the factory's, usually).
+                pub fn new(
+                    informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Quota>,
+                ) -> Self {
+                    Self(informer)
+                }
+                /// The informer: add event handlers, wait for its sync.
+                pub fn informer(
+                    &self,
+                ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Quota> {
+                    &self.0
+                }
+                /// A lister over the informer's cache.
+                pub fn lister(&self) -> QuotaLister {
+                    QuotaLister::new(self.0.lister())
+                }
+            }
         }
-        pub use self::quota::Quota;
+        pub use self::quota::*;
+        /// Typed clients of `validations.example.com/v1` (client-gen's group-version client).
+        #[derive(Clone)]
+        pub struct ValidationsV1Client {
+            client: ::kube::Client,
+        }
+        impl ValidationsV1Client {
+            /// The group-version's clients over `client`.
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            /// `quotas` in `namespace`: every verb.
+            pub fn quotas(
+                &self,
+                namespace: &str,
+            ) -> ::kube_codegen_runtime::ResourceClient<Quota> {
+                ::kube_codegen_runtime::ResourceClient::namespaced(
+                    self.client.clone(),
+                    namespace,
+                )
+            }
+            /// `quotas` in every namespace: list and watch.
+            pub fn quotas_all(
+                &self,
+            ) -> ::kube_codegen_runtime::AllNamespacesClient<Quota> {
+                ::kube_codegen_runtime::AllNamespacesClient::new(self.client.clone())
+            }
+        }
+        /// Shared informers of `validations.example.com/v1` kinds from one factory.
+        #[derive(Clone, Debug)]
+        pub struct ValidationsV1Informers {
+            factory: ::kube_codegen_runtime::SharedInformerFactory,
+        }
+        impl ValidationsV1Informers {
+            /// The group-version's informers from `factory`.
+            pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+                Self { factory: factory.clone() }
+            }
+            /// The factory's shared informer of `quotas`.
+            pub fn quotas(&self) -> QuotaInformer {
+                QuotaInformer::new(self.factory.informer_for::<Quota>())
+            }
+        }
+    }
+    /// Shared informers of the `validations.example.com` group.
+    #[derive(Clone, Debug)]
+    pub struct ValidationsInformers {
+        factory: ::kube_codegen_runtime::SharedInformerFactory,
+    }
+    impl ValidationsInformers {
+        /// The group's informers from `factory`.
+        pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+            Self { factory: factory.clone() }
+        }
+        /// Informers of `v1`.
+        pub fn v1(&self) -> self::v1::ValidationsV1Informers {
+            self::v1::ValidationsV1Informers::new(&self.factory)
+        }
+    }
+}
+/// The typed clientset (client-gen's `Clientset`): one accessor per group-version,
+/// each handing out a typed client per kind. Cheap to clone (it is a `kube::Client`).
+#[derive(Clone)]
+pub struct Clientset {
+    client: ::kube::Client,
+}
+impl Clientset {
+    /// A clientset over `client` (from `kube::Client::try_default()`, a kubeconfig, ...).
+    pub fn new(client: ::kube::Client) -> Self {
+        Self { client }
+    }
+    /// The `kube::Client` underneath.
+    pub fn client(&self) -> &::kube::Client {
+        &self.client
+    }
+    /// Typed clients of `validations.example.com/v1`.
+    pub fn validations_v1(&self) -> self::validations::v1::ValidationsV1Client {
+        self::validations::v1::ValidationsV1Client::new(self.client.clone())
+    }
+}
+impl From<Clientset> for ::kube::Client {
+    fn from(clientset: Clientset) -> Self {
+        clientset.client
+    }
+}
+/// Typed informers of the generated kinds from the runtime's shared factory
+/// (informer-gen's factory accessors): `factory.<group>().<version>().<plural>()`.
+/// Any number of generated trees can share one factory; bring this trait into scope.
+pub trait InformerFactoryExt {
+    /// Informers of the `validations.example.com` group.
+    fn validations(&self) -> self::validations::ValidationsInformers;
+}
+impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    fn validations(&self) -> self::validations::ValidationsInformers {
+        self::validations::ValidationsInformers::new(self)
     }
 }

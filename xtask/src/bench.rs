@@ -134,7 +134,14 @@ fn tv_s(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
 }
 
-/// G1: render every CRD file with default options (all outputs), in process.
+/// The two output sets G1 and G2 compare in one run: today's types-only output, and everything.
+const OUTPUTS: [(&str, kube_codegen::Emit); 2] = [
+    ("types", kube_codegen::Emit::TYPES),
+    ("all", kube_codegen::Emit::ALL),
+];
+
+/// G1: render every CRD file in process, types only and all outputs alternately (same run, same
+/// machine state), and report both and their ratio.
 fn g1(dir: &Path, runs: usize) -> Result<()> {
     let mut files = Vec::new();
     for project in
@@ -146,60 +153,102 @@ fn g1(dir: &Path, runs: usize) -> Result<()> {
         bail!("no CRD files under {}/crds", dir.display());
     }
     let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    // BENCHMARKS.md counts every version (407 on the public corpus), served or not.
-    let options = kube_codegen::Options {
-        versions: kube_codegen::VersionSelection::All,
-        ..Default::default()
-    };
-    let (mut walls, mut cpus, mut walls_1t) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut versions, mut lines, mut errors) = (0, 0, 0);
-    for _ in 0..runs.max(1) {
-        let (cpu0, t0) = (self_cpu_s(), Instant::now());
-        let results = corpus::render_all(&files, &options, corpus::available_threads());
-        walls.push(t0.elapsed().as_secs_f64() * 1e3);
-        cpus.push(self_cpu_s() - cpu0);
-        (versions, lines, errors) = (0, 0, 0);
-        for result in results {
-            match result {
-                Ok(generated) => {
-                    versions += generated.resources.len();
-                    lines += generated
-                        .files
-                        .values()
-                        .map(|f| f.lines().count())
-                        .sum::<usize>();
-                }
-                Err(_) => errors += 1,
-            }
-        }
-        let t1 = Instant::now();
-        corpus::render_all(&files, &options, 1);
-        walls_1t.push(t1.elapsed().as_secs_f64() * 1e3);
-    }
     figure("g1_crds", files.len(), "files");
-    figure("g1_errors", errors, "files");
-    figure("g1_versions", versions, "versions");
-    figure("g1_output_lines", lines, "lines");
     figure("g1_threads", corpus::available_threads(), "threads");
-    figure("g1_wall_ms", format!("{:.1}", median(walls)), "ms");
+    let mut wall_by_output = Vec::new();
+    let mut samples: Vec<[Vec<f64>; 3]> = vec![Default::default(), Default::default()];
+    let mut counts = [(0, 0, 0); 2];
+    for _ in 0..runs.max(1) {
+        for (i, (_, emit)) in OUTPUTS.iter().enumerate() {
+            // BENCHMARKS.md counts every version (407 on the public corpus), served or not.
+            let options = kube_codegen::Options {
+                versions: kube_codegen::VersionSelection::All,
+                emit: *emit,
+                ..Default::default()
+            };
+            let (cpu0, t0) = (self_cpu_s(), Instant::now());
+            let results = corpus::render_all(&files, &options, corpus::available_threads());
+            samples[i][0].push(t0.elapsed().as_secs_f64() * 1e3);
+            samples[i][1].push(self_cpu_s() - cpu0);
+            let (mut versions, mut lines, mut errors) = (0, 0, 0);
+            for result in results {
+                match result {
+                    Ok(generated) => {
+                        versions += generated.resources.len();
+                        lines += generated
+                            .files
+                            .values()
+                            .map(|f| f.lines().count())
+                            .sum::<usize>();
+                    }
+                    Err(_) => errors += 1,
+                }
+            }
+            counts[i] = (versions, lines, errors);
+            let t1 = Instant::now();
+            corpus::render_all(&files, &options, 1);
+            samples[i][2].push(t1.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    for (i, (name, _)) in OUTPUTS.iter().enumerate() {
+        let [walls, cpus, walls_1t] = std::mem::take(&mut samples[i]);
+        let (versions, lines, errors) = counts[i];
+        let p = format!("g1_{name}");
+        figure(&format!("{p}_errors"), errors, "files");
+        figure(&format!("{p}_versions"), versions, "versions");
+        figure(&format!("{p}_output_lines"), lines, "lines");
+        let wall = median(walls);
+        wall_by_output.push(wall);
+        figure(&format!("{p}_wall_ms"), format!("{wall:.1}"), "ms");
+        figure(
+            &format!("{p}_wall_1thread_ms"),
+            format!("{:.1}", median(walls_1t)),
+            "ms",
+        );
+        let cpu = median(cpus);
+        figure(&format!("{p}_cpu_s"), format!("{cpu:.3}"), "s");
+        figure(
+            &format!("{p}_versions_per_cpu_sec"),
+            format!("{:.0}", versions as f64 / cpu.max(1e-9)),
+            "versions/s",
+        );
+    }
     figure(
-        "g1_wall_1thread_ms",
-        format!("{:.1}", median(walls_1t)),
-        "ms",
-    );
-    let cpu = median(cpus);
-    figure("g1_cpu_s", format!("{cpu:.3}"), "s");
-    figure(
-        "g1_versions_per_cpu_sec",
-        format!("{:.0}", versions as f64 / cpu.max(1e-9)),
-        "versions/s",
+        "g1_all_over_types_wall",
+        format!("{:.2}", wall_by_output[1] / wall_by_output[0].max(1e-9)),
+        "x",
     );
     Ok(())
 }
 
-/// G2: compile the single-file corpus output in scratch crates; dependencies are built first, untimed.
+/// G2: compile the single-file corpus output in scratch crates, types only and then all outputs
+/// (same run); dependencies are built first, untimed. Reports both and their ratios.
 fn g2(dir: &Path, args: &GenArgs) -> Result<()> {
-    let generation = corpus::generate(dir, &[])?;
+    let mut checks = Vec::new();
+    for (name, emit) in OUTPUTS {
+        checks.push(g2_one(dir, args, name, emit)?);
+    }
+    figure(
+        "g2_all_over_types_check_wall",
+        format!("{:.2}", checks[1].0 / checks[0].0.max(1e-9)),
+        "x",
+    );
+    figure(
+        "g2_all_over_types_peak_rss",
+        format!("{:.2}", checks[1].1 as f64 / (checks[0].1 as f64).max(1.0)),
+        "x",
+    );
+    Ok(())
+}
+
+/// One G2 measurement; returns the `cargo check` wall seconds and peak RSS (KiB).
+fn g2_one(
+    dir: &Path,
+    args: &GenArgs,
+    output: &str,
+    emit: kube_codegen::Emit,
+) -> Result<(f64, u64)> {
+    let generation = corpus::generate(dir, &[], emit)?;
     let all: Vec<usize> = (0..generation.units.len()).collect();
     let crates = scratch::pack(&generation.units, &[all], args.max_lines);
     let root = paths::repo_root().join("target/corpus-bench");
@@ -227,7 +276,7 @@ fn g2(dir: &Path, args: &GenArgs) -> Result<()> {
         clean.args(["-p", &spec.name]);
     }
 
-    eprintln!("g2: building dependencies (untimed)...");
+    eprintln!("g2 ({output}): building dependencies (untimed)...");
     for warm in [
         &["check", "-p", "deps"][..],
         &["build", "--release", "-p", "deps"][..],
@@ -240,8 +289,10 @@ fn g2(dir: &Path, args: &GenArgs) -> Result<()> {
     if !args.skip_release {
         phases.push(("build", &["build", "--release", "--workspace"][..]));
     }
-    figure("g2_crates", crates.len(), "crates");
-    figure("g2_lines", lines, "lines");
+    let p = format!("g2_{output}");
+    figure(&format!("{p}_crates"), crates.len(), "crates");
+    figure(&format!("{p}_lines"), lines, "lines");
+    let mut check = (0.0, 0);
     for (name, cmd) in phases {
         let (mut walls, mut cpus, mut rss) = (Vec::new(), Vec::new(), 0);
         for _ in 0..args.compile_runs.max(1) {
@@ -249,7 +300,7 @@ fn g2(dir: &Path, args: &GenArgs) -> Result<()> {
             let m = measured(&mut cargo_in(cmd))?;
             if !m.success {
                 bail!(
-                    "cargo {} failed on the generated corpus (run `cargo xtask corpus` for details)",
+                    "cargo {} failed on the generated corpus ({output}; run `cargo xtask corpus` for details)",
                     cmd.join(" ")
                 );
             }
@@ -257,24 +308,19 @@ fn g2(dir: &Path, args: &GenArgs) -> Result<()> {
             cpus.push(m.cpu_s);
             rss = rss.max(m.max_rss_kb);
         }
+        let wall = median(walls);
+        figure(&format!("{p}_{name}_s"), format!("{wall:.1}"), "s");
         figure(
-            &format!("g2_{name}_s"),
-            format!("{:.1}", median(walls)),
-            "s",
-        );
-        figure(
-            &format!("g2_{name}_cpu_s"),
+            &format!("{p}_{name}_cpu_s"),
             format!("{:.1}", median(cpus)),
             "s",
         );
-        let rss_name = if name == "check" {
-            "g2_peak_rss_mb".to_string()
-        } else {
-            format!("g2_{name}_peak_rss_mb")
-        };
-        figure(&rss_name, rss / 1024, "MiB");
+        figure(&format!("{p}_{name}_peak_rss_mb"), rss / 1024, "MiB");
+        if name == "check" {
+            check = (wall, rss);
+        }
     }
-    Ok(())
+    Ok(check)
 }
 
 struct Measured {

@@ -47,8 +47,9 @@ pub struct Generation {
     pub files: BTreeMap<String, usize>,
 }
 
-/// Renders every CRD file of `dir/crds/<project>/` in single-file mode, one unit per file.
-pub fn generate(dir: &Path, only: &[String]) -> Result<Generation> {
+/// Renders every CRD file of `dir/crds/<project>/` in single-file mode, one unit per file, with
+/// the outputs `emit` asks for.
+pub fn generate(dir: &Path, only: &[String], emit: kube_codegen::Emit) -> Result<Generation> {
     let crds = dir.join("crds");
     let mut generation = Generation {
         units: Vec::new(),
@@ -71,6 +72,7 @@ pub fn generate(dir: &Path, only: &[String]) -> Result<Generation> {
     let files: Vec<&Path> = jobs.iter().map(|(_, f)| f.as_path()).collect();
     let options = kube_codegen::Options {
         single_file: Some("lib.rs".into()),
+        emit,
         ..Default::default()
     };
     let rendered = render_all(&files, &options, available_threads());
@@ -173,7 +175,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let started = Instant::now();
     let root = paths::repo_root().join("target/corpus");
 
-    let generation = generate(&args.dir, &args.projects)?;
+    let generation = generate(&args.dir, &args.projects, kube_codegen::Emit::ALL)?;
     let gen_time = started.elapsed();
     let samples = cases::collect(&args.dir, &generation.units, &args.projects)?;
     // Units some sample round-trips through are built (a runner links them); the rest only need `cargo check`,

@@ -91,7 +91,7 @@ pub fn pack(units: &[Unit], groups: &[Vec<usize>], max_lines: usize) -> Vec<Crat
 /// Dependency lines for the scratch crates, taken verbatim from the repository's `[workspace.dependencies]` so
 /// generated code is compiled against the same versions and features as the project.
 fn dependency_lines() -> Result<String> {
-    const NEEDED: [&str; 3] = ["serde", "serde_json", "k8s-openapi"];
+    const NEEDED: [&str; 4] = ["serde", "serde_json", "k8s-openapi", "kube"];
     let manifest = std::fs::read_to_string(paths::repo_root().join("Cargo.toml"))?;
     let mut out = String::new();
     for name in NEEDED {
@@ -102,6 +102,12 @@ fn dependency_lines() -> Result<String> {
         out.push_str(line.trim());
         out.push('\n');
     }
+    // The runtime the clients, listers and informers link against: this repository's.
+    let runtime = paths::repo_root().join("crates/kube-codegen-runtime");
+    out.push_str(&format!(
+        "kube-codegen-runtime = {{ path = {:?} }}\n",
+        runtime.display().to_string()
+    ));
     Ok(out)
 }
 
@@ -152,7 +158,7 @@ pub fn write_workspace(
         write_if_changed(
             &root.join("deps/src/lib.rs"),
             "//! Links the scratch crates' dependencies so they build before the timed phase.\n\
-             pub use k8s_openapi;\npub use serde;\npub use serde_json;\n",
+             pub use k8s_openapi;\npub use kube;\npub use kube_codegen_runtime;\npub use serde;\npub use serde_json;\n",
         )?;
     }
 
@@ -205,7 +211,8 @@ pub fn write_workspace(
 fn package_toml(name: &str) -> String {
     format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\n\
-         k8s-openapi.workspace = true\nserde.workspace = true\nserde_json.workspace = true\n"
+         k8s-openapi.workspace = true\nkube.workspace = true\nkube-codegen-runtime.workspace = true\n\
+         serde.workspace = true\nserde_json.workspace = true\n"
     )
 }
 

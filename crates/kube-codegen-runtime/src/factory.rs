@@ -5,6 +5,10 @@
 //! is listed and watched once however many handlers and listers use it. `start` runs every
 //! informer asked for so far (call it again after asking for more); `wait_for_cache_sync`
 //! waits for all of them.
+//!
+//! Options set on the builder apply to every informer of the factory: a list-params tweak
+//! (client-go's `WithTweakListOptions`), a metadata transform (`WithTransform`), and a resync
+//! period with per-kind overrides (`WithCustomResyncConfig`).
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -12,15 +16,78 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
-use kube::api::Api;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ListParams, ObjectList, WatchParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::{Client, Resource};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
-use crate::cache::{InformerOptions, ReflectorOptions, SharedIndexInformer};
+use crate::cache::{
+    InformerOptions, ListWatch, ReflectorOptions, SharedIndexInformer, WatchStream,
+};
+
+/// A [`SharedInformerFactoryBuilder::tweak_list_params`] closure.
+type Tweak = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
+/// A [`SharedInformerFactoryBuilder::transform`] closure.
+type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
+
+/// A [`ListWatch`] that passes the selectors of every list and watch through the factory's
+/// tweak, so the reflector needs no notion of selectors.
+struct Tweaked<L> {
+    inner: L,
+    tweak: Tweak,
+}
+
+impl<L> Tweaked<L> {
+    /// The label and field selectors after the tweak. Only these are taken from it: paging and
+    /// resourceVersion carry the reflector's consistency guarantees (a `limit` on a read it
+    /// expects whole would cache a partial list), and watches have no `ListParams` of their own
+    /// (client-go's tweak edits the one `ListOptions` both use).
+    fn selectors(
+        &self,
+        label_selector: &Option<String>,
+        field_selector: &Option<String>,
+    ) -> (Option<String>, Option<String>) {
+        let mut params = ListParams {
+            label_selector: label_selector.clone(),
+            field_selector: field_selector.clone(),
+            ..ListParams::default()
+        };
+        (self.tweak)(&mut params);
+        (params.label_selector, params.field_selector)
+    }
+}
+
+impl<K, L> ListWatch<K> for Tweaked<L>
+where
+    K: Clone + Send + 'static,
+    L: ListWatch<K>,
+{
+    fn list<'a>(
+        &'a self,
+        params: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<K>, kube::Error>> {
+        let mut tweaked = params.clone();
+        (tweaked.label_selector, tweaked.field_selector) =
+            self.selectors(&params.label_selector, &params.field_selector);
+        async move { self.inner.list(&tweaked).await }.boxed()
+    }
+
+    fn watch<'a>(
+        &'a self,
+        params: &'a WatchParams,
+        resource_version: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<K>, kube::Error>> {
+        let mut tweaked = params.clone();
+        (tweaked.label_selector, tweaked.field_selector) =
+            self.selectors(&params.label_selector, &params.field_selector);
+        async move { self.inner.watch(&tweaked, resource_version).await }.boxed()
+    }
+}
 
 /// How a kind's scope turns a factory's namespace into an [`Api`]: namespaced kinds are read
 /// in the factory's namespace (every namespace without one), cluster-scoped kinds everywhere.
@@ -89,7 +156,10 @@ pub struct SharedInformerFactoryBuilder {
     client: Client,
     namespace: Option<String>,
     resync: Option<Duration>,
+    custom_resync: HashMap<TypeId, Option<Duration>>,
     reflector: ReflectorOptions,
+    tweak: Option<Tweak>,
+    transform: Option<MetaTransform>,
 }
 
 impl fmt::Debug for SharedInformerFactoryBuilder {
@@ -97,7 +167,10 @@ impl fmt::Debug for SharedInformerFactoryBuilder {
         f.debug_struct("SharedInformerFactoryBuilder")
             .field("namespace", &self.namespace)
             .field("resync", &self.resync)
+            .field("custom_resync", &self.custom_resync.len())
             .field("reflector", &self.reflector)
+            .field("tweak_list_params", &self.tweak.is_some())
+            .field("transform", &self.transform.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -109,9 +182,38 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// Resync period of every informer (none by default).
+    /// Resync period of every informer (none by default; `Duration::ZERO` means none, as in
+    /// client-go; other periods under one second are raised to one second).
     pub fn resync(mut self, period: Duration) -> Self {
-        self.resync = Some(period);
+        self.resync = nonzero(period);
+        self
+    }
+
+    /// Resync period of `K`'s informer, overriding [`resync`](Self::resync) for that kind only
+    /// (`Duration::ZERO`: no resync for it). client-go's `WithCustomResyncConfig`.
+    pub fn custom_resync<K: 'static>(mut self, period: Duration) -> Self {
+        self.custom_resync
+            .insert(TypeId::of::<K>(), nonzero(period));
+        self
+    }
+
+    /// Edits the selectors of every list and watch of every informer (client-go's
+    /// `WithTweakListOptions`), so that only matching objects are cached. The tweak gets a
+    /// `ListParams` holding the request's label and field selectors; only the selectors it
+    /// leaves are used (paging, `resourceVersion` and timeouts stay the reflector's).
+    pub fn tweak_list_params(
+        mut self,
+        tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.tweak = Some(Arc::new(tweak));
+        self
+    }
+
+    /// Rewrites the metadata of every object of every informer before it is cached (client-go's
+    /// `WithTransform`), typically to drop `managedFields` and save memory. It runs on every
+    /// listed and watched object, so it should be quick.
+    pub fn transform(mut self, f: impl Fn(&mut ObjectMeta) + Send + Sync + 'static) -> Self {
+        self.transform = Some(Arc::new(f));
         self
     }
 
@@ -128,7 +230,10 @@ impl SharedInformerFactoryBuilder {
                 client: self.client,
                 namespace: self.namespace,
                 resync: self.resync,
+                custom_resync: self.custom_resync,
                 reflector: self.reflector,
+                tweak: self.tweak,
+                transform: self.transform,
                 entries: Mutex::new(HashMap::new()),
             }),
         }
@@ -146,8 +251,16 @@ struct Inner {
     client: Client,
     namespace: Option<String>,
     resync: Option<Duration>,
+    custom_resync: HashMap<TypeId, Option<Duration>>,
     reflector: ReflectorOptions,
+    tweak: Option<Tweak>,
+    transform: Option<MetaTransform>,
     entries: Mutex<HashMap<TypeId, Entry>>,
+}
+
+/// `None` for a zero period: client-go's "no resync".
+fn nonzero(period: Duration) -> Option<Duration> {
+    (!period.is_zero()).then_some(period)
 }
 
 impl Inner {
@@ -177,18 +290,22 @@ impl fmt::Debug for SharedInformerFactory {
 }
 
 impl SharedInformerFactory {
-    /// A factory over `client` with default settings.
-    pub fn new(client: Client) -> Self {
+    /// A factory over `client` (a `kube::Client`, or a generated clientset) with default
+    /// settings.
+    pub fn new(client: impl Into<Client>) -> Self {
         Self::builder(client).build()
     }
 
-    /// A builder for a factory over `client`.
-    pub fn builder(client: Client) -> SharedInformerFactoryBuilder {
+    /// A builder for a factory over `client` (a `kube::Client`, or a generated clientset).
+    pub fn builder(client: impl Into<Client>) -> SharedInformerFactoryBuilder {
         SharedInformerFactoryBuilder {
-            client,
+            client: client.into(),
             namespace: None,
             resync: None,
+            custom_resync: HashMap::new(),
             reflector: ReflectorOptions::default(),
+            tweak: None,
+            transform: None,
         }
     }
 
@@ -211,11 +328,27 @@ impl SharedInformerFactory {
                 self.inner.namespace.as_deref(),
             );
             let mut options = InformerOptions::default().reflector(self.inner.reflector.clone());
-            if let Some(period) = self.inner.resync {
+            let resync = match self.inner.custom_resync.get(&TypeId::of::<K>()) {
+                Some(custom) => *custom,
+                None => self.inner.resync,
+            };
+            if let Some(period) = resync {
                 options = options.resync(period);
             }
+            if let Some(f) = self.inner.transform.clone() {
+                options = options.transform(move |mut k: K| {
+                    f(k.meta_mut());
+                    k
+                });
+            }
+            let informer = match self.inner.tweak.clone() {
+                Some(tweak) => {
+                    SharedIndexInformer::<K>::new(Tweaked { inner: api, tweak }, options)
+                }
+                None => SharedIndexInformer::<K>::new(api, options),
+            };
             Entry {
-                informer: Box::new(SharedIndexInformer::<K>::new(api, options)),
+                informer: Box::new(informer),
                 task: None,
             }
         });

@@ -1,13 +1,15 @@
 //! The shared informer against the in-memory API server: initial list, events, late handlers,
-//! tombstones after a relist, slow and panicking handlers, resync, transform, removal.
+//! tombstones after a relist, slow and panicking handlers, resync, transform, removal, and
+//! listers that refuse reads until the first list is cached.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, PostParams};
+use kube::core::Selector;
 use kube_codegen_runtime::cache::{
-    Deleted, EventHandler, EventHandlerFns, InformerOptions, SharedIndexInformer, key_of,
+    Deleted, EventHandler, EventHandlerFns, InformerOptions, NotSynced, SharedIndexInformer, key_of,
 };
 use kube_fake_apiserver::FakeApiServer;
 
@@ -113,7 +115,12 @@ async fn handlers_get_the_initial_list_then_each_change() {
     ])
     .await;
     assert_eq!(rec.lines().len(), 5, "nothing doubled: {:?}", rec.lines());
-    let cached = informer.lister().namespace("default").get("a").unwrap();
+    let cached = informer
+        .lister()
+        .namespace("default")
+        .get("a")
+        .expect("synced")
+        .expect("cached");
     assert_eq!(cached.data.as_ref().unwrap()["k"], "changed");
     run.abort();
 }
@@ -328,5 +335,53 @@ async fn a_handler_too_far_behind_pauses_the_reflector_until_it_catches_up() {
         informer.store().len() == 50 && handled.load(Ordering::Acquire) == 50
     })
     .await;
+    run.abort();
+}
+
+#[tokio::test]
+async fn listers_refuse_reads_until_the_informer_has_listed() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    api.create(&PostParams::default(), &cm("present", "1"))
+        .await
+        .unwrap();
+    let informer = SharedIndexInformer::new(Api::<ConfigMap>::all(client(&server)), options());
+    // Taken before the informer runs: the same handles must start answering once it has.
+    let lister = informer.lister();
+    let in_default = lister.namespace("default");
+    let all = Selector::default();
+
+    assert!(!lister.has_synced() && !in_default.has_synced());
+    assert_eq!(lister.list(&all), Err(NotSynced));
+    assert_eq!(lister.get("present"), Err(NotSynced));
+    assert_eq!(in_default.list(&all), Err(NotSynced));
+    assert_eq!(in_default.get("present"), Err(NotSynced));
+    assert_eq!(in_default.get("missing"), Err(NotSynced));
+    assert!(
+        NotSynced.to_string().contains("wait_for_cache_sync"),
+        "the error says what to do: {NotSynced}"
+    );
+
+    let run = {
+        let informer = informer.clone();
+        tokio::spawn(async move { informer.run().await })
+    };
+    tokio::time::timeout(Duration::from_secs(10), informer.wait_for_sync())
+        .await
+        .expect("timed out waiting for the informer's first list");
+
+    assert!(lister.has_synced() && in_default.has_synced());
+    assert_eq!(in_default.get("missing"), Ok(None), "synced and absent");
+    let present = in_default
+        .get("present")
+        .expect("synced")
+        .expect("the listed ConfigMap is cached");
+    assert_eq!(present.data.as_ref().unwrap()["k"], "1");
+    assert_eq!(lister.list(&all).map(|l| l.len()), Ok(1));
+    assert_eq!(
+        lister.namespace("other").list(&all).map(|l| l.len()),
+        Ok(0),
+        "an empty namespace is an empty answer once synced"
+    );
     run.abort();
 }

@@ -188,18 +188,25 @@ fn listers_filter_by_namespace_and_selector() {
     let web: Selector = Expression::Equal("app".into(), "web".into()).into();
     let no_app: Selector = Expression::DoesNotExist("app".into()).into();
 
-    assert_eq!(names(&lister.list(&all)), ["bare", "x", "y", "z"]);
-    assert_eq!(names(&lister.list(&web)), ["x", "z"]);
-    assert_eq!(names(&lister.list(&no_app)), ["bare"]);
-    assert_eq!(names(&lister.namespace("a").list(&web)), ["x"]);
-    assert_eq!(names(&lister.namespace("b").list(&all)), ["bare", "z"]);
+    assert_eq!(names(&lister.list(&all).unwrap()), ["bare", "x", "y", "z"]);
+    assert_eq!(names(&lister.list(&web).unwrap()), ["x", "z"]);
+    assert_eq!(names(&lister.list(&no_app).unwrap()), ["bare"]);
+    assert_eq!(names(&lister.namespace("a").list(&web).unwrap()), ["x"]);
     assert_eq!(
-        names(&lister.namespace("").list(&web)),
+        names(&lister.namespace("b").list(&all).unwrap()),
+        ["bare", "z"]
+    );
+    assert_eq!(
+        names(&lister.namespace("").list(&web).unwrap()),
         ["x", "z"],
         "namespace \"\" lists all namespaces"
     );
-    assert!(lister.namespace("a").get("y").is_some());
-    assert!(lister.namespace("b").get("y").is_none());
+    assert!(
+        lister.has_synced(),
+        "a lister over a bare store is always synced"
+    );
+    assert!(lister.namespace("a").get("y").unwrap().is_some());
+    assert_eq!(lister.namespace("b").get("y"), Ok(None));
 }
 
 #[test]
@@ -225,8 +232,12 @@ fn cluster_scoped_objects_are_keyed_by_name() {
     });
     store.add(ns.clone()).unwrap();
     let lister = Lister::new(store.clone());
-    assert!(Arc::ptr_eq(&lister.get("kube-system").unwrap(), &ns));
-    assert!(lister.namespace("").get("kube-system").is_some());
+    assert!(Arc::ptr_eq(
+        &lister.get("kube-system").unwrap().unwrap(),
+        &ns
+    ));
+    assert!(lister.namespace("").get("kube-system").unwrap().is_some());
+    assert_eq!(lister.get("missing"), Ok(None));
     assert_eq!(
         store.index_keys(NAMESPACE_INDEX, "").unwrap(),
         ["kube-system"]

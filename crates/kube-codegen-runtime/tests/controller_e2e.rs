@@ -37,7 +37,12 @@ async fn reconcile(
 ) -> Result<Action, kube::Error> {
     let (ns, name) = split_key(&key).expect("keys come from key_of");
     let secrets: Api<Secret> = Api::namespaced(client, ns);
-    let Some(source) = lister.namespace(ns).get(name) else {
+    // Workers start after the sync; a read before it would be retried, never taken as a
+    // delete.
+    let Ok(cached) = lister.namespace(ns).get(name) else {
+        return Ok(Action::RequeueAfter(Duration::from_millis(100)));
+    };
+    let Some(source) = cached else {
         // Gone from the cache: the ConfigMap was deleted, so is its Secret.
         return match secrets.delete(name, &DeleteParams::default()).await {
             Ok(_) => Ok(Action::Done),

@@ -119,7 +119,7 @@
 //!
 //! Module tree by default (`mod.rs`, `<group>/mod.rs`, `<group>/<version>/mod.rs`,
 //! `<group>/<version>/<kind>.rs`); `--single-file NAME.rs` (inline modules, for `include!`);
-//! `--crate NAME` (`Cargo.toml` from `templates/crate/Cargo.toml` + `src/lib.rs`). Every Rust file
+//! `--crate NAME` (`Cargo.toml` from `templates/crate/Cargo.toml`, shipped in this crate + `src/lib.rs`). Every Rust file
 //! starts with a `// @generated ... DO NOT EDIT` header and is formatted by prettyplease, so bytes
 //! depend only on the input set. Only changed files are written; in the module-tree layout, files
 //! carrying the header that are no longer produced are removed (and reported by `--check`).
@@ -133,6 +133,8 @@
 //! version's root type is `#[deprecated = "<deprecationWarning>"]`, with `#[allow(deprecated)]` on
 //! the generated impls and re-export so a `deny(warnings)` crate still builds.
 
+#[cfg(feature = "cluster")]
+mod cluster;
 mod crd;
 mod docs;
 mod emit;
@@ -144,7 +146,9 @@ mod render;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use options::{FLAGS, Flag, Options, VersionSelection};
+#[cfg(feature = "cluster")]
+pub use cluster::ClusterSource;
+pub use options::{Emit, FLAGS, Flag, Options, VersionSelection};
 
 /// Everything that went wrong, with a location a user can act on.
 #[derive(Debug, thiserror::Error)]
@@ -195,6 +199,10 @@ pub enum Error {
     Check { diff: String },
     #[error("no CustomResourceDefinition found in the inputs")]
     NoCrds,
+    /// Reading CRDs from an API server failed (kubeconfig, connection, a CRD that does not
+    /// exist); the message names the server and the CRDs.
+    #[error("{0}")]
+    Cluster(String),
 }
 
 impl Error {

@@ -1,12 +1,14 @@
-//! `kube-codegen gen <FILE|DIR|->... -o <DIR>`: the CLI over [`kube_codegen::Builder`].
+//! `kube-codegen gen <FILE|DIR|->... [--from-cluster NAME... | --all-crds] -o <DIR>`: the CLI over
+//! [`kube_codegen::Builder`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Arg, ArgAction, Command};
-use kube_codegen::{Builder, Error, FLAGS, Options};
+use clap::error::ErrorKind;
+use clap::{Arg, ArgAction, ArgGroup, Command};
+use kube_codegen::{Builder, ClusterSource, Error, FLAGS, Options};
 
-fn command() -> Command {
+fn gen_command() -> Command {
     let mut gen_cmd = Command::new("gen")
         .about("Generate Rust types from CustomResourceDefinitions")
         .long_about(
@@ -15,13 +17,19 @@ fn command() -> Command {
              from files, directories (recursive, *.yaml|*.yml|*.json, sorted) or stdin (-), and writes \
              a module tree (mod.rs, <group>/mod.rs, <group>/<version>/mod.rs, <group>/<version>/<kind>.rs) \
              into the output directory. Only files whose bytes changed are written.\n\n\
-             Exit codes: 0 success, 1 generation error or --check difference, 2 usage error.",
+             With --from-cluster NAME... or --all-crds, CRDs are also (or only) read from a live \
+             API server through the kubeconfig (--kubeconfig, else $KUBECONFIG, ~/.kube/config or \
+             the in-cluster service account; --context picks a context). Each is named \
+             cluster:<crd-name> in messages.\n\n\
+             Exit codes: 0 success, 1 generation error, --check difference or cluster error \
+             (unreachable server, CRD not found), 2 usage error.",
         )
         .arg(
             Arg::new("inputs")
                 .value_name("FILE|DIR|-")
                 .help("CRD files, directories of CRD files, or - for stdin")
-                .required(true)
+                // Required unless a cluster source is given; checked in `main` for a clearer
+                // message than clap's.
                 .num_args(1..)
                 .value_parser(clap::value_parser!(PathBuf)),
         )
@@ -40,6 +48,44 @@ fn command() -> Command {
                 .long("quiet")
                 .help("No progress or summary on stderr (warnings are still printed)")
                 .action(ArgAction::SetTrue),
+        )
+        .arg(
+            Arg::new("from-cluster")
+                .long("from-cluster")
+                .value_name("CRD-NAME")
+                .help(
+                    "Read these CRDs (e.g. foos.example.com) from the API server; \
+                     put file inputs before this flag",
+                )
+                .num_args(1..)
+                .action(ArgAction::Append)
+                .value_parser(crd_name),
+        )
+        .arg(
+            Arg::new("all-crds")
+                .long("all-crds")
+                .help("Read every CRD from the API server")
+                .action(ArgAction::SetTrue),
+        )
+        .arg(
+            Arg::new("kubeconfig")
+                .long("kubeconfig")
+                .value_name("PATH")
+                .help("Kubeconfig for --from-cluster/--all-crds (default: kube's inference)")
+                .requires("cluster")
+                .value_parser(clap::value_parser!(PathBuf)),
+        )
+        .arg(
+            Arg::new("context")
+                .long("context")
+                .value_name("NAME")
+                .help("Kubeconfig context for --from-cluster/--all-crds (default: current)")
+                .requires("cluster"),
+        )
+        .group(
+            ArgGroup::new("cluster")
+                .args(["from-cluster", "all-crds"])
+                .multiple(false),
         );
     // Every generation option comes from the one table the library parses too.
     for f in FLAGS {
@@ -51,6 +97,10 @@ fn command() -> Command {
         };
         gen_cmd = gen_cmd.arg(a);
     }
+    gen_cmd
+}
+
+fn command() -> Command {
     Command::new("kube-codegen")
         .version(env!("CARGO_PKG_VERSION"))
         .about(
@@ -58,7 +108,29 @@ fn command() -> Command {
         )
         .subcommand_required(true)
         .arg_required_else_help(true)
-        .subcommand(gen_cmd)
+        .subcommand(gen_command())
+}
+
+/// A CRD name is a DNS subdomain `<plural>.<group>`; checking it catches a file path swallowed by
+/// `--from-cluster` (it takes several values) before any request is made.
+fn crd_name(s: &str) -> Result<String, String> {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if s.len() <= 253 && s.contains('.') && s.split('.').all(label_ok) {
+        Ok(s.to_string())
+    } else {
+        Err(
+            "not a CRD name (expected <plural>.<group>, e.g. foos.example.com); \
+             put file inputs before --from-cluster"
+                .into(),
+        )
+    }
 }
 
 fn options_from(m: &clap::ArgMatches) -> Result<Options, Error> {
@@ -88,6 +160,17 @@ fn main() -> ExitCode {
     let Some(("gen", m)) = matches.subcommand() else {
         return ExitCode::from(2);
     };
+    if !m.contains_id("inputs") && !m.contains_id("cluster") {
+        let _ = gen_command()
+            .bin_name("kube-codegen gen")
+            .error(
+                ErrorKind::MissingRequiredArgument,
+                "no inputs: give CRD files, directories or - (stdin), \
+                 or read CRDs from a cluster with --from-cluster <CRD-NAME>... or --all-crds",
+            )
+            .print();
+        return ExitCode::from(2);
+    }
     let options = match options_from(m) {
         Ok(o) => o,
         Err(e) => {
@@ -100,6 +183,29 @@ fn main() -> ExitCode {
     let mut b = Builder::new().out_dir(out).options(options.clone());
     for i in m.get_many::<PathBuf>("inputs").into_iter().flatten() {
         b = b.input(i);
+    }
+    let names: Vec<&String> = m.get_many("from-cluster").into_iter().flatten().collect();
+    let source = if m.get_flag("all-crds") {
+        Some(ClusterSource::all())
+    } else if !names.is_empty() {
+        Some(ClusterSource::named(names.into_iter().cloned()))
+    } else {
+        None
+    };
+    if let Some(mut source) = source {
+        if let Some(path) = m.get_one::<PathBuf>("kubeconfig") {
+            source = source.kubeconfig(path);
+        }
+        if let Some(context) = m.get_one::<String>("context") {
+            source = source.context(context);
+        }
+        b = match b.from_cluster(&source) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+        };
     }
     let start = std::time::Instant::now();
     match b.generate() {

@@ -16,9 +16,101 @@ pub enum VersionSelection {
     List(Vec<String>),
 }
 
+/// Which outputs to generate besides the resource types (which are always generated: every
+/// other output is built on them). Default: everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Emit {
+    /// Typed clientset (client-gen): `Clientset`, one client per group-version, status and
+    /// scale verbs where the CRD version has those subresources.
+    pub client: bool,
+    /// Listers (lister-gen): `FooLister`, `FooNamespaceLister`.
+    pub listers: bool,
+    /// Informers (informer-gen): `FooInformer` and the `InformerFactoryExt` accessors. Implies
+    /// listers (an informer hands out its lister).
+    pub informers: bool,
+    /// Server-side apply configurations (applyconfiguration-gen): `FooApply`, `FooSpecApply`...
+    pub apply: bool,
+}
+
+impl Default for Emit {
+    fn default() -> Self {
+        Emit::ALL
+    }
+}
+
+impl Emit {
+    /// Every output.
+    pub const ALL: Emit = Emit {
+        client: true,
+        listers: true,
+        informers: true,
+        apply: true,
+    };
+    /// The resource types only (no dependency beyond serde, serde_json and k8s-openapi).
+    pub const TYPES: Emit = Emit {
+        client: false,
+        listers: false,
+        informers: false,
+        apply: false,
+    };
+    /// The output names, in `--emit` order.
+    pub const NAMES: [&str; 5] = ["types", "client", "listers", "informers", "apply"];
+
+    /// Parses `types,client,...` (`all` for everything).
+    pub fn parse(list: &str) -> Result<Emit, String> {
+        let mut e = Emit::TYPES;
+        let mut any = false;
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            any = true;
+            match item {
+                "all" => e = Emit::ALL,
+                "types" => {}
+                "client" => e.client = true,
+                "listers" => e.listers = true,
+                "informers" => e.informers = true,
+                "apply" => e.apply = true,
+                other => {
+                    return Err(format!(
+                        "unknown output {other:?} (expected a comma-separated list of {} or all)",
+                        Emit::NAMES.join(", ")
+                    ));
+                }
+            }
+        }
+        if !any {
+            return Err("empty output list".into());
+        }
+        Ok(e)
+    }
+
+    /// The `--emit` value that parses back to `self`.
+    pub fn to_list(self) -> String {
+        let on = [true, self.client, self.listers, self.informers, self.apply];
+        Emit::NAMES
+            .iter()
+            .zip(on)
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Whether listers are generated (asked for, or needed by the informers).
+    pub fn any_listers(self) -> bool {
+        self.listers || self.informers
+    }
+
+    /// Whether any output needs `kube` and `kube-codegen-runtime`.
+    pub fn needs_runtime(self) -> bool {
+        self != Emit::TYPES
+    }
+}
+
 /// Generation options, declared once; the CLI flags and the Builder methods both feed this.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
+    /// `--emit <LIST>`: the outputs besides the types (default: all).
+    pub emit: Emit,
     /// `--single-file <NAME>.rs`: one file with inline modules, for `include!`.
     pub single_file: Option<String>,
     /// `--crate <NAME>`: a standalone crate (`Cargo.toml` + `src/lib.rs`).
@@ -31,6 +123,9 @@ pub struct Options {
     pub no_docs: bool,
     /// `--check`: compare with the files on disk instead of writing; differences are an error.
     pub check: bool,
+    /// `--no-known-types`: always generate structs, even where a schema is exactly a well-known
+    /// Kubernetes type (`metav1.Condition`, `LabelSelector`, `ObjectReference`, ...).
+    pub no_known_types: bool,
 }
 
 /// One option: its flag, help, and how it reads from / writes to [`Options`].
@@ -65,6 +160,23 @@ fn check_rs_name(v: &str) -> Result<(), String> {
 
 /// Every option, in help order.
 pub const FLAGS: &[Flag] = &[
+    Flag {
+        long: "emit",
+        value_name: Some("LIST"),
+        repeatable: false,
+        help: "Outputs to generate, comma-separated: types, client, listers, informers, apply, or all (default). Types are always generated; informers imply listers; anything beyond types needs the kube and kube-codegen-runtime crates",
+        set: |o, v| {
+            o.emit = Emit::parse(need(v)?)?;
+            Ok(())
+        },
+        get: |o| {
+            if o.emit == Emit::ALL {
+                vec![]
+            } else {
+                vec![Some(o.emit.to_list())]
+            }
+        },
+    },
     Flag {
         long: "check",
         value_name: None,
@@ -152,6 +264,17 @@ pub const FLAGS: &[Flag] = &[
             Ok(())
         },
         get: |o| o.derives.iter().map(|d| Some(d.clone())).collect(),
+    },
+    Flag {
+        long: "no-known-types",
+        value_name: None,
+        repeatable: false,
+        help: "Generate a struct even where a schema is exactly a well-known Kubernetes type (metav1 Condition, LabelSelector, OwnerReference, core/v1 ObjectReference, LocalObjectReference, Secret/ConfigMap key selectors), which otherwise become k8s-openapi's types",
+        set: |o, _| {
+            o.no_known_types = true;
+            Ok(())
+        },
+        get: |o| if o.no_known_types { vec![None] } else { vec![] },
     },
     Flag {
         long: "no-docs",
@@ -262,12 +385,18 @@ mod tests {
     #[test]
     fn args_round_trip() {
         let o = Options {
+            emit: Emit {
+                listers: false,
+                apply: false,
+                ..Emit::ALL
+            },
             single_file: Some("x.rs".into()),
             crate_name: Some("my-crds".into()),
             versions: VersionSelection::List(vec!["v1".into(), "v2".into()]),
             derives: vec!["Hash".into(), "FooSpec=Eq".into()],
             no_docs: true,
             check: true,
+            no_known_types: true,
         };
         let args = o.to_args();
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -281,6 +410,19 @@ mod tests {
                 ..Options::default()
             }
         );
+        assert_eq!(
+            Options::from_args(&["--emit", "types"]).unwrap().emit,
+            Emit::TYPES
+        );
+        assert_eq!(
+            Options::from_args(&["--emit=types,apply"]).unwrap().emit,
+            Emit {
+                apply: true,
+                ..Emit::TYPES
+            }
+        );
+        assert!(Options::from_args(&["--emit", "types,clients"]).is_err());
+        assert!(Options::from_args(&["--emit", ","]).is_err());
         assert!(Options::from_args(&["--nope"]).is_err());
         assert!(Options::from_args(&["--derive"]).is_err());
         assert!(Options::from_args(&["--derive", "1x"]).is_err());

@@ -41,7 +41,7 @@ fn gen_writes_module_tree_and_warns_on_non_crd() {
     ));
     let vmod =
         std::fs::read_to_string(dir.path().join("samplecontroller/v1alpha1/mod.rs")).unwrap();
-    assert!(vmod.contains("pub use self::foo::Foo;"));
+    assert!(vmod.contains("pub use self::foo::*;"));
 }
 
 #[test]

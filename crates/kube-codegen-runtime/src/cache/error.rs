@@ -20,3 +20,11 @@ pub enum CacheError {
     #[error("event handlers run on Tokio tasks: add them inside a Tokio runtime")]
     NoRuntime,
 }
+
+/// A lister was read before its informer's first list was cached: an empty or missing answer
+/// would mean "not loaded yet", not "not there", so the read is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the informer's cache has not synced yet: wait for it (wait_for_cache_sync) before reading"
+)]
+pub struct NotSynced;

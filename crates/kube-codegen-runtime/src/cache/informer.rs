@@ -289,9 +289,10 @@ where
         self.inner.store.clone()
     }
 
-    /// A lister over the cache.
+    /// A lister over the cache; its reads fail with
+    /// [`NotSynced`](super::NotSynced) until the first list is cached.
     pub fn lister(&self) -> Lister<K> {
-        Lister::new(self.inner.store.clone())
+        Lister::with_synced(self.inner.store.clone(), self.inner.synced.subscribe())
     }
 
     /// True once the first list is in the cache.

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use kube::Resource;
 use kube::core::{Selector, SelectorExt};
+use tokio::sync::watch;
 
+use super::error::NotSynced;
 use super::store::{NAMESPACE_INDEX, Store};
 
 /// `objs` whose labels match `selector` (an empty selector keeps all without reading labels).
@@ -47,15 +49,38 @@ pub fn list_all_by_namespace<K: Resource>(
     matching(found, selector)
 }
 
+/// Whether the cache behind a lister has its first list: `None` for a store that is always
+/// complete (one filled by hand), else the informer's flag.
+type SyncedFlag = Option<watch::Receiver<bool>>;
+
+fn check(synced: &SyncedFlag) -> Result<(), NotSynced> {
+    if is_synced(synced) {
+        Ok(())
+    } else {
+        Err(NotSynced)
+    }
+}
+
+fn is_synced(synced: &SyncedFlag) -> bool {
+    synced.as_ref().is_none_or(|rx| *rx.borrow())
+}
+
 /// Reads one kind of object from a shared cache: what a generated `FooLister` wraps.
+///
+/// A lister made by an informer refuses reads with [`NotSynced`] until the informer's first
+/// list is cached, so "missing" (`Ok(None)`, an empty list) is never confused with "not loaded
+/// yet". Once synced it stays synced: during a relist it answers from the previous list, as
+/// client-go's listers do.
 pub struct Lister<K> {
     store: Arc<Store<K>>,
+    synced: SyncedFlag,
 }
 
 impl<K> Clone for Lister<K> {
     fn clone(&self) -> Self {
         Lister {
             store: self.store.clone(),
+            synced: self.synced.clone(),
         }
     }
 }
@@ -64,61 +89,108 @@ impl<K> fmt::Debug for Lister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lister")
             .field("store", &self.store)
+            .field("synced", &is_synced(&self.synced))
             .finish()
     }
 }
 
 impl<K: Resource> Lister<K> {
-    /// A lister over `store`.
+    /// A lister over `store`, which is taken as complete: reads never fail.
     pub fn new(store: Arc<Store<K>>) -> Self {
-        Lister { store }
+        Lister {
+            store,
+            synced: None,
+        }
+    }
+
+    /// A lister over `store` that refuses reads while `synced` holds `false` (an informer's
+    /// "first list cached" flag; [`SharedIndexInformer::lister`](super::SharedIndexInformer::lister)
+    /// passes its own).
+    pub fn with_synced(store: Arc<Store<K>>, synced: watch::Receiver<bool>) -> Self {
+        Lister {
+            store,
+            synced: Some(synced),
+        }
+    }
+
+    /// True once the cache holds its first full list (always, for [`Lister::new`]).
+    pub fn has_synced(&self) -> bool {
+        is_synced(&self.synced)
     }
 
     /// Objects in every namespace whose labels match `selector`.
-    pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        list_all(&self.store, selector)
+    pub fn list(&self, selector: &Selector) -> Result<Vec<Arc<K>>, NotSynced> {
+        check(&self.synced)?;
+        Ok(list_all(&self.store, selector))
     }
 
-    /// A cluster-scoped object by name (for a namespaced kind, use
-    /// [`namespace`](Self::namespace)).
-    pub fn get(&self, name: &str) -> Option<Arc<K>> {
-        self.store.get_by_key(name)
+    /// A cluster-scoped object by name: `Ok(None)` when the synced cache has no such object
+    /// (for a namespaced kind, use [`namespace`](Self::namespace)).
+    pub fn get(&self, name: &str) -> Result<Option<Arc<K>>, NotSynced> {
+        check(&self.synced)?;
+        Ok(self.store.get_by_key(name))
     }
 
-    /// The objects of one namespace.
+    /// The objects of one namespace (every namespace for `""`), with the same synced flag.
     pub fn namespace(&self, namespace: impl Into<String>) -> NamespaceLister<K> {
         NamespaceLister {
             store: self.store.clone(),
             namespace: namespace.into(),
+            synced: self.synced.clone(),
         }
     }
 }
 
-/// Reads the objects of one namespace from a shared cache.
+/// Reads the objects of one namespace from a shared cache. Like [`Lister`], refuses reads
+/// with [`NotSynced`] until the informer has listed.
 pub struct NamespaceLister<K> {
     store: Arc<Store<K>>,
     namespace: String,
+    synced: SyncedFlag,
+}
+
+impl<K> Clone for NamespaceLister<K> {
+    fn clone(&self) -> Self {
+        NamespaceLister {
+            store: self.store.clone(),
+            namespace: self.namespace.clone(),
+            synced: self.synced.clone(),
+        }
+    }
 }
 
 impl<K> fmt::Debug for NamespaceLister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NamespaceLister")
             .field("namespace", &self.namespace)
+            .field("synced", &is_synced(&self.synced))
             .finish_non_exhaustive()
     }
 }
 
 impl<K: Resource> NamespaceLister<K> {
-    /// Objects of this namespace whose labels match `selector`.
-    pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        list_all_by_namespace(&self.store, &self.namespace, selector)
+    /// True once the cache holds its first full list.
+    pub fn has_synced(&self) -> bool {
+        is_synced(&self.synced)
     }
 
-    /// The object `name` in this namespace (a cluster-scoped object for namespace `""`).
-    pub fn get(&self, name: &str) -> Option<Arc<K>> {
+    /// Objects of this namespace whose labels match `selector`.
+    pub fn list(&self, selector: &Selector) -> Result<Vec<Arc<K>>, NotSynced> {
+        check(&self.synced)?;
+        Ok(list_all_by_namespace(
+            &self.store,
+            &self.namespace,
+            selector,
+        ))
+    }
+
+    /// The object `name` in this namespace (a cluster-scoped object for namespace `""`):
+    /// `Ok(None)` when the synced cache has no such object.
+    pub fn get(&self, name: &str) -> Result<Option<Arc<K>>, NotSynced> {
+        check(&self.synced)?;
         if self.namespace.is_empty() {
-            return self.store.get_by_key(name);
+            return Ok(self.store.get_by_key(name));
         }
-        self.store.get_by_key(&format!("{}/{name}", self.namespace))
+        Ok(self.store.get_by_key(&format!("{}/{name}", self.namespace)))
     }
 }

@@ -25,10 +25,13 @@
 //! };
 //! assert_eq!(key_of(&cm)?, "default/settings");
 //! store.add(Arc::new(cm))?;
+//! // A store filled by hand is complete, so this lister's reads never fail; an informer's
+//! // lister returns `Err(NotSynced)` until the informer has listed.
 //! let lister = Lister::new(store.clone());
-//! assert!(lister.namespace("default").get("settings").is_some());
-//! assert_eq!(lister.namespace("other").list(&Selector::default()).len(), 0);
-//! # Ok::<(), kube_codegen_runtime::cache::CacheError>(())
+//! assert!(lister.namespace("default").get("settings")?.is_some());
+//! assert!(lister.namespace("default").get("missing")?.is_none());
+//! assert_eq!(lister.namespace("other").list(&Selector::default())?.len(), 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod backoff;
@@ -41,7 +44,7 @@ mod reflector;
 mod source;
 mod store;
 
-pub use self::error::CacheError;
+pub use self::error::{CacheError, NotSynced};
 pub use self::handler::{Deleted, EventHandler, EventHandlerFns};
 pub use self::informer::{
     DEFAULT_MAX_HANDLER_BACKLOG, InformerOptions, Registration, SharedIndexInformer, Transform,

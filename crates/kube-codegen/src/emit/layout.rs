@@ -3,7 +3,7 @@
 //! Module tree: `mod.rs` declares one module per group; `<group>/mod.rs` one per version;
 //! `<group>/<version>/mod.rs` one per kind and re-exports each root type; `<group>/<version>/<kind>.rs`
 //! holds the kind. Single file: the same tree as inline modules. Crate: `Cargo.toml` (from
-//! `templates/crate/Cargo.toml`) and `src/lib.rs` (the single-file content).
+//! `crates/kube-codegen/templates/crate/Cargo.toml`, shipped inside the crate) and `src/lib.rs` (the single-file content).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,24 +13,31 @@ use quote::quote;
 
 use super::ident;
 use super::resource::{Piece, kind_module, kind_pieces, piece_items};
-use crate::model::{Model, VersionMod};
+use crate::model::{GroupMod, Model, VersionMod};
+use crate::options::Emit;
 use crate::render::{HEADER, format_file, format_syn_items};
 use crate::{Error, Options};
 
-const CARGO_TEMPLATE: &str = include_str!("../../../../templates/crate/Cargo.toml");
+/// What the clients, listers, informers and apply configurations add to a `--crate`'s
+/// dependencies (the runtime is versioned in lockstep with the generator).
+const RUNTIME_DEPENDENCIES: &str = "kube = { version = \"5\", default-features = false, features = [\"client\"] }\nkube-codegen-runtime = \"{{version}}\"\n";
 
-fn version_reexports(v: &VersionMod) -> TokenStream {
+const CARGO_TEMPLATE: &str = include_str!("../../templates/crate/Cargo.toml");
+
+/// Every name of every kind module, re-exported at the version (names are unique there: see
+/// `model::version_scope`), then the group-version's client and informers.
+fn version_tail(g: &GroupMod, v: &VersionMod, emit: Emit) -> TokenStream {
     let items = v.resources.iter().map(|r| {
         let m = ident(&r.module);
-        let root = ident(&r.root);
         let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
-        quote!(#allow pub use self::#m::#root;)
+        quote!(#allow pub use self::#m::*;)
     });
-    quote!(#(#items)*)
+    let api = super::api::version_items(g, v, emit);
+    quote!(#(#items)* #api)
 }
 
 /// The whole tree as inline modules.
-pub fn single_tokens(model: &Model) -> TokenStream {
+pub fn single_tokens(model: &Model, emit: Emit) -> TokenStream {
     let groups = model.groups.iter().map(|g| {
         let gm = ident(&g.module);
         let gdoc = format!(" API group `{}`.", g.group);
@@ -38,31 +45,42 @@ pub fn single_tokens(model: &Model) -> TokenStream {
             let vm = ident(&v.module);
             let kinds = v.resources.iter().map(|r| {
                 let km = ident(&r.module);
-                let body = kind_module(r);
+                let body = kind_module(r, emit);
                 quote!(pub mod #km { #body })
             });
-            let re = version_reexports(v);
+            let tail = version_tail(g, v, emit);
             let vdoc = format!(" Version `{}` of `{}`.", v.version, g.group);
-            quote!(#[doc = #vdoc] pub mod #vm { #(#kinds)* #re })
+            quote!(#[doc = #vdoc] pub mod #vm { #(#kinds)* #tail })
         });
-        quote!(#[doc = #gdoc] pub mod #gm { #(#versions)* })
+        let group_api = super::api::group_items(g, emit);
+        quote!(#[doc = #gdoc] pub mod #gm { #(#versions)* #group_api })
     });
-    quote!(#(#groups)*)
+    let root_api = super::api::root_items(model, emit);
+    quote!(#(#groups)* #root_api)
 }
 
 pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, String>, Error> {
+    let emit = options.emit;
     let mut out = BTreeMap::new();
     if let Some(name) = &options.crate_name {
-        let lib = format_file(single_tokens(model))?;
+        let lib = format_file(single_tokens(model, emit))?;
         out.insert(PathBuf::from("src/lib.rs"), lib);
+        let runtime = if emit.needs_runtime() {
+            RUNTIME_DEPENDENCIES.replace("{{version}}", env!("CARGO_PKG_VERSION"))
+        } else {
+            String::new()
+        };
         let toml = CARGO_TEMPLATE
             .replace("{{name}}", name)
-            .replace("{{version}}", env!("CARGO_PKG_VERSION"));
+            .replace("{{runtime}}", &runtime);
         out.insert(PathBuf::from("Cargo.toml"), toml);
         return Ok(out);
     }
     if let Some(name) = &options.single_file {
-        out.insert(PathBuf::from(name), format_file(single_tokens(model))?);
+        out.insert(
+            PathBuf::from(name),
+            format_file(single_tokens(model, emit))?,
+        );
         return Ok(out);
     }
     let top = model.groups.iter().map(|g| {
@@ -70,7 +88,11 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         let gdoc = format!(" API group `{}`.", g.group);
         quote!(#[doc = #gdoc] pub mod #gm;)
     });
-    out.insert(PathBuf::from("mod.rs"), format_file(quote!(#(#top)*))?);
+    let root_api = super::api::root_items(model, emit);
+    out.insert(
+        PathBuf::from("mod.rs"),
+        format_file(quote!(#(#top)* #root_api))?,
+    );
     let mut kind_files = Vec::new();
     for g in &model.groups {
         let gdir = PathBuf::from(&g.module.trim_start_matches("r#").to_string());
@@ -79,15 +101,19 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
             let vdoc = format!(" Version `{}` of `{}`.", v.version, g.group);
             quote!(#[doc = #vdoc] pub mod #vm;)
         });
-        out.insert(gdir.join("mod.rs"), format_file(quote!(#(#vs)*))?);
+        let group_api = super::api::group_items(g, emit);
+        out.insert(
+            gdir.join("mod.rs"),
+            format_file(quote!(#(#vs)* #group_api))?,
+        );
         for v in &g.versions {
             let vdir = gdir.join(v.module.trim_start_matches("r#"));
             let kinds = v.resources.iter().map(|r| {
                 let km = ident(&r.module);
                 quote!(pub mod #km;)
             });
-            let re = version_reexports(v);
-            out.insert(vdir.join("mod.rs"), format_file(quote!(#(#kinds)* #re))?);
+            let tail = version_tail(g, v, emit);
+            out.insert(vdir.join("mod.rs"), format_file(quote!(#(#kinds)* #tail))?);
             for r in &v.resources {
                 let file = format!("{}.rs", r.module.trim_start_matches("r#"));
                 kind_files.push((vdir.join(file), r));
@@ -96,14 +122,17 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
     }
     // Every top-level piece of every kind file is parsed and formatted on its own, in parallel
     // (order-preserving), then each file is its pieces concatenated (see `Piece`).
-    let pieces: Vec<Vec<Piece<'_>>> = kind_files.iter().map(|(_, r)| kind_pieces(r)).collect();
+    let pieces: Vec<Vec<Piece<'_>>> = kind_files
+        .iter()
+        .map(|(_, r)| kind_pieces(r, emit))
+        .collect();
     let units: Vec<(usize, &Piece<'_>)> = pieces
         .iter()
         .enumerate()
         .flat_map(|(i, ps)| ps.iter().map(move |p| (i, p)))
         .collect();
     let formatted = crate::par::map(&units, |&(i, p)| {
-        piece_items(kind_files[i].1, p).map(format_syn_items)
+        piece_items(kind_files[i].1, p, emit).map(format_syn_items)
     });
     let mut texts: Vec<String> = vec![HEADER.to_string(); kind_files.len()];
     for (&(i, _), text) in units.iter().zip(formatted) {

@@ -1,6 +1,8 @@
 //! IR -> `syn` items (nested and root types) and `quote!` tokens (impls, module layout). Pure
 //! functions: no I/O, no naming decisions.
 
+mod api;
+mod apply;
 mod layout;
 mod resource;
 mod types;

@@ -11,10 +11,14 @@ use super::types::{
 };
 use crate::Error;
 use crate::model::{Resource, TypeDef};
+use crate::options::Emit;
 use crate::render::parse_items;
 
-pub fn kind_module(r: &Resource) -> TokenStream {
-    kind_pieces(r).iter().map(|p| piece_tokens(r, p)).collect()
+pub fn kind_module(r: &Resource, emit: Emit) -> TokenStream {
+    kind_pieces(r, emit)
+        .iter()
+        .map(|p| piece_tokens(r, p, emit))
+        .collect()
 }
 
 /// One run of top-level items of a kind module. A kind file is formatted piece by piece (in
@@ -27,23 +31,42 @@ pub enum Piece<'a> {
     Type(&'a TypeDef),
     /// The private `nullable` deserializer helper.
     Helper,
+    /// The root's apply configuration.
+    ApplyRoot,
+    /// One nested struct's apply configuration.
+    Apply(&'a TypeDef),
+    /// Subresource markers, lister, informer.
+    Api,
 }
 
-/// The pieces of a kind module, in output order (nested types sorted by name).
-pub fn kind_pieces(r: &Resource) -> Vec<Piece<'_>> {
+/// The pieces of a kind module, in output order: the types (nested ones sorted by name), then
+/// the apply configurations (sorted likewise), then the lister and informer.
+pub fn kind_pieces(r: &Resource, emit: Emit) -> Vec<Piece<'_>> {
     let mut nested: Vec<&TypeDef> = r.types.iter().collect();
     nested.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut pieces = Vec::with_capacity(nested.len() + 2);
+    let mut pieces = Vec::with_capacity(2 * nested.len() + 4);
     pieces.push(Piece::Head);
-    pieces.extend(nested.into_iter().map(Piece::Type));
+    pieces.extend(nested.iter().map(|t| Piece::Type(t)));
     if r.uses_nullable {
         pieces.push(Piece::Helper);
+    }
+    if emit.apply {
+        pieces.push(Piece::ApplyRoot);
+        let mut applies: Vec<&TypeDef> = nested
+            .into_iter()
+            .filter(|t| t.apply_name.is_some())
+            .collect();
+        applies.sort_by(|a, b| a.apply_name.cmp(&b.apply_name));
+        pieces.extend(applies.into_iter().map(Piece::Apply));
+    }
+    if emit.client || emit.any_listers() {
+        pieces.push(Piece::Api);
     }
     pieces
 }
 
 /// A piece as `syn` items: nested types are built directly, the rest parsed from tokens.
-pub fn piece_items(r: &Resource, piece: &Piece<'_>) -> Result<Vec<syn::Item>, Error> {
+pub fn piece_items(r: &Resource, piece: &Piece<'_>, emit: Emit) -> Result<Vec<syn::Item>, Error> {
     match piece {
         Piece::Type(t) => typedef(t, &r.types),
         Piece::Head => {
@@ -51,12 +74,15 @@ pub fn piece_items(r: &Resource, piece: &Piece<'_>) -> Result<Vec<syn::Item>, Er
             items.extend(parse_items(head_impls(r))?);
             Ok(items)
         }
-        Piece::Helper => parse_items(piece_tokens(r, piece)),
+        _ => parse_items(piece_tokens(r, piece, emit)),
     }
 }
 
-pub fn piece_tokens(r: &Resource, piece: &Piece<'_>) -> TokenStream {
+pub fn piece_tokens(r: &Resource, piece: &Piece<'_>, emit: Emit) -> TokenStream {
     match piece {
+        Piece::ApplyRoot => super::apply::root(r),
+        Piece::Apply(t) => super::apply::nested(t, &r.types).unwrap_or_default(),
+        Piece::Api => super::api::kind_items(r, emit),
         Piece::Head => {
             let root = root_struct(r);
             let impls = head_impls(r);

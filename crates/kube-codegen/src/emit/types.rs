@@ -68,6 +68,11 @@ pub fn ty(t: &Ty, types: &[TypeDef]) -> Type {
         Ty::Map(inner) => map_of(ty(inner, types)),
         Ty::Option(inner) => option(ty(inner, types)),
         Ty::Named(i) => path_ty(path(false, &[&types[*i].name])),
+        Ty::Known(k) => {
+            let mut segments = vec!["k8s_openapi"];
+            segments.extend_from_slice(k.path());
+            path_ty(path(true, &segments))
+        }
     }
 }
 

@@ -19,6 +19,7 @@ struct Cx<'a> {
     version: &'a str,
     types: Vec<TypeDef>,
     docs: bool,
+    known_types: bool,
     uses_nullable: bool,
 }
 
@@ -47,6 +48,7 @@ impl Cx<'_> {
             default: false,
             alias_of: None,
             extra_derives: Vec::new(),
+            apply_name: None,
         });
         Ty::Named(self.types.len() - 1)
     }
@@ -63,6 +65,7 @@ pub fn resource(
         version: &v.name,
         types: Vec::new(),
         docs: !options.no_docs,
+        known_types: !options.no_known_types,
         uses_nullable: false,
     };
     let schema = if v.raw_schema.is_null() {
@@ -134,6 +137,7 @@ pub fn resource(
         types,
         uses_nullable: cx.uses_nullable,
         schema: std::sync::Arc::clone(&v.raw_schema),
+        api: Default::default(),
     })
 }
 
@@ -392,6 +396,11 @@ fn object(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
         fields.extend(extra);
         fields.sort_by(|a, b| a.wire.cmp(&b.wire));
         return Ok(cx.push(name.to_string(), s, TypeBody::Struct { fields, flatten }));
+    }
+    if cx.known_types
+        && let Some(known) = super::known::match_known(s)
+    {
+        return Ok(Ty::Known(known));
     }
     if props.is_empty() {
         // Never an empty struct: a property-less object keeps whatever it holds.

@@ -68,6 +68,7 @@ pub fn dedupe(types: &mut [TypeDef]) {
 fn ty_default(ty: &Ty, types: &[TypeDef]) -> bool {
     match ty {
         Ty::Number => false,
+        Ty::Known(k) => k.has_default(),
         // Children precede parents, and an alias has its representative's body: its own flag is
         // already final.
         Ty::Named(i) => types[*i].default,

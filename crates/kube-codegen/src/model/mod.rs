@@ -3,7 +3,9 @@
 
 mod convert;
 mod dedupe;
+mod known;
 pub mod naming;
+mod version_scope;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -27,6 +29,49 @@ pub enum Ty {
     Option(Box<Ty>),
     /// Index into [`Resource::types`] while building; resolved to a name before emission.
     Named(usize),
+    /// A well-known Kubernetes type from `k8s-openapi` (see `known`).
+    Known(KnownType),
+}
+
+/// The `k8s-openapi` types a schema node can be recognised as (see `known`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KnownType {
+    Condition,
+    LabelSelector,
+    ObjectReference,
+    OwnerReference,
+    LocalObjectReference,
+    SecretKeySelector,
+    ConfigMapKeySelector,
+}
+
+impl KnownType {
+    /// Path segments of the type inside `k8s_openapi`.
+    pub fn path(self) -> &'static [&'static str] {
+        match self {
+            KnownType::Condition => &["apimachinery", "pkg", "apis", "meta", "v1", "Condition"],
+            KnownType::LabelSelector => {
+                &["apimachinery", "pkg", "apis", "meta", "v1", "LabelSelector"]
+            }
+            KnownType::OwnerReference => &[
+                "apimachinery",
+                "pkg",
+                "apis",
+                "meta",
+                "v1",
+                "OwnerReference",
+            ],
+            KnownType::ObjectReference => &["api", "core", "v1", "ObjectReference"],
+            KnownType::LocalObjectReference => &["api", "core", "v1", "LocalObjectReference"],
+            KnownType::SecretKeySelector => &["api", "core", "v1", "SecretKeySelector"],
+            KnownType::ConfigMapKeySelector => &["api", "core", "v1", "ConfigMapKeySelector"],
+        }
+    }
+
+    /// Whether the type implements `Default` (`Condition` holds a `Time`, which has none).
+    pub fn has_default(self) -> bool {
+        self != KnownType::Condition
+    }
 }
 
 /// How a field's presence and `null` map to Rust.
@@ -86,6 +131,8 @@ pub struct TypeDef {
     /// `Some(target)`: emitted as `pub type name = target;` (structural duplicate).
     pub alias_of: Option<usize>,
     pub extra_derives: Vec<String>,
+    /// Name of its apply configuration (structs and aliases of structs; decided at version scope).
+    pub apply_name: Option<String>,
 }
 
 /// One served version of one CRD.
@@ -122,6 +169,26 @@ pub struct Resource {
     pub types: Vec<TypeDef>,
     pub uses_nullable: bool,
     pub schema: std::sync::Arc<serde_json::Value>,
+    /// Names of the generated API of this kind (decided at version scope).
+    pub api: KindApi,
+}
+
+/// The names of a kind's generated API: types in the version's namespace, accessor methods on
+/// the version's client and informers.
+#[derive(Debug, Clone, Default)]
+pub struct KindApi {
+    /// `FooApply`.
+    pub apply: String,
+    /// `FooLister`.
+    pub lister: String,
+    /// `FooNamespaceLister` (namespaced kinds).
+    pub namespace_lister: String,
+    /// `FooInformer`.
+    pub informer: String,
+    /// `foos`: the typed client, informer and namespace-lister accessor.
+    pub accessor: String,
+    /// `foos_all`: the all-namespaces client accessor (namespaced kinds).
+    pub accessor_all: String,
 }
 
 #[derive(Debug, Clone)]
@@ -129,6 +196,12 @@ pub struct VersionMod {
     pub module: String,
     pub version: String,
     pub resources: Vec<Resource>,
+    /// `SamplecontrollerV1alpha1Client`: the group-version's typed client.
+    pub client: String,
+    /// `SamplecontrollerV1alpha1Informers`: the group-version's informer accessors.
+    pub informers: String,
+    /// `samplecontroller_v1alpha1`: the clientset's accessor for this group-version.
+    pub clientset_accessor: String,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +209,8 @@ pub struct GroupMod {
     pub module: String,
     pub group: String,
     pub versions: Vec<VersionMod>,
+    /// `SamplecontrollerInformers`: the group's informer accessors (one per version).
+    pub informers: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -208,6 +283,7 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
         let res = res?;
         let gm = group_module[crd.group.as_str()].clone();
         let group = tree.entry(gm.clone()).or_insert_with(|| GroupMod {
+            informers: format!("{}Informers", naming::pascal(&gm)),
             module: gm,
             group: crd.group.clone(),
             versions: Vec::new(),
@@ -219,6 +295,9 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
                 module: vm,
                 version: v.name.clone(),
                 resources: vec![res],
+                client: String::new(),
+                informers: String::new(),
+                clientset_accessor: String::new(),
             }),
         }
     }
@@ -256,6 +335,7 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
                 r.module = m;
                 r.root = root;
             }
+            version_scope::assign(&g.module, v, &derives);
         }
     }
     Ok(Model { groups })

@@ -236,6 +236,19 @@ pub fn assign_unique(
     out
 }
 
+/// Builder method names of an apply configuration: each field's identifier, except where it
+/// would take a name the type already uses (`reserved`: its constructor, its fixed fields); those
+/// get the collision rule's `_2` suffix.
+pub fn builder_methods(fields: &[super::Field], reserved: &[&str]) -> Vec<String> {
+    let wanted: Vec<(String, String, bool)> = fields
+        .iter()
+        .map(|f| (f.ident.clone(), f.wire.clone(), false))
+        .collect();
+    let mut taken: std::collections::BTreeSet<String> =
+        reserved.iter().map(|s| s.to_string()).collect();
+    assign_unique(&wanted, &mut taken, "_")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
