@@ -234,7 +234,7 @@ pub mod arrays {
             impl BuildPipelineSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `env`.
                 pub fn env(
@@ -297,7 +297,7 @@ pub mod arrays {
             impl BuildPipelineSpecPortsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
@@ -328,7 +328,7 @@ pub mod arrays {
             impl BuildPipelineSpecStepsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `args`.
                 pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
@@ -358,7 +358,7 @@ pub mod arrays {
             impl BuildPipelineStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `completedSteps`.
                 pub fn completed_steps(mut self, value: impl Into<Vec<String>>) -> Self {

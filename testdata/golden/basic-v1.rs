@@ -265,7 +265,7 @@ pub mod basics {
             impl WidgetSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `caBundle`.
                 pub fn ca_bundle(mut self, value: impl Into<String>) -> Self {
@@ -349,7 +349,7 @@ pub mod basics {
             impl WidgetStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `lastUpdated`.
                 pub fn last_updated(mut self, value: impl Into<String>) -> Self {

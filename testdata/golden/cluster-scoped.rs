@@ -155,7 +155,7 @@ pub mod cluster {
             impl TenantSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `displayName`.
                 pub fn display_name(mut self, value: impl Into<String>) -> Self {

@@ -247,7 +247,7 @@ pub mod dedupe {
             impl JobSetSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `leader`.
                 pub fn leader(
@@ -285,7 +285,7 @@ pub mod dedupe {
             impl JobSetSpecLeaderApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `env`.
                 pub fn env(
@@ -315,7 +315,7 @@ pub mod dedupe {
             impl JobSetSpecLeaderEnvApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
@@ -349,7 +349,7 @@ pub mod dedupe {
             impl JobSetSpecLeaderResourcesApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `limits`.
                 pub fn limits(
@@ -387,7 +387,7 @@ pub mod dedupe {
             impl JobSetSpecSidecarApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `env`.
                 pub fn env(
@@ -409,7 +409,7 @@ pub mod dedupe {
             impl JobSetSpecSidecarEnvApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
@@ -435,7 +435,7 @@ pub mod dedupe {
             impl JobSetSpecWorkersApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `env`.
                 pub fn env(

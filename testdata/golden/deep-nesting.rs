@@ -317,7 +317,7 @@ pub mod deep {
             impl TopologySpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `region`.
                 pub fn region(
@@ -339,7 +339,7 @@ pub mod deep {
             impl TopologySpecRegionApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -366,7 +366,7 @@ pub mod deep {
             impl TopologySpecRegionZoneApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -393,7 +393,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `chassis`.
                 pub fn chassis(
@@ -420,7 +420,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `blade`.
                 pub fn blade(
@@ -447,7 +447,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -474,7 +474,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeSocketApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `core`.
                 pub fn core(
@@ -505,7 +505,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -536,7 +536,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -567,7 +567,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -598,7 +598,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -629,7 +629,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
@@ -658,7 +658,7 @@ pub mod deep {
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {

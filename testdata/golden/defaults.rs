@@ -221,7 +221,7 @@ pub mod defaults {
             impl CacheSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `enabled`.
                 pub fn enabled(mut self, value: impl Into<bool>) -> Self {
@@ -273,7 +273,7 @@ pub mod defaults {
             impl CacheSpecEvictionApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `maxKeys`.
                 pub fn max_keys(mut self, value: impl Into<i64>) -> Self {

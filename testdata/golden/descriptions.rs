@@ -254,7 +254,7 @@ pub mod docs {
             impl AlertSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `empty`.
                 pub fn empty(mut self, value: impl Into<String>) -> Self {
@@ -299,7 +299,7 @@ pub mod docs {
             impl AlertStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `firing`.
                 pub fn firing(mut self, value: impl Into<bool>) -> Self {

@@ -213,7 +213,7 @@ pub mod embedded {
             impl BundleSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `configMap`.
                 pub fn config_map(
@@ -257,7 +257,7 @@ pub mod embedded {
             impl BundleSpecConfigMapApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {
@@ -309,7 +309,7 @@ pub mod embedded {
             impl BundleSpecResourcesApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {

@@ -179,7 +179,7 @@ pub mod intstr {
             impl TrafficSplitSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `limits`.
                 pub fn limits(

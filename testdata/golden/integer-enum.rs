@@ -251,7 +251,7 @@ pub mod intenums {
             impl BackupScheduleSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `compressionByTarget`.
                 pub fn compression_by_target(
@@ -292,7 +292,7 @@ pub mod intenums {
             impl BackupScheduleStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `exitCode`.
                 pub fn exit_code(

@@ -177,7 +177,7 @@ pub mod jsonfmt {
             impl SnapshotSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `retain`.
                 pub fn retain(mut self, value: impl Into<bool>) -> Self {
@@ -208,7 +208,7 @@ pub mod jsonfmt {
             impl SnapshotStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `readyToUse`.
                 pub fn ready_to_use(mut self, value: impl Into<bool>) -> Self {

@@ -300,7 +300,7 @@ pub mod keywords {
             impl OdditySpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `$ref`.
                 pub fn ref_2(mut self, value: impl Into<String>) -> Self {
@@ -464,7 +464,7 @@ pub mod keywords {
             impl OdditySpecMatchApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `abstract`.
                 pub fn r#abstract(mut self, value: impl Into<String>) -> Self {
@@ -528,7 +528,7 @@ pub mod keywords {
             impl OdditySpecMetadataApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {

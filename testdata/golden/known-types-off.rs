@@ -374,7 +374,7 @@ pub mod knownoff {
             impl DatabaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `imagePullSecret`.
                 pub fn image_pull_secret(
@@ -434,7 +434,7 @@ pub mod knownoff {
             impl DatabaseSpecImagePullSecretApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
@@ -466,7 +466,7 @@ pub mod knownoff {
             impl DatabaseSpecOwnerApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {
@@ -512,7 +512,7 @@ pub mod knownoff {
             impl DatabaseSpecSecretRefApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `key`.
                 pub fn key(mut self, value: impl Into<String>) -> Self {
@@ -546,7 +546,7 @@ pub mod knownoff {
             impl DatabaseSpecSelectorApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `matchExpressions`.
                 pub fn match_expressions(
@@ -578,7 +578,7 @@ pub mod knownoff {
             impl DatabaseSpecSelectorMatchExpressionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `key`.
                 pub fn key(mut self, value: impl Into<String>) -> Self {
@@ -620,7 +620,7 @@ pub mod knownoff {
             impl DatabaseSpecTargetApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {
@@ -674,7 +674,7 @@ pub mod knownoff {
             impl DatabaseStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `conditions`.
                 pub fn conditions(
@@ -718,7 +718,7 @@ pub mod knownoff {
             impl DatabaseStatusConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {
@@ -781,7 +781,7 @@ pub mod knownoff {
             impl DatabaseStatusExtendedConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {

@@ -254,7 +254,7 @@ pub mod known {
             impl DatabaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `imagePullSecret`.
                 pub fn image_pull_secret(
@@ -318,7 +318,7 @@ pub mod known {
             impl DatabaseSpecNearMissRefApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
@@ -344,7 +344,7 @@ pub mod known {
             impl DatabaseStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `conditions`.
                 pub fn conditions(
@@ -392,7 +392,7 @@ pub mod known {
             impl DatabaseStatusExtendedConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {

@@ -226,7 +226,7 @@ pub mod maps {
             impl RoutingTableSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `aliases`.
                 pub fn aliases(
@@ -328,7 +328,7 @@ pub mod maps {
             impl RoutingTableSpecBackendsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `url`.
                 pub fn url(mut self, value: impl Into<String>) -> Self {

@@ -141,7 +141,7 @@ pub mod messaging {
             impl BrokerSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i32>) -> Self {
@@ -346,7 +346,7 @@ pub mod messaging {
             impl TriggerSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `broker`.
                 pub fn broker(mut self, value: impl Into<String>) -> Self {
@@ -642,7 +642,7 @@ pub mod streaming {
             impl ChannelSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `retentionHours`.
                 pub fn retention_hours(mut self, value: impl Into<i64>) -> Self {

@@ -179,7 +179,7 @@ pub mod multiversion {
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `dnsNames`.
                 pub fn dns_names(mut self, value: impl Into<Vec<String>>) -> Self {
@@ -211,7 +211,7 @@ pub mod multiversion {
             impl CertificateStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `notAfter`.
                 pub fn not_after(mut self, value: impl Into<String>) -> Self {
@@ -476,7 +476,7 @@ pub mod multiversion {
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `commonName`.
                 pub fn common_name(mut self, value: impl Into<String>) -> Self {
@@ -758,7 +758,7 @@ pub mod multiversion {
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `commonName`.
                 pub fn common_name(mut self, value: impl Into<String>) -> Self {
@@ -1043,7 +1043,7 @@ pub mod multiversion {
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `subject`.
                 pub fn subject(
@@ -1063,7 +1063,7 @@ pub mod multiversion {
             impl CertificateSpecSubjectApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `organizations`.
                 pub fn organizations(mut self, value: impl Into<Vec<String>>) -> Self {

@@ -361,7 +361,7 @@ pub mod collisions {
             impl GatewaySpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `gateway`.
                 pub fn gateway(
@@ -428,7 +428,7 @@ pub mod collisions {
             impl GatewaySpecGatewayApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
@@ -445,7 +445,7 @@ pub mod collisions {
             impl GatewaySpecListApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `entries`.
                 pub fn entries(mut self, value: impl Into<Vec<String>>) -> Self {
@@ -464,7 +464,7 @@ pub mod collisions {
             impl GatewaySpecListenersApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `item`.
                 pub fn item(
@@ -489,7 +489,7 @@ pub mod collisions {
             impl GatewaySpecListenersItem2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `note`.
                 pub fn note(mut self, value: impl Into<String>) -> Self {
@@ -506,7 +506,7 @@ pub mod collisions {
             impl GatewaySpecListenersItemApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `port`.
                 pub fn port(mut self, value: impl Into<i64>) -> Self {
@@ -523,7 +523,7 @@ pub mod collisions {
             impl GatewaySpecSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `spec`.
                 pub fn spec(
@@ -543,7 +543,7 @@ pub mod collisions {
             impl GatewaySpecSpecSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `value`.
                 pub fn value(mut self, value: impl Into<String>) -> Self {
@@ -560,7 +560,7 @@ pub mod collisions {
             impl GatewaySpecStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `wanted`.
                 pub fn wanted(mut self, value: impl Into<String>) -> Self {
@@ -577,7 +577,7 @@ pub mod collisions {
             impl GatewaySpecTlsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `config`.
                 pub fn config(
@@ -597,7 +597,7 @@ pub mod collisions {
             impl GatewaySpecTlsConfig2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `minVersion`.
                 pub fn min_version(mut self, value: impl Into<String>) -> Self {
@@ -617,7 +617,7 @@ pub mod collisions {
             impl GatewaySpecTlsConfigApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `cipherSuites`.
                 pub fn cipher_suites(mut self, value: impl Into<Vec<String>>) -> Self {
@@ -634,7 +634,7 @@ pub mod collisions {
             impl GatewayStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `tlsConfig`.
                 pub fn tls_config(
@@ -654,7 +654,7 @@ pub mod collisions {
             impl GatewayStatusTlsConfigApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `expires`.
                 pub fn expires(mut self, value: impl Into<String>) -> Self {

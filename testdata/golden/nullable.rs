@@ -229,7 +229,7 @@ pub mod nullable {
             impl LeaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `candidates`.
                 pub fn candidates(mut self, value: impl Into<Vec<String>>) -> Self {
@@ -281,7 +281,7 @@ pub mod nullable {
             impl LeaseSpecOwnerApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {

@@ -199,7 +199,7 @@ pub mod oneof {
             impl DataSourceSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `gcs`.
                 pub fn gcs(mut self, value: impl Into<DataSourceSpecGcsApply>) -> Self {
@@ -229,7 +229,7 @@ pub mod oneof {
             impl DataSourceSpecGcsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `bucket`.
                 pub fn bucket(mut self, value: impl Into<String>) -> Self {
@@ -248,7 +248,7 @@ pub mod oneof {
             impl DataSourceSpecHttpApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `url`.
                 pub fn url(mut self, value: impl Into<String>) -> Self {
@@ -272,7 +272,7 @@ pub mod oneof {
             impl DataSourceSpecS3Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `bucket`.
                 pub fn bucket(mut self, value: impl Into<String>) -> Self {

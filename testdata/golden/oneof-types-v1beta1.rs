@@ -170,7 +170,7 @@ pub mod untagged {
             impl SettingSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `selector`.
                 pub fn selector(

@@ -211,7 +211,7 @@ pub mod preserve {
             impl PluginConfigStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `details`.
                 pub fn details(mut self, value: impl Into<::serde_json::Value>) -> Self {
@@ -254,7 +254,7 @@ pub mod preserve {
             impl PluginConfigStatusSummaryApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `healthy`.
                 pub fn healthy(mut self, value: impl Into<bool>) -> Self {

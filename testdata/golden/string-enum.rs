@@ -227,7 +227,7 @@ pub mod enums {
             impl RolloutSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `channels`.
                 pub fn channels(
@@ -273,7 +273,7 @@ pub mod enums {
             impl RolloutStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `phase`.
                 pub fn phase(mut self, value: impl Into<RolloutStatusPhase>) -> Self {

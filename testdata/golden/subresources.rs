@@ -230,7 +230,7 @@ pub mod scaling {
             impl WorkerPoolSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `machineType`.
                 pub fn machine_type(mut self, value: impl Into<String>) -> Self {
@@ -261,7 +261,7 @@ pub mod scaling {
             impl WorkerPoolStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `conditions`.
                 pub fn conditions(
@@ -312,7 +312,7 @@ pub mod scaling {
             impl WorkerPoolStatusConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {

@@ -206,7 +206,7 @@ pub mod toplevel {
             impl AccessRuleRulesApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `resources`.
                 pub fn resources(mut self, value: impl Into<Vec<String>>) -> Self {
@@ -228,7 +228,7 @@ pub mod toplevel {
             impl AccessRuleSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `enabled`.
                 pub fn enabled(mut self, value: impl Into<bool>) -> Self {

@@ -139,7 +139,7 @@ pub mod legacyversions {
             impl QueueSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `size`.
                 pub fn size(mut self, value: impl Into<i64>) -> Self {
@@ -419,7 +419,7 @@ pub mod legacyversions {
             impl QueueSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `capacity`.
                 pub fn capacity(mut self, value: impl Into<i64>) -> Self {
@@ -441,7 +441,7 @@ pub mod legacyversions {
             impl QueueStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `depth`.
                 pub fn depth(mut self, value: impl Into<i64>) -> Self {

@@ -186,7 +186,7 @@ pub mod legacy {
             impl DatabaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `engine`.
                 pub fn engine(mut self, value: impl Into<DatabaseSpecEngine>) -> Self {
@@ -215,7 +215,7 @@ pub mod legacy {
             impl DatabaseStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `endpoint`.
                 pub fn endpoint(mut self, value: impl Into<String>) -> Self {

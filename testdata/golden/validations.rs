@@ -192,7 +192,7 @@ pub mod validations {
             impl QuotaSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `cpuShare`.
                 pub fn cpu_share(

@@ -162,7 +162,7 @@ pub mod scope {
             impl FooBarSpec2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `left`.
                 pub fn left(mut self, value: impl Into<String>) -> Self {
@@ -179,7 +179,7 @@ pub mod scope {
             impl FooInformer2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `resync`.
                 pub fn resync(mut self, value: impl Into<String>) -> Self {
@@ -378,7 +378,7 @@ pub mod scope {
             impl FooBarSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
-                    Self::default()
+                    <Self as Default>::default()
                 }
                 /// Sets `right`.
                 pub fn right(mut self, value: impl Into<i64>) -> Self {

@@ -5,6 +5,7 @@
 mod cargo;
 mod cases;
 mod report;
+mod standalone;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -223,7 +224,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let results = cases::run(&root, &crates, &unit_crate, &samples, &build)?;
     let run_time = run_started.elapsed();
 
-    let ok = report::print(
+    let report_ok = report::print(
         &generation,
         &crates,
         &build,
@@ -238,7 +239,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         compile_time.as_secs_f64(),
         run_time.as_secs_f64()
     );
-    Ok(if ok {
+    let standalone_ok = standalone::check(&args.dir, &args.projects)?;
+    Ok(if report_ok && standalone_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

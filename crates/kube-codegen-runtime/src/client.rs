@@ -192,8 +192,9 @@ impl<K: Object> ResourceClient<K> {
         self.api.replace(name_of(obj)?, params, obj).await
     }
 
-    /// `DELETE` one object: `Left` with the object while finalizers or a foreground deletion
-    /// keep it, `Right` with the server's `Status` once it is gone.
+    /// `DELETE` one object. Custom resources answer with the object (`Left`): the deleted one, or
+    /// the one still held by finalizers or a foreground deletion (`deletionTimestamp` set);
+    /// `Right` carries the `Status` that kinds answering with one send.
     pub async fn delete(
         &self,
         name: &str,

@@ -2,10 +2,16 @@
 
 pub mod cache;
 pub mod client;
+pub mod events;
 pub mod factory;
+pub mod leaderelection;
 pub mod workqueue;
 
 pub use client::{
     AllNamespacesClient, ApplyConfiguration, HasScale, HasStatus, Patch, ResourceClient,
 };
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
+pub use leaderelection::{
+    LeaderCallbacks, LeaderElectionConfig, LeaderElectionError, LeaderElector, Leadership,
+    LeaseLock, RunOutcome,
+};

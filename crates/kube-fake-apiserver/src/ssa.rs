@@ -123,7 +123,7 @@ pub fn merge(
         .unwrap_or_default();
     let new_paths = object_paths(applied);
     if !force {
-        let mut conflicts: Vec<(String, String, Path)> = Vec::new();
+        let mut conflicts: Vec<(String, Path)> = Vec::new();
         for p in &new_paths {
             let (now, want) = (get_at(current, p), get_at(applied, p));
             // An applied map only claims the map exists; its entries are compared leaf by leaf.
@@ -138,8 +138,16 @@ pub fn merge(
                 }
                 let owned = leaves(e.get("fieldsV1").unwrap_or(&Value::Null));
                 if owned.iter().any(|q| overlaps(p, q)) {
-                    let av = str_of(e.get("apiVersion")).to_string();
-                    conflicts.push((m.to_string(), av, p.clone()));
+                    // The server prints an `Update` manager with its apiVersion and time, an
+                    // `Apply` one by name only (apimachinery's printManager).
+                    let printed = match (str_of(e.get("operation")), str_of(e.get("time"))) {
+                        ("Update", "") => format!("{m:?} using {}", str_of(e.get("apiVersion"))),
+                        ("Update", t) => {
+                            format!("{m:?} using {} at {t}", str_of(e.get("apiVersion")))
+                        }
+                        _ => format!("{m:?}"),
+                    };
+                    conflicts.push((printed, p.clone()));
                 }
             }
         }
@@ -176,19 +184,27 @@ pub fn merge(
     Ok(merged)
 }
 
-fn conflict_error(conflicts: &[(String, String, Path)]) -> ApiError {
+fn conflict_error(conflicts: &[(String, Path)]) -> ApiError {
     let field = |p: &Path| format!(".{}", p.join("."));
-    let message = if conflicts.len() == 1 {
-        let (m, av, p) = &conflicts[0];
+    let message = if let [(m, p)] = conflicts {
         format!(
-            "Apply failed with 1 conflict: conflict with \"{m}\" using {av}: {}",
+            "Apply failed with 1 conflict: conflict with {m}: {}",
             field(p)
         )
     } else {
-        let lines: Vec<String> = conflicts
-            .iter()
-            .map(|(m, av, p)| format!("conflict with \"{m}\" using {av}: {}", field(p)))
-            .collect();
+        // Grouped by manager, managers sorted, one `- path` line per field.
+        let mut by_manager: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for (m, p) in conflicts {
+            by_manager
+                .entry(m)
+                .or_default()
+                .push(format!("- {}", field(p)));
+        }
+        let mut lines = Vec::new();
+        for (m, paths) in by_manager {
+            lines.push(format!("conflicts with {m}:"));
+            lines.extend(paths);
+        }
         format!(
             "Apply failed with {} conflicts: {}",
             conflicts.len(),
@@ -197,8 +213,8 @@ fn conflict_error(conflicts: &[(String, String, Path)]) -> ApiError {
     };
     let causes: Vec<Value> = conflicts
         .iter()
-        .map(|(m, av, p)| {
-            json!({"reason": "FieldManagerConflict", "message": format!("conflict with \"{m}\" using {av}"), "field": field(p)})
+        .map(|(m, p)| {
+            json!({"reason": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": field(p)})
         })
         .collect();
     ApiError::new(409, "Conflict", message).with_details(json!({"causes": causes}))

@@ -822,7 +822,7 @@ async fn server_side_apply_ownership_conflicts_and_removal() {
     assert_status(&r, 409, "Conflict");
     assert_eq!(
         r.body["message"],
-        "Apply failed with 1 conflict: conflict with \"alice\" using example.com/v1: .spec.replicas"
+        "Apply failed with 1 conflict: conflict with \"alice\": .spec.replicas"
     );
     assert_eq!(
         r.body["details"]["causes"][0]["reason"],

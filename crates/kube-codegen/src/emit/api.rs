@@ -202,7 +202,6 @@ pub fn version_items(g: &GroupMod, v: &VersionMod, emit: Emit) -> TokenStream {
         });
     }
     if emit.informers {
-        let informers = ident(&v.informers);
         let accessors = v.resources.iter().map(|r| {
             let root = ident(&r.root);
             let allow = allow_deprecated(r);
@@ -218,21 +217,12 @@ pub fn version_items(g: &GroupMod, v: &VersionMod, emit: Emit) -> TokenStream {
             }
         });
         let doc = format!(" Shared informers of `{gv}` kinds from one factory.");
-        out.extend(quote! {
-            #[doc = #doc]
-            #[derive(Clone, Debug)]
-            pub struct #informers {
-                factory: ::kube_codegen_runtime::SharedInformerFactory,
-            }
-
-            impl #informers {
-                /// The group-version's informers from `factory`.
-                pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-                    Self { factory: factory.clone() }
-                }
-                #(#accessors)*
-            }
-        });
+        out.extend(informers_struct(
+            &v.informers,
+            &doc,
+            " The group-version's informers from `factory`.",
+            accessors.collect(),
+        ));
     }
     out
 }
@@ -242,7 +232,6 @@ pub fn group_items(g: &GroupMod, emit: Emit) -> TokenStream {
     if !emit.informers {
         return TokenStream::new();
     }
-    let name = ident(&g.informers);
     let accessors = g.versions.iter().map(|v| {
         let vm = ident(&v.module);
         let vi = ident(&v.informers);
@@ -255,6 +244,22 @@ pub fn group_items(g: &GroupMod, emit: Emit) -> TokenStream {
         }
     });
     let doc = format!(" Shared informers of the `{}` group.", g.group);
+    informers_struct(
+        &g.informers,
+        &doc,
+        " The group's informers from `factory`.",
+        accessors.collect(),
+    )
+}
+
+/// A handle on the runtime's factory with one accessor per version or kind.
+fn informers_struct(
+    name: &str,
+    doc: &str,
+    new_doc: &str,
+    accessors: Vec<TokenStream>,
+) -> TokenStream {
+    let name = ident(name);
     quote! {
         #[doc = #doc]
         #[derive(Clone, Debug)]
@@ -263,7 +268,7 @@ pub fn group_items(g: &GroupMod, emit: Emit) -> TokenStream {
         }
 
         impl #name {
-            /// The group's informers from `factory`.
+            #[doc = #new_doc]
             pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
                 Self { factory: factory.clone() }
             }

@@ -110,7 +110,8 @@ pub fn nested(t: &TypeDef, types: &[TypeDef]) -> Option<TokenStream> {
         impl #name {
             /// An empty configuration: nothing is sent until a field is set.
             pub fn new() -> Self {
-                Self::default()
+                // Qualified: a field named `default` has a builder method of that name.
+                <Self as Default>::default()
             }
             #(#builders)*
         }
