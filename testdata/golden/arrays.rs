@@ -160,9 +160,9 @@ pub mod arrays {
             }
             /// Server-side apply configuration of [`BuildPipeline`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BuildPipelineApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -173,6 +173,7 @@ pub mod arrays {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<BuildPipelineStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl BuildPipelineApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -193,12 +194,10 @@ pub mod arrays {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<BuildPipelineSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<BuildPipelineStatusApply>,
@@ -215,6 +214,7 @@ pub mod arrays {
             }
             /// Apply configuration of [`BuildPipelineSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BuildPipelineSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub env: Option<Vec<::std::collections::BTreeMap<String, String>>>,
@@ -231,12 +231,12 @@ pub mod arrays {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub thresholds: Option<Vec<::serde_json::Number>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BuildPipelineSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `env`.
                 pub fn env(
                     mut self,
                     value: impl Into<Vec<::std::collections::BTreeMap<String, String>>>,
@@ -244,12 +244,10 @@ pub mod arrays {
                     self.env = Some(value.into());
                     self
                 }
-                /// Sets `matrix`.
                 pub fn matrix(mut self, value: impl Into<Vec<Vec<i32>>>) -> Self {
                     self.matrix = Some(value.into());
                     self
                 }
-                /// Sets `ports`.
                 pub fn ports(
                     mut self,
                     value: impl Into<Vec<BuildPipelineSpecPortsApply>>,
@@ -257,7 +255,6 @@ pub mod arrays {
                     self.ports = Some(value.into());
                     self
                 }
-                /// Sets `steps`.
                 pub fn steps(
                     mut self,
                     value: impl Into<Vec<BuildPipelineSpecStepsApply>>,
@@ -265,17 +262,14 @@ pub mod arrays {
                     self.steps = Some(value.into());
                     self
                 }
-                /// Sets `switches`.
                 pub fn switches(mut self, value: impl Into<Vec<bool>>) -> Self {
                     self.switches = Some(value.into());
                     self
                 }
-                /// Sets `tags`.
                 pub fn tags(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.tags = Some(value.into());
                     self
                 }
-                /// Sets `thresholds`.
                 pub fn thresholds(
                     mut self,
                     value: impl Into<Vec<::serde_json::Number>>,
@@ -286,6 +280,7 @@ pub mod arrays {
             }
             /// Apply configuration of [`BuildPipelineSpecPorts`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BuildPipelineSpecPortsApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
@@ -294,22 +289,20 @@ pub mod arrays {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub protocol: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BuildPipelineSpecPortsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `port`.
                 pub fn port(mut self, value: impl Into<i32>) -> Self {
                     self.port = Some(value.into());
                     self
                 }
-                /// Sets `protocol`.
                 pub fn protocol(mut self, value: impl Into<String>) -> Self {
                     self.protocol = Some(value.into());
                     self
@@ -317,6 +310,7 @@ pub mod arrays {
             }
             /// Apply configuration of [`BuildPipelineSpecSteps`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BuildPipelineSpecStepsApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub args: Option<Vec<String>>,
@@ -325,22 +319,20 @@ pub mod arrays {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BuildPipelineSpecStepsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `args`.
                 pub fn args(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.args = Some(value.into());
                     self
                 }
-                /// Sets `image`.
                 pub fn image(mut self, value: impl Into<String>) -> Self {
                     self.image = Some(value.into());
                     self
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
@@ -348,19 +340,17 @@ pub mod arrays {
             }
             /// Apply configuration of [`BuildPipelineStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BuildPipelineStatusApply {
-                #[serde(
-                    rename = "completedSteps",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub completed_steps: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BuildPipelineStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `completedSteps`.
                 pub fn completed_steps(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.completed_steps = Some(value.into());
                     self

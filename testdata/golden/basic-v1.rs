@@ -179,9 +179,9 @@ pub mod basics {
             }
             /// Server-side apply configuration of [`Widget`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct WidgetApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -192,6 +192,7 @@ pub mod basics {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<WidgetStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl WidgetApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -211,12 +212,10 @@ pub mod basics {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<WidgetSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<WidgetStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -230,17 +229,15 @@ pub mod basics {
             }
             /// Apply configuration of [`WidgetSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct WidgetSpecApply {
-                #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub ca_bundle: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub id: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub image: Option<String>,
-                #[serde(
-                    rename = "maxSurgeBytes",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub max_surge_bytes: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owner: Option<String>,
@@ -250,79 +247,65 @@ pub mod basics {
                 pub ratio: Option<::serde_json::Number>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub replicas: Option<i32>,
-                #[serde(rename = "startAt", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub start_at: Option<String>,
-                #[serde(
-                    rename = "timeoutSeconds",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub timeout_seconds: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub weight: Option<::serde_json::Number>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub window: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl WidgetSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `caBundle`.
                 pub fn ca_bundle(mut self, value: impl Into<String>) -> Self {
                     self.ca_bundle = Some(value.into());
                     self
                 }
-                /// Sets `id`.
                 pub fn id(mut self, value: impl Into<String>) -> Self {
                     self.id = Some(value.into());
                     self
                 }
-                /// Sets `image`.
                 pub fn image(mut self, value: impl Into<String>) -> Self {
                     self.image = Some(value.into());
                     self
                 }
-                /// Sets `maxSurgeBytes`.
                 pub fn max_surge_bytes(mut self, value: impl Into<i64>) -> Self {
                     self.max_surge_bytes = Some(value.into());
                     self
                 }
-                /// Sets `owner`.
                 pub fn owner(mut self, value: impl Into<String>) -> Self {
                     self.owner = Some(value.into());
                     self
                 }
-                /// Sets `paused`.
                 pub fn paused(mut self, value: impl Into<bool>) -> Self {
                     self.paused = Some(value.into());
                     self
                 }
-                /// Sets `ratio`.
                 pub fn ratio(mut self, value: impl Into<::serde_json::Number>) -> Self {
                     self.ratio = Some(value.into());
                     self
                 }
-                /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i32>) -> Self {
                     self.replicas = Some(value.into());
                     self
                 }
-                /// Sets `startAt`.
                 pub fn start_at(mut self, value: impl Into<String>) -> Self {
                     self.start_at = Some(value.into());
                     self
                 }
-                /// Sets `timeoutSeconds`.
                 pub fn timeout_seconds(mut self, value: impl Into<i64>) -> Self {
                     self.timeout_seconds = Some(value.into());
                     self
                 }
-                /// Sets `weight`.
                 pub fn weight(mut self, value: impl Into<::serde_json::Number>) -> Self {
                     self.weight = Some(value.into());
                     self
                 }
-                /// Sets `window`.
                 pub fn window(mut self, value: impl Into<String>) -> Self {
                     self.window = Some(value.into());
                     self
@@ -330,43 +313,35 @@ pub mod basics {
             }
             /// Apply configuration of [`WidgetStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct WidgetStatusApply {
-                #[serde(rename = "lastUpdated", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub last_updated: Option<String>,
-                #[serde(
-                    rename = "observedGeneration",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub observed_generation: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub phase: Option<String>,
-                #[serde(
-                    rename = "readyReplicas",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub ready_replicas: Option<i32>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl WidgetStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `lastUpdated`.
                 pub fn last_updated(mut self, value: impl Into<String>) -> Self {
                     self.last_updated = Some(value.into());
                     self
                 }
-                /// Sets `observedGeneration`.
                 pub fn observed_generation(mut self, value: impl Into<i64>) -> Self {
                     self.observed_generation = Some(value.into());
                     self
                 }
-                /// Sets `phase`.
                 pub fn phase(mut self, value: impl Into<String>) -> Self {
                     self.phase = Some(value.into());
                     self
                 }
-                /// Sets `readyReplicas`.
                 pub fn ready_replicas(mut self, value: impl Into<i32>) -> Self {
                     self.ready_replicas = Some(value.into());
                     self

@@ -101,9 +101,9 @@ pub mod cluster {
             }
             /// Server-side apply configuration of [`Tenant`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TenantApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -112,6 +112,7 @@ pub mod cluster {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<TenantSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl TenantApply {
                 /// A configuration for the object `name`; set the fields to apply.
                 pub fn new(name: impl Into<String>) -> Self {
@@ -126,7 +127,6 @@ pub mod cluster {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<TenantSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -140,29 +140,29 @@ pub mod cluster {
             }
             /// Apply configuration of [`TenantSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TenantSpecApply {
-                #[serde(rename = "displayName", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub display_name: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub labels: Option<::std::collections::BTreeMap<String, String>>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub namespaces: Option<Vec<String>>,
-                #[serde(rename = "quotaBytes", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub quota_bytes: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub suspended: Option<bool>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TenantSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `displayName`.
                 pub fn display_name(mut self, value: impl Into<String>) -> Self {
                     self.display_name = Some(value.into());
                     self
                 }
-                /// Sets `labels`.
                 pub fn labels(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -170,17 +170,14 @@ pub mod cluster {
                     self.labels = Some(value.into());
                     self
                 }
-                /// Sets `namespaces`.
                 pub fn namespaces(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.namespaces = Some(value.into());
                     self
                 }
-                /// Sets `quotaBytes`.
                 pub fn quota_bytes(mut self, value: impl Into<i64>) -> Self {
                     self.quota_bytes = Some(value.into());
                     self
                 }
-                /// Sets `suspended`.
                 pub fn suspended(mut self, value: impl Into<bool>) -> Self {
                     self.suspended = Some(value.into());
                     self

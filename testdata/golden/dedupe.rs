@@ -193,9 +193,9 @@ pub mod dedupe {
             pub type JobSetSpecWorkersResources = JobSetSpecLeaderResources;
             /// Server-side apply configuration of [`JobSet`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -204,6 +204,7 @@ pub mod dedupe {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<JobSetSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl JobSetApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -222,7 +223,6 @@ pub mod dedupe {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<JobSetSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -236,6 +236,7 @@ pub mod dedupe {
             }
             /// Apply configuration of [`JobSetSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub leader: Option<JobSetSpecLeaderApply>,
@@ -244,12 +245,12 @@ pub mod dedupe {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub workers: Option<JobSetSpecWorkersApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl JobSetSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `leader`.
                 pub fn leader(
                     mut self,
                     value: impl Into<JobSetSpecLeaderApply>,
@@ -257,7 +258,6 @@ pub mod dedupe {
                     self.leader = Some(value.into());
                     self
                 }
-                /// Sets `sidecar`.
                 pub fn sidecar(
                     mut self,
                     value: impl Into<JobSetSpecSidecarApply>,
@@ -265,7 +265,6 @@ pub mod dedupe {
                     self.sidecar = Some(value.into());
                     self
                 }
-                /// Sets `workers`.
                 pub fn workers(
                     mut self,
                     value: impl Into<JobSetSpecWorkersApply>,
@@ -276,18 +275,19 @@ pub mod dedupe {
             }
             /// Apply configuration of [`JobSetSpecLeader`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetSpecLeaderApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub env: Option<Vec<JobSetSpecLeaderEnvApply>>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub resources: Option<JobSetSpecLeaderResourcesApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl JobSetSpecLeaderApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `env`.
                 pub fn env(
                     mut self,
                     value: impl Into<Vec<JobSetSpecLeaderEnvApply>>,
@@ -295,7 +295,6 @@ pub mod dedupe {
                     self.env = Some(value.into());
                     self
                 }
-                /// Sets `resources`.
                 pub fn resources(
                     mut self,
                     value: impl Into<JobSetSpecLeaderResourcesApply>,
@@ -306,23 +305,23 @@ pub mod dedupe {
             }
             /// Apply configuration of [`JobSetSpecLeaderEnv`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetSpecLeaderEnvApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub value: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl JobSetSpecLeaderEnvApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `value`.
                 pub fn value(mut self, value: impl Into<String>) -> Self {
                     self.value = Some(value.into());
                     self
@@ -330,6 +329,7 @@ pub mod dedupe {
             }
             /// Apply configuration of [`JobSetSpecLeaderResources`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetSpecLeaderResourcesApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub limits: Option<
@@ -346,12 +346,12 @@ pub mod dedupe {
                     >,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl JobSetSpecLeaderResourcesApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `limits`.
                 pub fn limits(
                     mut self,
                     value: impl Into<
@@ -364,7 +364,6 @@ pub mod dedupe {
                     self.limits = Some(value.into());
                     self
                 }
-                /// Sets `requests`.
                 pub fn requests(
                     mut self,
                     value: impl Into<
@@ -380,16 +379,17 @@ pub mod dedupe {
             }
             /// Apply configuration of [`JobSetSpecSidecar`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetSpecSidecarApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub env: Option<Vec<JobSetSpecSidecarEnvApply>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl JobSetSpecSidecarApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `env`.
                 pub fn env(
                     mut self,
                     value: impl Into<Vec<JobSetSpecSidecarEnvApply>>,
@@ -400,23 +400,23 @@ pub mod dedupe {
             }
             /// Apply configuration of [`JobSetSpecSidecarEnv`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetSpecSidecarEnvApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub value: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl JobSetSpecSidecarEnvApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `value`.
                 pub fn value(mut self, value: impl Into<String>) -> Self {
                     self.value = Some(value.into());
                     self
@@ -424,6 +424,7 @@ pub mod dedupe {
             }
             /// Apply configuration of [`JobSetSpecWorkers`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct JobSetSpecWorkersApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub env: Option<Vec<JobSetSpecWorkersEnvApply>>,
@@ -432,12 +433,12 @@ pub mod dedupe {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub resources: Option<JobSetSpecWorkersResourcesApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl JobSetSpecWorkersApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `env`.
                 pub fn env(
                     mut self,
                     value: impl Into<Vec<JobSetSpecWorkersEnvApply>>,
@@ -445,12 +446,10 @@ pub mod dedupe {
                     self.env = Some(value.into());
                     self
                 }
-                /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i64>) -> Self {
                     self.replicas = Some(value.into());
                     self
                 }
-                /// Sets `resources`.
                 pub fn resources(
                     mut self,
                     value: impl Into<JobSetSpecWorkersResourcesApply>,

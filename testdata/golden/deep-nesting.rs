@@ -267,9 +267,9 @@ pub mod deep {
             }
             /// Server-side apply configuration of [`Topology`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologyApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -278,6 +278,7 @@ pub mod deep {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<TopologySpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl TopologyApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -296,7 +297,6 @@ pub mod deep {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<TopologySpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -310,16 +310,17 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub region: Option<TopologySpecRegionApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `region`.
                 pub fn region(
                     mut self,
                     value: impl Into<TopologySpecRegionApply>,
@@ -330,23 +331,23 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegion`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub zone: Option<TopologySpecRegionZoneApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `zone`.
                 pub fn zone(
                     mut self,
                     value: impl Into<TopologySpecRegionZoneApply>,
@@ -357,23 +358,23 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZone`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub rack: Option<TopologySpecRegionZoneRackApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `rack`.
                 pub fn rack(
                     mut self,
                     value: impl Into<TopologySpecRegionZoneRackApply>,
@@ -384,18 +385,19 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRack`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub chassis: Option<TopologySpecRegionZoneRackChassisApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `chassis`.
                 pub fn chassis(
                     mut self,
                     value: impl Into<TopologySpecRegionZoneRackChassisApply>,
@@ -403,7 +405,6 @@ pub mod deep {
                     self.chassis = Some(value.into());
                     self
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
@@ -411,18 +412,19 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassis`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub blade: Option<TopologySpecRegionZoneRackChassisBladeApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `blade`.
                 pub fn blade(
                     mut self,
                     value: impl Into<TopologySpecRegionZoneRackChassisBladeApply>,
@@ -430,7 +432,6 @@ pub mod deep {
                     self.blade = Some(value.into());
                     self
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
@@ -438,23 +439,23 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBlade`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub socket: Option<TopologySpecRegionZoneRackChassisBladeSocketApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `socket`.
                 pub fn socket(
                     mut self,
                     value: impl Into<TopologySpecRegionZoneRackChassisBladeSocketApply>,
@@ -465,18 +466,19 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocket`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeSocketApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub core: Option<TopologySpecRegionZoneRackChassisBladeSocketCoreApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeSocketApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `core`.
                 pub fn core(
                     mut self,
                     value: impl Into<
@@ -486,7 +488,6 @@ pub mod deep {
                     self.core = Some(value.into());
                     self
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
@@ -494,6 +495,7 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCore`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
@@ -502,17 +504,16 @@ pub mod deep {
                     TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `thread`.
                 pub fn thread(
                     mut self,
                     value: impl Into<
@@ -525,6 +526,7 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThread`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
@@ -533,17 +535,16 @@ pub mod deep {
                     TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `slot`.
                 pub fn slot(
                     mut self,
                     value: impl Into<
@@ -556,6 +557,7 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlot`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
@@ -564,17 +566,16 @@ pub mod deep {
                     TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `lane`.
                 pub fn lane(
                     mut self,
                     value: impl Into<
@@ -587,6 +588,7 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLane`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
@@ -595,17 +597,16 @@ pub mod deep {
                     TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLaneApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `port`.
                 pub fn port(
                     mut self,
                     value: impl Into<
@@ -618,6 +619,7 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePort`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
@@ -626,17 +628,16 @@ pub mod deep {
                     TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `queue`.
                 pub fn queue(
                     mut self,
                     value: impl Into<
@@ -649,23 +650,23 @@ pub mod deep {
             }
             /// Apply configuration of [`TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueue`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub label: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub value: Option<i64>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TopologySpecRegionZoneRackChassisBladeSocketCoreThreadSlotLanePortQueueApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `label`.
                 pub fn label(mut self, value: impl Into<String>) -> Self {
                     self.label = Some(value.into());
                     self
                 }
-                /// Sets `value`.
                 pub fn value(mut self, value: impl Into<i64>) -> Self {
                     self.value = Some(value.into());
                     self

@@ -159,9 +159,9 @@ pub mod defaults {
             }
             /// Server-side apply configuration of [`Cache`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CacheApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -170,6 +170,7 @@ pub mod defaults {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<CacheSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl CacheApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -188,7 +189,6 @@ pub mod defaults {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<CacheSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -202,6 +202,7 @@ pub mod defaults {
             }
             /// Apply configuration of [`CacheSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CacheSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub enabled: Option<bool>,
@@ -218,22 +219,20 @@ pub mod defaults {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub zones: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CacheSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `enabled`.
                 pub fn enabled(mut self, value: impl Into<bool>) -> Self {
                     self.enabled = Some(value.into());
                     self
                 }
-                /// Sets `engine`.
                 pub fn engine(mut self, value: impl Into<CacheSpecEngine>) -> Self {
                     self.engine = Some(value.into());
                     self
                 }
-                /// Sets `eviction`.
                 pub fn eviction(
                     mut self,
                     value: impl Into<CacheSpecEvictionApply>,
@@ -241,22 +240,18 @@ pub mod defaults {
                     self.eviction = Some(value.into());
                     self
                 }
-                /// Sets `ratio`.
                 pub fn ratio(mut self, value: impl Into<::serde_json::Number>) -> Self {
                     self.ratio = Some(value.into());
                     self
                 }
-                /// Sets `size`.
                 pub fn size(mut self, value: impl Into<i32>) -> Self {
                     self.size = Some(value.into());
                     self
                 }
-                /// Sets `ttl`.
                 pub fn ttl(mut self, value: impl Into<String>) -> Self {
                     self.ttl = Some(value.into());
                     self
                 }
-                /// Sets `zones`.
                 pub fn zones(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.zones = Some(value.into());
                     self
@@ -264,23 +259,23 @@ pub mod defaults {
             }
             /// Apply configuration of [`CacheSpecEviction`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CacheSpecEvictionApply {
-                #[serde(rename = "maxKeys", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub max_keys: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub policy: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CacheSpecEvictionApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `maxKeys`.
                 pub fn max_keys(mut self, value: impl Into<i64>) -> Self {
                     self.max_keys = Some(value.into());
                     self
                 }
-                /// Sets `policy`.
                 pub fn policy(mut self, value: impl Into<String>) -> Self {
                     self.policy = Some(value.into());
                     self

@@ -186,9 +186,9 @@ pub mod docs {
             }
             /// Server-side apply configuration of [`Alert`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct AlertApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -199,6 +199,7 @@ pub mod docs {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<AlertStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl AlertApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -218,12 +219,10 @@ pub mod docs {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<AlertSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<AlertStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -237,6 +236,7 @@ pub mod docs {
             }
             /// Apply configuration of [`AlertSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct AlertSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub empty: Option<String>,
@@ -251,27 +251,24 @@ pub mod docs {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub severity: Option<AlertSpecSeverity>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl AlertSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `empty`.
                 pub fn empty(mut self, value: impl Into<String>) -> Self {
                     self.empty = Some(value.into());
                     self
                 }
-                /// Sets `expr`.
                 pub fn expr(mut self, value: impl Into<::serde_json::Value>) -> Self {
                     self.expr = Some(value.into());
                     self
                 }
-                /// Sets `for`.
                 pub fn r#for(mut self, value: impl Into<String>) -> Self {
                     self.r#for = Some(value.into());
                     self
                 }
-                /// Sets `labels`.
                 pub fn labels(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -279,12 +276,10 @@ pub mod docs {
                     self.labels = Some(value.into());
                     self
                 }
-                /// Sets `runbook`.
                 pub fn runbook(mut self, value: impl Into<String>) -> Self {
                     self.runbook = Some(value.into());
                     self
                 }
-                /// Sets `severity`.
                 pub fn severity(mut self, value: impl Into<AlertSpecSeverity>) -> Self {
                     self.severity = Some(value.into());
                     self
@@ -292,16 +287,17 @@ pub mod docs {
             }
             /// Apply configuration of [`AlertStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct AlertStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub firing: Option<bool>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl AlertStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `firing`.
                 pub fn firing(mut self, value: impl Into<bool>) -> Self {
                     self.firing = Some(value.into());
                     self

@@ -159,9 +159,9 @@ pub mod embedded {
             pub type BundleSpecTemplate = BundleSpecResources;
             /// Server-side apply configuration of [`Bundle`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BundleApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -170,6 +170,7 @@ pub mod embedded {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<BundleSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl BundleApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -188,7 +189,6 @@ pub mod embedded {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<BundleSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -202,20 +202,21 @@ pub mod embedded {
             }
             /// Apply configuration of [`BundleSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BundleSpecApply {
-                #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub config_map: Option<BundleSpecConfigMapApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub resources: Option<Vec<BundleSpecResourcesApply>>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub template: Option<BundleSpecTemplateApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BundleSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `configMap`.
                 pub fn config_map(
                     mut self,
                     value: impl Into<BundleSpecConfigMapApply>,
@@ -223,7 +224,6 @@ pub mod embedded {
                     self.config_map = Some(value.into());
                     self
                 }
-                /// Sets `resources`.
                 pub fn resources(
                     mut self,
                     value: impl Into<Vec<BundleSpecResourcesApply>>,
@@ -231,7 +231,6 @@ pub mod embedded {
                     self.resources = Some(value.into());
                     self
                 }
-                /// Sets `template`.
                 pub fn template(
                     mut self,
                     value: impl Into<BundleSpecTemplateApply>,
@@ -242,8 +241,9 @@ pub mod embedded {
             }
             /// Apply configuration of [`BundleSpecConfigMap`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BundleSpecConfigMapApply {
-                #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub api_version: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub data: Option<::std::collections::BTreeMap<String, String>>,
@@ -254,17 +254,16 @@ pub mod embedded {
                     ::std::collections::BTreeMap<String, ::serde_json::Value>,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BundleSpecConfigMapApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {
                     self.api_version = Some(value.into());
                     self
                 }
-                /// Sets `data`.
                 pub fn data(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -272,12 +271,10 @@ pub mod embedded {
                     self.data = Some(value.into());
                     self
                 }
-                /// Sets `kind`.
                 pub fn kind(mut self, value: impl Into<String>) -> Self {
                     self.kind = Some(value.into());
                     self
                 }
-                /// Sets `metadata`.
                 pub fn metadata(
                     mut self,
                     value: impl Into<
@@ -290,8 +287,9 @@ pub mod embedded {
             }
             /// Apply configuration of [`BundleSpecResources`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BundleSpecResourcesApply {
-                #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub api_version: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub kind: Option<String>,
@@ -306,22 +304,20 @@ pub mod embedded {
                     ::serde_json::Value,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BundleSpecResourcesApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {
                     self.api_version = Some(value.into());
                     self
                 }
-                /// Sets `kind`.
                 pub fn kind(mut self, value: impl Into<String>) -> Self {
                     self.kind = Some(value.into());
                     self
                 }
-                /// Sets `metadata`.
                 pub fn metadata(
                     mut self,
                     value: impl Into<

@@ -108,9 +108,9 @@ pub mod intstr {
             }
             /// Server-side apply configuration of [`TrafficSplit`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TrafficSplitApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -119,6 +119,7 @@ pub mod intstr {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<TrafficSplitSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl TrafficSplitApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -138,7 +139,6 @@ pub mod intstr {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<TrafficSplitSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -152,6 +152,7 @@ pub mod intstr {
             }
             /// Apply configuration of [`TrafficSplitSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TrafficSplitSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub limits: Option<
@@ -160,10 +161,7 @@ pub mod intstr {
                         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
                     >,
                 >,
-                #[serde(
-                    rename = "maxUnavailable",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub max_unavailable: Option<
                     ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
                 >,
@@ -176,12 +174,12 @@ pub mod intstr {
                     Vec<::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TrafficSplitSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `limits`.
                 pub fn limits(
                     mut self,
                     value: impl Into<
@@ -194,7 +192,6 @@ pub mod intstr {
                     self.limits = Some(value.into());
                     self
                 }
-                /// Sets `maxUnavailable`.
                 pub fn max_unavailable(
                     mut self,
                     value: impl Into<
@@ -204,7 +201,6 @@ pub mod intstr {
                     self.max_unavailable = Some(value.into());
                     self
                 }
-                /// Sets `port`.
                 pub fn port(
                     mut self,
                     value: impl Into<
@@ -214,7 +210,6 @@ pub mod intstr {
                     self.port = Some(value.into());
                     self
                 }
-                /// Sets `targets`.
                 pub fn targets(
                     mut self,
                     value: impl Into<

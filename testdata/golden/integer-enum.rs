@@ -171,9 +171,9 @@ pub mod intenums {
             }
             /// Server-side apply configuration of [`BackupSchedule`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BackupScheduleApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -184,6 +184,7 @@ pub mod intenums {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<BackupScheduleStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl BackupScheduleApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -204,7 +205,6 @@ pub mod intenums {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(
                     mut self,
                     value: impl Into<BackupScheduleSpecApply>,
@@ -212,7 +212,6 @@ pub mod intenums {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<BackupScheduleStatusApply>,
@@ -229,11 +228,9 @@ pub mod intenums {
             }
             /// Apply configuration of [`BackupScheduleSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BackupScheduleSpecApply {
-                #[serde(
-                    rename = "compressionByTarget",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub compression_by_target: Option<
                     ::std::collections::BTreeMap<
                         String,
@@ -242,18 +239,15 @@ pub mod intenums {
                 >,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub priority: Option<BackupScheduleSpecPriority>,
-                #[serde(
-                    rename = "retentionDays",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub retention_days: Option<Vec<BackupScheduleSpecRetentionDays>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BackupScheduleSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `compressionByTarget`.
                 pub fn compression_by_target(
                     mut self,
                     value: impl Into<
@@ -266,7 +260,6 @@ pub mod intenums {
                     self.compression_by_target = Some(value.into());
                     self
                 }
-                /// Sets `priority`.
                 pub fn priority(
                     mut self,
                     value: impl Into<BackupScheduleSpecPriority>,
@@ -274,7 +267,6 @@ pub mod intenums {
                     self.priority = Some(value.into());
                     self
                 }
-                /// Sets `retentionDays`.
                 pub fn retention_days(
                     mut self,
                     value: impl Into<Vec<BackupScheduleSpecRetentionDays>>,
@@ -285,16 +277,17 @@ pub mod intenums {
             }
             /// Apply configuration of [`BackupScheduleStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BackupScheduleStatusApply {
-                #[serde(rename = "exitCode", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub exit_code: Option<BackupScheduleStatusExitCode>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BackupScheduleStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `exitCode`.
                 pub fn exit_code(
                     mut self,
                     value: impl Into<BackupScheduleStatusExitCode>,

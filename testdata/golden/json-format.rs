@@ -115,9 +115,9 @@ pub mod jsonfmt {
             }
             /// Server-side apply configuration of [`Snapshot`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct SnapshotApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -128,6 +128,7 @@ pub mod jsonfmt {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<SnapshotStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl SnapshotApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -147,12 +148,10 @@ pub mod jsonfmt {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<SnapshotSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<SnapshotStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -166,30 +165,29 @@ pub mod jsonfmt {
             }
             /// Apply configuration of [`SnapshotSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct SnapshotSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub retain: Option<bool>,
-                #[serde(rename = "sizeBytes", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub size_bytes: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub source: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl SnapshotSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `retain`.
                 pub fn retain(mut self, value: impl Into<bool>) -> Self {
                     self.retain = Some(value.into());
                     self
                 }
-                /// Sets `sizeBytes`.
                 pub fn size_bytes(mut self, value: impl Into<i64>) -> Self {
                     self.size_bytes = Some(value.into());
                     self
                 }
-                /// Sets `source`.
                 pub fn source(mut self, value: impl Into<String>) -> Self {
                     self.source = Some(value.into());
                     self
@@ -197,25 +195,25 @@ pub mod jsonfmt {
             }
             /// Apply configuration of [`SnapshotStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct SnapshotStatusApply {
-                #[serde(rename = "readyToUse", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub ready_to_use: Option<bool>,
-                #[serde(rename = "restoreSize", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub restore_size: Option<
                     ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl SnapshotStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `readyToUse`.
                 pub fn ready_to_use(mut self, value: impl Into<bool>) -> Self {
                     self.ready_to_use = Some(value.into());
                     self
                 }
-                /// Sets `restoreSize`.
                 pub fn restore_size(
                     mut self,
                     value: impl Into<

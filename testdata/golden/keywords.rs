@@ -202,9 +202,9 @@ pub mod keywords {
             }
             /// Server-side apply configuration of [`Oddity`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct OddityApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -213,6 +213,7 @@ pub mod keywords {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<OdditySpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl OddityApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -231,7 +232,6 @@ pub mod keywords {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<OdditySpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -245,12 +245,13 @@ pub mod keywords {
             }
             /// Apply configuration of [`OdditySpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct OdditySpecApply {
                 #[serde(rename = "$ref", skip_serializing_if = "Option::is_none")]
                 pub ref_2: Option<String>,
-                #[serde(rename = "1st", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub _1st: Option<String>,
-                #[serde(rename = "2", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub _2: Option<i64>,
                 #[serde(rename = "@type", skip_serializing_if = "Option::is_none")]
                 pub type_2: Option<String>,
@@ -266,11 +267,11 @@ pub mod keywords {
                 pub r#await: Option<bool>,
                 #[serde(rename = "camelCase", skip_serializing_if = "Option::is_none")]
                 pub camel_case_3: Option<String>,
-                #[serde(skip_serializing_if = "Option::is_none")]
+                #[serde(rename = "camel_case", skip_serializing_if = "Option::is_none")]
                 pub camel_case: Option<String>,
-                #[serde(rename = "crate", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub crate_: Option<String>,
-                #[serde(rename = "enumField", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub enum_field: Option<OdditySpecEnumField>,
                 #[serde(rename = "foo.bar", skip_serializing_if = "Option::is_none")]
                 pub foo_bar: Option<String>,
@@ -284,9 +285,9 @@ pub mod keywords {
                 pub metadata: Option<OdditySpecMetadataApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#ref: Option<String>,
-                #[serde(rename = "self", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub self_: Option<String>,
-                #[serde(rename = "super", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub super_: Option<bool>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#type: Option<String>,
@@ -297,72 +298,60 @@ pub mod keywords {
                 #[serde(rename = "ünïcode", skip_serializing_if = "Option::is_none")]
                 pub n_code: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl OdditySpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `$ref`.
                 pub fn ref_2(mut self, value: impl Into<String>) -> Self {
                     self.ref_2 = Some(value.into());
                     self
                 }
-                /// Sets `1st`.
                 pub fn _1st(mut self, value: impl Into<String>) -> Self {
                     self._1st = Some(value.into());
                     self
                 }
-                /// Sets `2`.
                 pub fn _2(mut self, value: impl Into<i64>) -> Self {
                     self._2 = Some(value.into());
                     self
                 }
-                /// Sets `@type`.
                 pub fn type_2(mut self, value: impl Into<String>) -> Self {
                     self.type_2 = Some(value.into());
                     self
                 }
-                /// Sets `CamelCase`.
                 pub fn camel_case_2(mut self, value: impl Into<String>) -> Self {
                     self.camel_case_2 = Some(value.into());
                     self
                 }
-                /// Sets `Self`.
                 pub fn self_2(mut self, value: impl Into<String>) -> Self {
                     self.self_2 = Some(value.into());
                     self
                 }
-                /// Sets `_underscore`.
                 pub fn underscore(mut self, value: impl Into<String>) -> Self {
                     self.underscore = Some(value.into());
                     self
                 }
-                /// Sets `async`.
                 pub fn r#async(mut self, value: impl Into<bool>) -> Self {
                     self.r#async = Some(value.into());
                     self
                 }
-                /// Sets `await`.
                 pub fn r#await(mut self, value: impl Into<bool>) -> Self {
                     self.r#await = Some(value.into());
                     self
                 }
-                /// Sets `camelCase`.
                 pub fn camel_case_3(mut self, value: impl Into<String>) -> Self {
                     self.camel_case_3 = Some(value.into());
                     self
                 }
-                /// Sets `camel_case`.
                 pub fn camel_case(mut self, value: impl Into<String>) -> Self {
                     self.camel_case = Some(value.into());
                     self
                 }
-                /// Sets `crate`.
                 pub fn crate_(mut self, value: impl Into<String>) -> Self {
                     self.crate_ = Some(value.into());
                     self
                 }
-                /// Sets `enumField`.
                 pub fn enum_field(
                     mut self,
                     value: impl Into<OdditySpecEnumField>,
@@ -370,22 +359,18 @@ pub mod keywords {
                     self.enum_field = Some(value.into());
                     self
                 }
-                /// Sets `foo.bar`.
                 pub fn foo_bar(mut self, value: impl Into<String>) -> Self {
                     self.foo_bar = Some(value.into());
                     self
                 }
-                /// Sets `gen`.
                 pub fn r#gen(mut self, value: impl Into<String>) -> Self {
                     self.r#gen = Some(value.into());
                     self
                 }
-                /// Sets `kind`.
                 pub fn kind(mut self, value: impl Into<String>) -> Self {
                     self.kind = Some(value.into());
                     self
                 }
-                /// Sets `match`.
                 pub fn r#match(
                     mut self,
                     value: impl Into<OdditySpecMatchApply>,
@@ -393,7 +378,6 @@ pub mod keywords {
                     self.r#match = Some(value.into());
                     self
                 }
-                /// Sets `metadata`.
                 pub fn metadata(
                     mut self,
                     value: impl Into<OdditySpecMetadataApply>,
@@ -401,37 +385,30 @@ pub mod keywords {
                     self.metadata = Some(value.into());
                     self
                 }
-                /// Sets `ref`.
                 pub fn r#ref(mut self, value: impl Into<String>) -> Self {
                     self.r#ref = Some(value.into());
                     self
                 }
-                /// Sets `self`.
                 pub fn self_(mut self, value: impl Into<String>) -> Self {
                     self.self_ = Some(value.into());
                     self
                 }
-                /// Sets `super`.
                 pub fn super_(mut self, value: impl Into<bool>) -> Self {
                     self.super_ = Some(value.into());
                     self
                 }
-                /// Sets `type`.
                 pub fn r#type(mut self, value: impl Into<String>) -> Self {
                     self.r#type = Some(value.into());
                     self
                 }
-                /// Sets `with space`.
                 pub fn with_space(mut self, value: impl Into<String>) -> Self {
                     self.with_space = Some(value.into());
                     self
                 }
-                /// Sets `x-foo`.
                 pub fn x_foo(mut self, value: impl Into<String>) -> Self {
                     self.x_foo = Some(value.into());
                     self
                 }
-                /// Sets `ünïcode`.
                 pub fn n_code(mut self, value: impl Into<String>) -> Self {
                     self.n_code = Some(value.into());
                     self
@@ -439,6 +416,7 @@ pub mod keywords {
             }
             /// Apply configuration of [`OdditySpecMatch`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct OdditySpecMatchApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#abstract: Option<String>,
@@ -461,57 +439,48 @@ pub mod keywords {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#yield: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl OdditySpecMatchApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `abstract`.
                 pub fn r#abstract(mut self, value: impl Into<String>) -> Self {
                     self.r#abstract = Some(value.into());
                     self
                 }
-                /// Sets `box`.
                 pub fn r#box(mut self, value: impl Into<String>) -> Self {
                     self.r#box = Some(value.into());
                     self
                 }
-                /// Sets `dyn`.
                 pub fn r#dyn(mut self, value: impl Into<String>) -> Self {
                     self.r#dyn = Some(value.into());
                     self
                 }
-                /// Sets `fn`.
                 pub fn r#fn(mut self, value: impl Into<String>) -> Self {
                     self.r#fn = Some(value.into());
                     self
                 }
-                /// Sets `loop`.
                 pub fn r#loop(mut self, value: impl Into<i64>) -> Self {
                     self.r#loop = Some(value.into());
                     self
                 }
-                /// Sets `macro`.
                 pub fn r#macro(mut self, value: impl Into<String>) -> Self {
                     self.r#macro = Some(value.into());
                     self
                 }
-                /// Sets `static`.
                 pub fn r#static(mut self, value: impl Into<String>) -> Self {
                     self.r#static = Some(value.into());
                     self
                 }
-                /// Sets `try`.
                 pub fn r#try(mut self, value: impl Into<bool>) -> Self {
                     self.r#try = Some(value.into());
                     self
                 }
-                /// Sets `union`.
                 pub fn union(mut self, value: impl Into<String>) -> Self {
                     self.union = Some(value.into());
                     self
                 }
-                /// Sets `yield`.
                 pub fn r#yield(mut self, value: impl Into<String>) -> Self {
                     self.r#yield = Some(value.into());
                     self
@@ -519,23 +488,23 @@ pub mod keywords {
             }
             /// Apply configuration of [`OdditySpecMetadata`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct OdditySpecMetadataApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owner: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl OdditySpecMetadataApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `owner`.
                 pub fn owner(mut self, value: impl Into<String>) -> Self {
                     self.owner = Some(value.into());
                     self

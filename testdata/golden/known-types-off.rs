@@ -303,9 +303,9 @@ pub mod knownoff {
             }
             /// Server-side apply configuration of [`Database`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -316,6 +316,7 @@ pub mod knownoff {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<DatabaseStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl DatabaseApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -335,12 +336,10 @@ pub mod knownoff {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<DatabaseSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<DatabaseStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -354,29 +353,27 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecApply {
-                #[serde(
-                    rename = "imagePullSecret",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub image_pull_secret: Option<DatabaseSpecImagePullSecretApply>,
-                #[serde(rename = "nearMissRef", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub near_miss_ref: Option<DatabaseSpecNearMissRefApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owner: Option<DatabaseSpecOwnerApply>,
-                #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub secret_ref: Option<DatabaseSpecSecretRefApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub selector: Option<DatabaseSpecSelectorApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub target: Option<DatabaseSpecTargetApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `imagePullSecret`.
                 pub fn image_pull_secret(
                     mut self,
                     value: impl Into<DatabaseSpecImagePullSecretApply>,
@@ -384,7 +381,6 @@ pub mod knownoff {
                     self.image_pull_secret = Some(value.into());
                     self
                 }
-                /// Sets `nearMissRef`.
                 pub fn near_miss_ref(
                     mut self,
                     value: impl Into<DatabaseSpecNearMissRefApply>,
@@ -392,7 +388,6 @@ pub mod knownoff {
                     self.near_miss_ref = Some(value.into());
                     self
                 }
-                /// Sets `owner`.
                 pub fn owner(
                     mut self,
                     value: impl Into<DatabaseSpecOwnerApply>,
@@ -400,7 +395,6 @@ pub mod knownoff {
                     self.owner = Some(value.into());
                     self
                 }
-                /// Sets `secretRef`.
                 pub fn secret_ref(
                     mut self,
                     value: impl Into<DatabaseSpecSecretRefApply>,
@@ -408,7 +402,6 @@ pub mod knownoff {
                     self.secret_ref = Some(value.into());
                     self
                 }
-                /// Sets `selector`.
                 pub fn selector(
                     mut self,
                     value: impl Into<DatabaseSpecSelectorApply>,
@@ -416,7 +409,6 @@ pub mod knownoff {
                     self.selector = Some(value.into());
                     self
                 }
-                /// Sets `target`.
                 pub fn target(
                     mut self,
                     value: impl Into<DatabaseSpecTargetApply>,
@@ -427,16 +419,17 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseSpecImagePullSecret`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecImagePullSecretApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecImagePullSecretApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
@@ -446,13 +439,11 @@ pub mod knownoff {
             pub type DatabaseSpecNearMissRefApply = DatabaseSpecImagePullSecretApply;
             /// Apply configuration of [`DatabaseSpecOwner`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecOwnerApply {
-                #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub api_version: Option<String>,
-                #[serde(
-                    rename = "blockOwnerDeletion",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub block_owner_deletion: Option<bool>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub controller: Option<bool>,
@@ -463,37 +454,32 @@ pub mod knownoff {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub uid: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecOwnerApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {
                     self.api_version = Some(value.into());
                     self
                 }
-                /// Sets `blockOwnerDeletion`.
                 pub fn block_owner_deletion(mut self, value: impl Into<bool>) -> Self {
                     self.block_owner_deletion = Some(value.into());
                     self
                 }
-                /// Sets `controller`.
                 pub fn controller(mut self, value: impl Into<bool>) -> Self {
                     self.controller = Some(value.into());
                     self
                 }
-                /// Sets `kind`.
                 pub fn kind(mut self, value: impl Into<String>) -> Self {
                     self.kind = Some(value.into());
                     self
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `uid`.
                 pub fn uid(mut self, value: impl Into<String>) -> Self {
                     self.uid = Some(value.into());
                     self
@@ -501,6 +487,7 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseSpecSecretRef`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecSecretRefApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub key: Option<String>,
@@ -509,22 +496,20 @@ pub mod knownoff {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub optional: Option<bool>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecSecretRefApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `key`.
                 pub fn key(mut self, value: impl Into<String>) -> Self {
                     self.key = Some(value.into());
                     self
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `optional`.
                 pub fn optional(mut self, value: impl Into<bool>) -> Self {
                     self.optional = Some(value.into());
                     self
@@ -532,23 +517,21 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseSpecSelector`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecSelectorApply {
-                #[serde(
-                    rename = "matchExpressions",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub match_expressions: Option<
                     Vec<DatabaseSpecSelectorMatchExpressionsApply>,
                 >,
-                #[serde(rename = "matchLabels", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub match_labels: Option<::std::collections::BTreeMap<String, String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecSelectorApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `matchExpressions`.
                 pub fn match_expressions(
                     mut self,
                     value: impl Into<Vec<DatabaseSpecSelectorMatchExpressionsApply>>,
@@ -556,7 +539,6 @@ pub mod knownoff {
                     self.match_expressions = Some(value.into());
                     self
                 }
-                /// Sets `matchLabels`.
                 pub fn match_labels(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -567,6 +549,7 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseSpecSelectorMatchExpressions`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecSelectorMatchExpressionsApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub key: Option<String>,
@@ -575,22 +558,20 @@ pub mod knownoff {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub values: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecSelectorMatchExpressionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `key`.
                 pub fn key(mut self, value: impl Into<String>) -> Self {
                     self.key = Some(value.into());
                     self
                 }
-                /// Sets `operator`.
                 pub fn operator(mut self, value: impl Into<String>) -> Self {
                     self.operator = Some(value.into());
                     self
                 }
-                /// Sets `values`.
                 pub fn values(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.values = Some(value.into());
                     self
@@ -598,10 +579,11 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseSpecTarget`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecTargetApply {
-                #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub api_version: Option<String>,
-                #[serde(rename = "fieldPath", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub field_path: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub kind: Option<String>,
@@ -609,50 +591,41 @@ pub mod knownoff {
                 pub name: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub namespace: Option<String>,
-                #[serde(
-                    rename = "resourceVersion",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub resource_version: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub uid: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecTargetApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `apiVersion`.
                 pub fn api_version(mut self, value: impl Into<String>) -> Self {
                     self.api_version = Some(value.into());
                     self
                 }
-                /// Sets `fieldPath`.
                 pub fn field_path(mut self, value: impl Into<String>) -> Self {
                     self.field_path = Some(value.into());
                     self
                 }
-                /// Sets `kind`.
                 pub fn kind(mut self, value: impl Into<String>) -> Self {
                     self.kind = Some(value.into());
                     self
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `namespace`.
                 pub fn namespace(mut self, value: impl Into<String>) -> Self {
                     self.namespace = Some(value.into());
                     self
                 }
-                /// Sets `resourceVersion`.
                 pub fn resource_version(mut self, value: impl Into<String>) -> Self {
                     self.resource_version = Some(value.into());
                     self
                 }
-                /// Sets `uid`.
                 pub fn uid(mut self, value: impl Into<String>) -> Self {
                     self.uid = Some(value.into());
                     self
@@ -660,23 +633,21 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub conditions: Option<Vec<DatabaseStatusConditionsApply>>,
-                #[serde(
-                    rename = "extendedConditions",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub extended_conditions: Option<
                     Vec<DatabaseStatusExtendedConditionsApply>,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `conditions`.
                 pub fn conditions(
                     mut self,
                     value: impl Into<Vec<DatabaseStatusConditionsApply>>,
@@ -684,7 +655,6 @@ pub mod knownoff {
                     self.conditions = Some(value.into());
                     self
                 }
-                /// Sets `extendedConditions`.
                 pub fn extended_conditions(
                     mut self,
                     value: impl Into<Vec<DatabaseStatusExtendedConditionsApply>>,
@@ -695,18 +665,13 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseStatusConditions`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseStatusConditionsApply {
-                #[serde(
-                    rename = "lastTransitionTime",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub last_transition_time: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub message: Option<String>,
-                #[serde(
-                    rename = "observedGeneration",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub observed_generation: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub reason: Option<String>,
@@ -715,32 +680,28 @@ pub mod knownoff {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#type: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseStatusConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {
                     self.last_transition_time = Some(value.into());
                     self
                 }
-                /// Sets `message`.
                 pub fn message(mut self, value: impl Into<String>) -> Self {
                     self.message = Some(value.into());
                     self
                 }
-                /// Sets `observedGeneration`.
                 pub fn observed_generation(mut self, value: impl Into<i64>) -> Self {
                     self.observed_generation = Some(value.into());
                     self
                 }
-                /// Sets `reason`.
                 pub fn reason(mut self, value: impl Into<String>) -> Self {
                     self.reason = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<DatabaseStatusConditionsStatus>,
@@ -748,7 +709,6 @@ pub mod knownoff {
                     self.status = Some(value.into());
                     self
                 }
-                /// Sets `type`.
                 pub fn r#type(mut self, value: impl Into<String>) -> Self {
                     self.r#type = Some(value.into());
                     self
@@ -756,18 +716,13 @@ pub mod knownoff {
             }
             /// Apply configuration of [`DatabaseStatusExtendedConditions`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseStatusExtendedConditionsApply {
-                #[serde(
-                    rename = "lastTransitionTime",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub last_transition_time: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub message: Option<String>,
-                #[serde(
-                    rename = "observedGeneration",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub observed_generation: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub reason: Option<String>,
@@ -778,42 +733,36 @@ pub mod knownoff {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#type: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseStatusExtendedConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {
                     self.last_transition_time = Some(value.into());
                     self
                 }
-                /// Sets `message`.
                 pub fn message(mut self, value: impl Into<String>) -> Self {
                     self.message = Some(value.into());
                     self
                 }
-                /// Sets `observedGeneration`.
                 pub fn observed_generation(mut self, value: impl Into<i64>) -> Self {
                     self.observed_generation = Some(value.into());
                     self
                 }
-                /// Sets `reason`.
                 pub fn reason(mut self, value: impl Into<String>) -> Self {
                     self.reason = Some(value.into());
                     self
                 }
-                /// Sets `severity`.
                 pub fn severity(mut self, value: impl Into<String>) -> Self {
                     self.severity = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<String>) -> Self {
                     self.status = Some(value.into());
                     self
                 }
-                /// Sets `type`.
                 pub fn r#type(mut self, value: impl Into<String>) -> Self {
                     self.r#type = Some(value.into());
                     self

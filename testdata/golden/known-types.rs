@@ -177,9 +177,9 @@ pub mod known {
             }
             /// Server-side apply configuration of [`Database`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -190,6 +190,7 @@ pub mod known {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<DatabaseStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl DatabaseApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -209,12 +210,10 @@ pub mod known {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<DatabaseSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<DatabaseStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -228,21 +227,19 @@ pub mod known {
             }
             /// Apply configuration of [`DatabaseSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecApply {
-                #[serde(
-                    rename = "imagePullSecret",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub image_pull_secret: Option<
                     ::k8s_openapi::api::core::v1::LocalObjectReference,
                 >,
-                #[serde(rename = "nearMissRef", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub near_miss_ref: Option<DatabaseSpecNearMissRefApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owner: Option<
                     ::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
                 >,
-                #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub secret_ref: Option<::k8s_openapi::api::core::v1::SecretKeySelector>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub selector: Option<
@@ -251,12 +248,12 @@ pub mod known {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub target: Option<::k8s_openapi::api::core::v1::ObjectReference>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `imagePullSecret`.
                 pub fn image_pull_secret(
                     mut self,
                     value: impl Into<::k8s_openapi::api::core::v1::LocalObjectReference>,
@@ -264,7 +261,6 @@ pub mod known {
                     self.image_pull_secret = Some(value.into());
                     self
                 }
-                /// Sets `nearMissRef`.
                 pub fn near_miss_ref(
                     mut self,
                     value: impl Into<DatabaseSpecNearMissRefApply>,
@@ -272,7 +268,6 @@ pub mod known {
                     self.near_miss_ref = Some(value.into());
                     self
                 }
-                /// Sets `owner`.
                 pub fn owner(
                     mut self,
                     value: impl Into<
@@ -282,7 +277,6 @@ pub mod known {
                     self.owner = Some(value.into());
                     self
                 }
-                /// Sets `secretRef`.
                 pub fn secret_ref(
                     mut self,
                     value: impl Into<::k8s_openapi::api::core::v1::SecretKeySelector>,
@@ -290,7 +284,6 @@ pub mod known {
                     self.secret_ref = Some(value.into());
                     self
                 }
-                /// Sets `selector`.
                 pub fn selector(
                     mut self,
                     value: impl Into<
@@ -300,7 +293,6 @@ pub mod known {
                     self.selector = Some(value.into());
                     self
                 }
-                /// Sets `target`.
                 pub fn target(
                     mut self,
                     value: impl Into<::k8s_openapi::api::core::v1::ObjectReference>,
@@ -311,16 +303,17 @@ pub mod known {
             }
             /// Apply configuration of [`DatabaseSpecNearMissRef`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecNearMissRefApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecNearMissRefApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
@@ -328,25 +321,23 @@ pub mod known {
             }
             /// Apply configuration of [`DatabaseStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub conditions: Option<
                     Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
                 >,
-                #[serde(
-                    rename = "extendedConditions",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub extended_conditions: Option<
                     Vec<DatabaseStatusExtendedConditionsApply>,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `conditions`.
                 pub fn conditions(
                     mut self,
                     value: impl Into<
@@ -356,7 +347,6 @@ pub mod known {
                     self.conditions = Some(value.into());
                     self
                 }
-                /// Sets `extendedConditions`.
                 pub fn extended_conditions(
                     mut self,
                     value: impl Into<Vec<DatabaseStatusExtendedConditionsApply>>,
@@ -367,18 +357,13 @@ pub mod known {
             }
             /// Apply configuration of [`DatabaseStatusExtendedConditions`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseStatusExtendedConditionsApply {
-                #[serde(
-                    rename = "lastTransitionTime",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub last_transition_time: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub message: Option<String>,
-                #[serde(
-                    rename = "observedGeneration",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub observed_generation: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub reason: Option<String>,
@@ -389,42 +374,36 @@ pub mod known {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#type: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseStatusExtendedConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {
                     self.last_transition_time = Some(value.into());
                     self
                 }
-                /// Sets `message`.
                 pub fn message(mut self, value: impl Into<String>) -> Self {
                     self.message = Some(value.into());
                     self
                 }
-                /// Sets `observedGeneration`.
                 pub fn observed_generation(mut self, value: impl Into<i64>) -> Self {
                     self.observed_generation = Some(value.into());
                     self
                 }
-                /// Sets `reason`.
                 pub fn reason(mut self, value: impl Into<String>) -> Self {
                     self.reason = Some(value.into());
                     self
                 }
-                /// Sets `severity`.
                 pub fn severity(mut self, value: impl Into<String>) -> Self {
                     self.severity = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<String>) -> Self {
                     self.status = Some(value.into());
                     self
                 }
-                /// Sets `type`.
                 pub fn r#type(mut self, value: impl Into<String>) -> Self {
                     self.r#type = Some(value.into());
                     self

@@ -143,9 +143,9 @@ pub mod maps {
             }
             /// Server-side apply configuration of [`RoutingTable`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct RoutingTableApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -154,6 +154,7 @@ pub mod maps {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<RoutingTableSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl RoutingTableApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -173,7 +174,6 @@ pub mod maps {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<RoutingTableSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -187,6 +187,7 @@ pub mod maps {
             }
             /// Apply configuration of [`RoutingTableSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct RoutingTableSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub aliases: Option<::std::collections::BTreeMap<String, Vec<String>>>,
@@ -200,10 +201,7 @@ pub mod maps {
                 >,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub flags: Option<::std::collections::BTreeMap<String, bool>>,
-                #[serde(
-                    rename = "headersByHost",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub headers_by_host: Option<
                     ::std::collections::BTreeMap<
                         String,
@@ -223,12 +221,12 @@ pub mod maps {
                     ::std::collections::BTreeMap<String, ::serde_json::Number>,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl RoutingTableSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `aliases`.
                 pub fn aliases(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, Vec<String>>>,
@@ -236,7 +234,6 @@ pub mod maps {
                     self.aliases = Some(value.into());
                     self
                 }
-                /// Sets `annotations`.
                 pub fn annotations(
                     mut self,
                     value: impl Into<
@@ -246,7 +243,6 @@ pub mod maps {
                     self.annotations = Some(value.into());
                     self
                 }
-                /// Sets `backends`.
                 pub fn backends(
                     mut self,
                     value: impl Into<
@@ -259,7 +255,6 @@ pub mod maps {
                     self.backends = Some(value.into());
                     self
                 }
-                /// Sets `flags`.
                 pub fn flags(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, bool>>,
@@ -267,7 +262,6 @@ pub mod maps {
                     self.flags = Some(value.into());
                     self
                 }
-                /// Sets `headersByHost`.
                 pub fn headers_by_host(
                     mut self,
                     value: impl Into<
@@ -280,7 +274,6 @@ pub mod maps {
                     self.headers_by_host = Some(value.into());
                     self
                 }
-                /// Sets `labels`.
                 pub fn labels(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -288,7 +281,6 @@ pub mod maps {
                     self.labels = Some(value.into());
                     self
                 }
-                /// Sets `opaque`.
                 pub fn opaque(
                     mut self,
                     value: impl Into<
@@ -298,7 +290,6 @@ pub mod maps {
                     self.opaque = Some(value.into());
                     self
                 }
-                /// Sets `quotas`.
                 pub fn quotas(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, i64>>,
@@ -306,7 +297,6 @@ pub mod maps {
                     self.quotas = Some(value.into());
                     self
                 }
-                /// Sets `weights`.
                 pub fn weights(
                     mut self,
                     value: impl Into<
@@ -319,23 +309,23 @@ pub mod maps {
             }
             /// Apply configuration of [`RoutingTableSpecBackends`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct RoutingTableSpecBackendsApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub url: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub weight: Option<i32>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl RoutingTableSpecBackendsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `url`.
                 pub fn url(mut self, value: impl Into<String>) -> Self {
                     self.url = Some(value.into());
                     self
                 }
-                /// Sets `weight`.
                 pub fn weight(mut self, value: impl Into<i32>) -> Self {
                     self.weight = Some(value.into());
                     self

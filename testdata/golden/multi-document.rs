@@ -91,9 +91,9 @@ pub mod messaging {
             }
             /// Server-side apply configuration of [`Broker`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BrokerApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -102,6 +102,7 @@ pub mod messaging {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<BrokerSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl BrokerApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -120,7 +121,6 @@ pub mod messaging {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<BrokerSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -134,16 +134,17 @@ pub mod messaging {
             }
             /// Apply configuration of [`BrokerSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct BrokerSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub replicas: Option<i32>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl BrokerSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i32>) -> Self {
                     self.replicas = Some(value.into());
                     self
@@ -294,9 +295,9 @@ pub mod messaging {
             }
             /// Server-side apply configuration of [`Trigger`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TriggerApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -305,6 +306,7 @@ pub mod messaging {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<TriggerSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl TriggerApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -323,7 +325,6 @@ pub mod messaging {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<TriggerSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -337,23 +338,23 @@ pub mod messaging {
             }
             /// Apply configuration of [`TriggerSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct TriggerSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub broker: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub filter: Option<::std::collections::BTreeMap<String, String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl TriggerSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `broker`.
                 pub fn broker(mut self, value: impl Into<String>) -> Self {
                     self.broker = Some(value.into());
                     self
                 }
-                /// Sets `filter`.
                 pub fn filter(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -593,9 +594,9 @@ pub mod streaming {
             }
             /// Server-side apply configuration of [`Channel`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct ChannelApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -604,6 +605,7 @@ pub mod streaming {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<ChannelSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl ChannelApply {
                 /// A configuration for the object `name`; set the fields to apply.
                 pub fn new(name: impl Into<String>) -> Self {
@@ -618,7 +620,6 @@ pub mod streaming {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<ChannelSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -632,19 +633,17 @@ pub mod streaming {
             }
             /// Apply configuration of [`ChannelSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct ChannelSpecApply {
-                #[serde(
-                    rename = "retentionHours",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub retention_hours: Option<i64>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl ChannelSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `retentionHours`.
                 pub fn retention_hours(mut self, value: impl Into<i64>) -> Self {
                     self.retention_hours = Some(value.into());
                     self

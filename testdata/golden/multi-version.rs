@@ -112,9 +112,9 @@ pub mod multiversion {
             }
             /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -125,6 +125,7 @@ pub mod multiversion {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<CertificateStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl CertificateApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -144,12 +145,10 @@ pub mod multiversion {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<CertificateStatusApply>,
@@ -166,37 +165,35 @@ pub mod multiversion {
             }
             /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateSpecApply {
-                #[serde(rename = "dnsNames", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub dns_names: Option<Vec<String>>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub duration: Option<String>,
-                #[serde(rename = "renewBefore", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub renew_before: Option<String>,
-                #[serde(rename = "secretName", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub secret_name: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `dnsNames`.
                 pub fn dns_names(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.dns_names = Some(value.into());
                     self
                 }
-                /// Sets `duration`.
                 pub fn duration(mut self, value: impl Into<String>) -> Self {
                     self.duration = Some(value.into());
                     self
                 }
-                /// Sets `renewBefore`.
                 pub fn renew_before(mut self, value: impl Into<String>) -> Self {
                     self.renew_before = Some(value.into());
                     self
                 }
-                /// Sets `secretName`.
                 pub fn secret_name(mut self, value: impl Into<String>) -> Self {
                     self.secret_name = Some(value.into());
                     self
@@ -204,16 +201,17 @@ pub mod multiversion {
             }
             /// Apply configuration of [`CertificateStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateStatusApply {
-                #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub not_after: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CertificateStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `notAfter`.
                 pub fn not_after(mut self, value: impl Into<String>) -> Self {
                     self.not_after = Some(value.into());
                     self
@@ -422,9 +420,9 @@ pub mod multiversion {
             }
             /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -433,6 +431,7 @@ pub mod multiversion {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<CertificateSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             #[allow(deprecated)]
             impl CertificateApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
@@ -452,7 +451,6 @@ pub mod multiversion {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -467,23 +465,23 @@ pub mod multiversion {
             }
             /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateSpecApply {
-                #[serde(rename = "commonName", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub common_name: Option<String>,
-                #[serde(rename = "dnsNames", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub dns_names: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `commonName`.
                 pub fn common_name(mut self, value: impl Into<String>) -> Self {
                     self.common_name = Some(value.into());
                     self
                 }
-                /// Sets `dnsNames`.
                 pub fn dns_names(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.dns_names = Some(value.into());
                     self
@@ -702,9 +700,9 @@ pub mod multiversion {
             }
             /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -713,6 +711,7 @@ pub mod multiversion {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<CertificateSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             #[allow(deprecated)]
             impl CertificateApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
@@ -732,7 +731,6 @@ pub mod multiversion {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -747,30 +745,29 @@ pub mod multiversion {
             }
             /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateSpecApply {
-                #[serde(rename = "commonName", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub common_name: Option<String>,
-                #[serde(rename = "dnsNames", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub dns_names: Option<Vec<String>>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub duration: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `commonName`.
                 pub fn common_name(mut self, value: impl Into<String>) -> Self {
                     self.common_name = Some(value.into());
                     self
                 }
-                /// Sets `dnsNames`.
                 pub fn dns_names(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.dns_names = Some(value.into());
                     self
                 }
-                /// Sets `duration`.
                 pub fn duration(mut self, value: impl Into<String>) -> Self {
                     self.duration = Some(value.into());
                     self
@@ -993,9 +990,9 @@ pub mod multiversion {
             }
             /// Server-side apply configuration of [`Certificate`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -1004,6 +1001,7 @@ pub mod multiversion {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<CertificateSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl CertificateApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -1022,7 +1020,6 @@ pub mod multiversion {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<CertificateSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -1036,16 +1033,17 @@ pub mod multiversion {
             }
             /// Apply configuration of [`CertificateSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub subject: Option<CertificateSpecSubjectApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CertificateSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `subject`.
                 pub fn subject(
                     mut self,
                     value: impl Into<CertificateSpecSubjectApply>,
@@ -1056,16 +1054,17 @@ pub mod multiversion {
             }
             /// Apply configuration of [`CertificateSpecSubject`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct CertificateSpecSubjectApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub organizations: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl CertificateSpecSubjectApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `organizations`.
                 pub fn organizations(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.organizations = Some(value.into());
                     self

@@ -286,9 +286,9 @@ pub mod collisions {
             }
             /// Server-side apply configuration of [`Gateway`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewayApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -299,6 +299,7 @@ pub mod collisions {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<GatewayStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl GatewayApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -318,12 +319,10 @@ pub mod collisions {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<GatewaySpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<GatewayStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -337,6 +336,7 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub gateway: Option<GatewaySpecGatewayApply>,
@@ -344,10 +344,7 @@ pub mod collisions {
                 pub list: Option<GatewaySpecListApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub listeners: Option<Vec<GatewaySpecListenersApply>>,
-                #[serde(
-                    rename = "listenersItem",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub listeners_item: Option<GatewaySpecListenersItem2Apply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<GatewaySpecSpecApply>,
@@ -355,15 +352,15 @@ pub mod collisions {
                 pub status: Option<GatewaySpecStatusApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub tls: Option<GatewaySpecTlsApply>,
-                #[serde(rename = "tlsConfig", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub tls_config: Option<GatewaySpecTlsConfig2Apply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `gateway`.
                 pub fn gateway(
                     mut self,
                     value: impl Into<GatewaySpecGatewayApply>,
@@ -371,12 +368,10 @@ pub mod collisions {
                     self.gateway = Some(value.into());
                     self
                 }
-                /// Sets `list`.
                 pub fn list(mut self, value: impl Into<GatewaySpecListApply>) -> Self {
                     self.list = Some(value.into());
                     self
                 }
-                /// Sets `listeners`.
                 pub fn listeners(
                     mut self,
                     value: impl Into<Vec<GatewaySpecListenersApply>>,
@@ -384,7 +379,6 @@ pub mod collisions {
                     self.listeners = Some(value.into());
                     self
                 }
-                /// Sets `listenersItem`.
                 pub fn listeners_item(
                     mut self,
                     value: impl Into<GatewaySpecListenersItem2Apply>,
@@ -392,12 +386,10 @@ pub mod collisions {
                     self.listeners_item = Some(value.into());
                     self
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<GatewaySpecSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<GatewaySpecStatusApply>,
@@ -405,12 +397,10 @@ pub mod collisions {
                     self.status = Some(value.into());
                     self
                 }
-                /// Sets `tls`.
                 pub fn tls(mut self, value: impl Into<GatewaySpecTlsApply>) -> Self {
                     self.tls = Some(value.into());
                     self
                 }
-                /// Sets `tlsConfig`.
                 pub fn tls_config(
                     mut self,
                     value: impl Into<GatewaySpecTlsConfig2Apply>,
@@ -421,16 +411,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecGateway`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecGatewayApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecGatewayApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
@@ -438,16 +429,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecList`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecListApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub entries: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecListApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `entries`.
                 pub fn entries(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.entries = Some(value.into());
                     self
@@ -455,18 +447,19 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecListeners`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecListenersApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub item: Option<GatewaySpecListenersItemApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecListenersApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `item`.
                 pub fn item(
                     mut self,
                     value: impl Into<GatewaySpecListenersItemApply>,
@@ -474,7 +467,6 @@ pub mod collisions {
                     self.item = Some(value.into());
                     self
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
@@ -482,16 +474,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecListenersItem2`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecListenersItem2Apply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub note: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecListenersItem2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `note`.
                 pub fn note(mut self, value: impl Into<String>) -> Self {
                     self.note = Some(value.into());
                     self
@@ -499,16 +492,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecListenersItem`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecListenersItemApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub port: Option<i64>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecListenersItemApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `port`.
                 pub fn port(mut self, value: impl Into<i64>) -> Self {
                     self.port = Some(value.into());
                     self
@@ -516,16 +510,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<GatewaySpecSpecSpecApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `spec`.
                 pub fn spec(
                     mut self,
                     value: impl Into<GatewaySpecSpecSpecApply>,
@@ -536,16 +531,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecSpecSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecSpecSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub value: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecSpecSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `value`.
                 pub fn value(mut self, value: impl Into<String>) -> Self {
                     self.value = Some(value.into());
                     self
@@ -553,16 +549,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub wanted: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `wanted`.
                 pub fn wanted(mut self, value: impl Into<String>) -> Self {
                     self.wanted = Some(value.into());
                     self
@@ -570,16 +567,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecTls`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecTlsApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub config: Option<GatewaySpecTlsConfigApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecTlsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `config`.
                 pub fn config(
                     mut self,
                     value: impl Into<GatewaySpecTlsConfigApply>,
@@ -590,16 +588,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecTlsConfig2`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecTlsConfig2Apply {
-                #[serde(rename = "minVersion", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub min_version: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecTlsConfig2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `minVersion`.
                 pub fn min_version(mut self, value: impl Into<String>) -> Self {
                     self.min_version = Some(value.into());
                     self
@@ -607,19 +606,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewaySpecTlsConfig`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecTlsConfigApply {
-                #[serde(
-                    rename = "cipherSuites",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub cipher_suites: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewaySpecTlsConfigApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `cipherSuites`.
                 pub fn cipher_suites(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.cipher_suites = Some(value.into());
                     self
@@ -627,16 +624,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewayStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewayStatusApply {
-                #[serde(rename = "tlsConfig", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub tls_config: Option<GatewayStatusTlsConfigApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewayStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `tlsConfig`.
                 pub fn tls_config(
                     mut self,
                     value: impl Into<GatewayStatusTlsConfigApply>,
@@ -647,16 +645,17 @@ pub mod collisions {
             }
             /// Apply configuration of [`GatewayStatusTlsConfig`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct GatewayStatusTlsConfigApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub expires: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl GatewayStatusTlsConfigApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `expires`.
                 pub fn expires(mut self, value: impl Into<String>) -> Self {
                     self.expires = Some(value.into());
                     self

@@ -164,9 +164,9 @@ pub mod nullable {
             }
             /// Server-side apply configuration of [`Lease`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct LeaseApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -175,6 +175,7 @@ pub mod nullable {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<LeaseSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl LeaseApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -193,7 +194,6 @@ pub mod nullable {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<LeaseSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -207,13 +207,11 @@ pub mod nullable {
             }
             /// Apply configuration of [`LeaseSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct LeaseSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub candidates: Option<Vec<String>>,
-                #[serde(
-                    rename = "durationSeconds",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub duration_seconds: Option<i32>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub holder: Option<String>,
@@ -223,30 +221,27 @@ pub mod nullable {
                 pub notes: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owner: Option<LeaseSpecOwnerApply>,
-                #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub renew_time: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl LeaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `candidates`.
                 pub fn candidates(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.candidates = Some(value.into());
                     self
                 }
-                /// Sets `durationSeconds`.
                 pub fn duration_seconds(mut self, value: impl Into<i32>) -> Self {
                     self.duration_seconds = Some(value.into());
                     self
                 }
-                /// Sets `holder`.
                 pub fn holder(mut self, value: impl Into<String>) -> Self {
                     self.holder = Some(value.into());
                     self
                 }
-                /// Sets `labels`.
                 pub fn labels(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -254,17 +249,14 @@ pub mod nullable {
                     self.labels = Some(value.into());
                     self
                 }
-                /// Sets `notes`.
                 pub fn notes(mut self, value: impl Into<String>) -> Self {
                     self.notes = Some(value.into());
                     self
                 }
-                /// Sets `owner`.
                 pub fn owner(mut self, value: impl Into<LeaseSpecOwnerApply>) -> Self {
                     self.owner = Some(value.into());
                     self
                 }
-                /// Sets `renewTime`.
                 pub fn renew_time(mut self, value: impl Into<String>) -> Self {
                     self.renew_time = Some(value.into());
                     self
@@ -272,23 +264,23 @@ pub mod nullable {
             }
             /// Apply configuration of [`LeaseSpecOwner`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct LeaseSpecOwnerApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub uid: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl LeaseSpecOwnerApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `uid`.
                 pub fn uid(mut self, value: impl Into<String>) -> Self {
                     self.uid = Some(value.into());
                     self

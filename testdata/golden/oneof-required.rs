@@ -145,9 +145,9 @@ pub mod oneof {
             }
             /// Server-side apply configuration of [`DataSource`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DataSourceApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -156,6 +156,7 @@ pub mod oneof {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<DataSourceSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl DataSourceApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -174,7 +175,6 @@ pub mod oneof {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<DataSourceSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -188,6 +188,7 @@ pub mod oneof {
             }
             /// Apply configuration of [`DataSourceSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DataSourceSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub gcs: Option<DataSourceSpecGcsApply>,
@@ -196,17 +197,16 @@ pub mod oneof {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub s3: Option<DataSourceSpecS3Apply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DataSourceSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `gcs`.
                 pub fn gcs(mut self, value: impl Into<DataSourceSpecGcsApply>) -> Self {
                     self.gcs = Some(value.into());
                     self
                 }
-                /// Sets `http`.
                 pub fn http(
                     mut self,
                     value: impl Into<DataSourceSpecHttpApply>,
@@ -214,7 +214,6 @@ pub mod oneof {
                     self.http = Some(value.into());
                     self
                 }
-                /// Sets `s3`.
                 pub fn s3(mut self, value: impl Into<DataSourceSpecS3Apply>) -> Self {
                     self.s3 = Some(value.into());
                     self
@@ -222,16 +221,17 @@ pub mod oneof {
             }
             /// Apply configuration of [`DataSourceSpecGcs`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DataSourceSpecGcsApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub bucket: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DataSourceSpecGcsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `bucket`.
                 pub fn bucket(mut self, value: impl Into<String>) -> Self {
                     self.bucket = Some(value.into());
                     self
@@ -239,23 +239,23 @@ pub mod oneof {
             }
             /// Apply configuration of [`DataSourceSpecHttp`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DataSourceSpecHttpApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub url: Option<String>,
-                #[serde(rename = "urlFrom", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub url_from: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DataSourceSpecHttpApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `url`.
                 pub fn url(mut self, value: impl Into<String>) -> Self {
                     self.url = Some(value.into());
                     self
                 }
-                /// Sets `urlFrom`.
                 pub fn url_from(mut self, value: impl Into<String>) -> Self {
                     self.url_from = Some(value.into());
                     self
@@ -263,23 +263,23 @@ pub mod oneof {
             }
             /// Apply configuration of [`DataSourceSpecS3`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DataSourceSpecS3Apply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub bucket: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub region: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DataSourceSpecS3Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `bucket`.
                 pub fn bucket(mut self, value: impl Into<String>) -> Self {
                     self.bucket = Some(value.into());
                     self
                 }
-                /// Sets `region`.
                 pub fn region(mut self, value: impl Into<String>) -> Self {
                     self.region = Some(value.into());
                     self

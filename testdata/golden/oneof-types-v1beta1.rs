@@ -116,9 +116,9 @@ pub mod untagged {
             }
             /// Server-side apply configuration of [`Setting`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct SettingApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -127,6 +127,7 @@ pub mod untagged {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<SettingSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl SettingApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -145,7 +146,6 @@ pub mod untagged {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<SettingSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -159,6 +159,7 @@ pub mod untagged {
             }
             /// Apply configuration of [`SettingSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct SettingSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub selector: Option<SettingSpecSelector>,
@@ -167,12 +168,12 @@ pub mod untagged {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub value: Option<SettingSpecValue>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl SettingSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `selector`.
                 pub fn selector(
                     mut self,
                     value: impl Into<SettingSpecSelector>,
@@ -180,7 +181,6 @@ pub mod untagged {
                     self.selector = Some(value.into());
                     self
                 }
-                /// Sets `threshold`.
                 pub fn threshold(
                     mut self,
                     value: impl Into<SettingSpecThreshold>,
@@ -188,7 +188,6 @@ pub mod untagged {
                     self.threshold = Some(value.into());
                     self
                 }
-                /// Sets `value`.
                 pub fn value(mut self, value: impl Into<SettingSpecValue>) -> Self {
                     self.value = Some(value.into());
                     self

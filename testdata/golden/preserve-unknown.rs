@@ -136,9 +136,9 @@ pub mod preserve {
             }
             /// Server-side apply configuration of [`PluginConfig`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct PluginConfigApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -151,6 +151,7 @@ pub mod preserve {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<PluginConfigStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl PluginConfigApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -171,7 +172,6 @@ pub mod preserve {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(
                     mut self,
                     value: impl Into<
@@ -181,7 +181,6 @@ pub mod preserve {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<PluginConfigStatusApply>,
@@ -198,6 +197,7 @@ pub mod preserve {
             }
             /// Apply configuration of [`PluginConfigStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct PluginConfigStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub details: Option<::serde_json::Value>,
@@ -208,17 +208,16 @@ pub mod preserve {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub summary: Option<PluginConfigStatusSummaryApply>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl PluginConfigStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `details`.
                 pub fn details(mut self, value: impl Into<::serde_json::Value>) -> Self {
                     self.details = Some(value.into());
                     self
                 }
-                /// Sets `history`.
                 pub fn history(
                     mut self,
                     value: impl Into<
@@ -228,7 +227,6 @@ pub mod preserve {
                     self.history = Some(value.into());
                     self
                 }
-                /// Sets `summary`.
                 pub fn summary(
                     mut self,
                     value: impl Into<PluginConfigStatusSummaryApply>,
@@ -239,6 +237,7 @@ pub mod preserve {
             }
             /// Apply configuration of [`PluginConfigStatusSummary`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct PluginConfigStatusSummaryApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub healthy: Option<bool>,
@@ -251,17 +250,16 @@ pub mod preserve {
                     ::serde_json::Value,
                 >,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl PluginConfigStatusSummaryApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `healthy`.
                 pub fn healthy(mut self, value: impl Into<bool>) -> Self {
                     self.healthy = Some(value.into());
                     self
                 }
-                /// Sets `message`.
                 pub fn message(mut self, value: impl Into<String>) -> Self {
                     self.message = Some(value.into());
                     self

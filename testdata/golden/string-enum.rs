@@ -161,9 +161,9 @@ pub mod enums {
             }
             /// Server-side apply configuration of [`Rollout`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct RolloutApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -174,6 +174,7 @@ pub mod enums {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<RolloutStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl RolloutApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -193,12 +194,10 @@ pub mod enums {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<RolloutSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<RolloutStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -212,24 +211,25 @@ pub mod enums {
             }
             /// Apply configuration of [`RolloutSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct RolloutSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub channels: Option<Vec<RolloutSpecChannels>>,
-                #[serde(rename = "modeByZone", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub mode_by_zone: Option<
                     ::std::collections::BTreeMap<String, RolloutSpecModeByZone>,
                 >,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub strategy: Option<RolloutSpecStrategy>,
-                #[serde(rename = "tlsVersion", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub tls_version: Option<RolloutSpecTlsVersion>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl RolloutSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `channels`.
                 pub fn channels(
                     mut self,
                     value: impl Into<Vec<RolloutSpecChannels>>,
@@ -237,7 +237,6 @@ pub mod enums {
                     self.channels = Some(value.into());
                     self
                 }
-                /// Sets `modeByZone`.
                 pub fn mode_by_zone(
                     mut self,
                     value: impl Into<
@@ -247,7 +246,6 @@ pub mod enums {
                     self.mode_by_zone = Some(value.into());
                     self
                 }
-                /// Sets `strategy`.
                 pub fn strategy(
                     mut self,
                     value: impl Into<RolloutSpecStrategy>,
@@ -255,7 +253,6 @@ pub mod enums {
                     self.strategy = Some(value.into());
                     self
                 }
-                /// Sets `tlsVersion`.
                 pub fn tls_version(
                     mut self,
                     value: impl Into<RolloutSpecTlsVersion>,
@@ -266,16 +263,17 @@ pub mod enums {
             }
             /// Apply configuration of [`RolloutStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct RolloutStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub phase: Option<RolloutStatusPhase>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl RolloutStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `phase`.
                 pub fn phase(mut self, value: impl Into<RolloutStatusPhase>) -> Self {
                     self.phase = Some(value.into());
                     self

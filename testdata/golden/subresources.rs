@@ -167,9 +167,9 @@ pub mod scaling {
             }
             /// Server-side apply configuration of [`WorkerPool`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct WorkerPoolApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -180,6 +180,7 @@ pub mod scaling {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<WorkerPoolStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl WorkerPoolApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -199,12 +200,10 @@ pub mod scaling {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<WorkerPoolSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<WorkerPoolStatusApply>,
@@ -221,23 +220,23 @@ pub mod scaling {
             }
             /// Apply configuration of [`WorkerPoolSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct WorkerPoolSpecApply {
-                #[serde(rename = "machineType", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub machine_type: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub replicas: Option<i32>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl WorkerPoolSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `machineType`.
                 pub fn machine_type(mut self, value: impl Into<String>) -> Self {
                     self.machine_type = Some(value.into());
                     self
                 }
-                /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i32>) -> Self {
                     self.replicas = Some(value.into());
                     self
@@ -245,25 +244,23 @@ pub mod scaling {
             }
             /// Apply configuration of [`WorkerPoolStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct WorkerPoolStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub conditions: Option<Vec<WorkerPoolStatusConditionsApply>>,
-                #[serde(
-                    rename = "readyReplicas",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub ready_replicas: Option<i32>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub replicas: Option<i32>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub selector: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl WorkerPoolStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `conditions`.
                 pub fn conditions(
                     mut self,
                     value: impl Into<Vec<WorkerPoolStatusConditionsApply>>,
@@ -271,17 +268,14 @@ pub mod scaling {
                     self.conditions = Some(value.into());
                     self
                 }
-                /// Sets `readyReplicas`.
                 pub fn ready_replicas(mut self, value: impl Into<i32>) -> Self {
                     self.ready_replicas = Some(value.into());
                     self
                 }
-                /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i32>) -> Self {
                     self.replicas = Some(value.into());
                     self
                 }
-                /// Sets `selector`.
                 pub fn selector(mut self, value: impl Into<String>) -> Self {
                     self.selector = Some(value.into());
                     self
@@ -289,18 +283,13 @@ pub mod scaling {
             }
             /// Apply configuration of [`WorkerPoolStatusConditions`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct WorkerPoolStatusConditionsApply {
-                #[serde(
-                    rename = "lastTransitionTime",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub last_transition_time: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub message: Option<String>,
-                #[serde(
-                    rename = "observedGeneration",
-                    skip_serializing_if = "Option::is_none"
-                )]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub observed_generation: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub reason: Option<String>,
@@ -309,32 +298,28 @@ pub mod scaling {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#type: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl WorkerPoolStatusConditionsApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `lastTransitionTime`.
                 pub fn last_transition_time(mut self, value: impl Into<String>) -> Self {
                     self.last_transition_time = Some(value.into());
                     self
                 }
-                /// Sets `message`.
                 pub fn message(mut self, value: impl Into<String>) -> Self {
                     self.message = Some(value.into());
                     self
                 }
-                /// Sets `observedGeneration`.
                 pub fn observed_generation(mut self, value: impl Into<i64>) -> Self {
                     self.observed_generation = Some(value.into());
                     self
                 }
-                /// Sets `reason`.
                 pub fn reason(mut self, value: impl Into<String>) -> Self {
                     self.reason = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(
                     mut self,
                     value: impl Into<WorkerPoolStatusConditionsStatus>,
@@ -342,7 +327,6 @@ pub mod scaling {
                     self.status = Some(value.into());
                     self
                 }
-                /// Sets `type`.
                 pub fn r#type(mut self, value: impl Into<String>) -> Self {
                     self.r#type = Some(value.into());
                     self

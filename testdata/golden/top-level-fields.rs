@@ -116,9 +116,9 @@ pub mod toplevel {
             }
             /// Server-side apply configuration of [`AccessRule`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct AccessRuleApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -135,6 +135,7 @@ pub mod toplevel {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<AccessRuleSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl AccessRuleApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -157,7 +158,6 @@ pub mod toplevel {
                         spec: None,
                     }
                 }
-                /// Sets `data`.
                 pub fn data(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, String>>,
@@ -165,17 +165,14 @@ pub mod toplevel {
                     self.data = Some(value.into());
                     self
                 }
-                /// Sets `immutable`.
                 pub fn immutable(mut self, value: impl Into<bool>) -> Self {
                     self.immutable = Some(value.into());
                     self
                 }
-                /// Sets `priority`.
                 pub fn priority(mut self, value: impl Into<i32>) -> Self {
                     self.priority = Some(value.into());
                     self
                 }
-                /// Sets `rules`.
                 pub fn rules(
                     mut self,
                     value: impl Into<Vec<AccessRuleRulesApply>>,
@@ -183,7 +180,6 @@ pub mod toplevel {
                     self.rules = Some(value.into());
                     self
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<AccessRuleSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -197,23 +193,23 @@ pub mod toplevel {
             }
             /// Apply configuration of [`AccessRuleRules`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct AccessRuleRulesApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub resources: Option<Vec<String>>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub verbs: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl AccessRuleRulesApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `resources`.
                 pub fn resources(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.resources = Some(value.into());
                     self
                 }
-                /// Sets `verbs`.
                 pub fn verbs(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.verbs = Some(value.into());
                     self
@@ -221,16 +217,17 @@ pub mod toplevel {
             }
             /// Apply configuration of [`AccessRuleSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct AccessRuleSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub enabled: Option<bool>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl AccessRuleSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `enabled`.
                 pub fn enabled(mut self, value: impl Into<bool>) -> Self {
                     self.enabled = Some(value.into());
                     self

@@ -89,9 +89,9 @@ pub mod legacyversions {
             }
             /// Server-side apply configuration of [`Queue`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct QueueApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -100,6 +100,7 @@ pub mod legacyversions {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<QueueSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl QueueApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -118,7 +119,6 @@ pub mod legacyversions {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<QueueSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -132,16 +132,17 @@ pub mod legacyversions {
             }
             /// Apply configuration of [`QueueSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct QueueSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub size: Option<i64>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl QueueSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `size`.
                 pub fn size(mut self, value: impl Into<i64>) -> Self {
                     self.size = Some(value.into());
                     self
@@ -359,9 +360,9 @@ pub mod legacyversions {
             }
             /// Server-side apply configuration of [`Queue`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct QueueApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -372,6 +373,7 @@ pub mod legacyversions {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<QueueStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl QueueApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -391,12 +393,10 @@ pub mod legacyversions {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<QueueSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<QueueStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -410,23 +410,23 @@ pub mod legacyversions {
             }
             /// Apply configuration of [`QueueSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct QueueSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub capacity: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub durable: Option<bool>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl QueueSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `capacity`.
                 pub fn capacity(mut self, value: impl Into<i64>) -> Self {
                     self.capacity = Some(value.into());
                     self
                 }
-                /// Sets `durable`.
                 pub fn durable(mut self, value: impl Into<bool>) -> Self {
                     self.durable = Some(value.into());
                     self
@@ -434,16 +434,17 @@ pub mod legacyversions {
             }
             /// Apply configuration of [`QueueStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct QueueStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub depth: Option<i64>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl QueueStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `depth`.
                 pub fn depth(mut self, value: impl Into<i64>) -> Self {
                     self.depth = Some(value.into());
                     self

@@ -124,9 +124,9 @@ pub mod legacy {
             }
             /// Server-side apply configuration of [`Database`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -137,6 +137,7 @@ pub mod legacy {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<DatabaseStatusApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl DatabaseApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -156,12 +157,10 @@ pub mod legacy {
                         status: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<DatabaseSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
                 }
-                /// Sets `status`.
                 pub fn status(mut self, value: impl Into<DatabaseStatusApply>) -> Self {
                     self.status = Some(value.into());
                     self
@@ -175,6 +174,7 @@ pub mod legacy {
             }
             /// Apply configuration of [`DatabaseSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub engine: Option<DatabaseSpecEngine>,
@@ -183,22 +183,20 @@ pub mod legacy {
                 #[serde(rename = "storageGB", skip_serializing_if = "Option::is_none")]
                 pub storage_gb: Option<i64>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `engine`.
                 pub fn engine(mut self, value: impl Into<DatabaseSpecEngine>) -> Self {
                     self.engine = Some(value.into());
                     self
                 }
-                /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i32>) -> Self {
                     self.replicas = Some(value.into());
                     self
                 }
-                /// Sets `storageGB`.
                 pub fn storage_gb(mut self, value: impl Into<i64>) -> Self {
                     self.storage_gb = Some(value.into());
                     self
@@ -206,23 +204,23 @@ pub mod legacy {
             }
             /// Apply configuration of [`DatabaseStatus`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct DatabaseStatusApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub endpoint: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub replicas: Option<i32>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl DatabaseStatusApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `endpoint`.
                 pub fn endpoint(mut self, value: impl Into<String>) -> Self {
                     self.endpoint = Some(value.into());
                     self
                 }
-                /// Sets `replicas`.
                 pub fn replicas(mut self, value: impl Into<i32>) -> Self {
                     self.replicas = Some(value.into());
                     self

@@ -130,9 +130,9 @@ pub mod validations {
             }
             /// Server-side apply configuration of [`Quota`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct QuotaApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -141,6 +141,7 @@ pub mod validations {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<QuotaSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl QuotaApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -159,7 +160,6 @@ pub mod validations {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<QuotaSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -173,28 +173,29 @@ pub mod validations {
             }
             /// Apply configuration of [`QuotaSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct QuotaSpecApply {
-                #[serde(rename = "cpuShare", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub cpu_share: Option<::serde_json::Number>,
-                #[serde(rename = "immutableId", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub immutable_id: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub limits: Option<::std::collections::BTreeMap<String, i64>>,
-                #[serde(rename = "maxReplicas", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub max_replicas: Option<i32>,
-                #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub min_replicas: Option<i32>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub name: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owners: Option<Vec<String>>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl QuotaSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `cpuShare`.
                 pub fn cpu_share(
                     mut self,
                     value: impl Into<::serde_json::Number>,
@@ -202,12 +203,10 @@ pub mod validations {
                     self.cpu_share = Some(value.into());
                     self
                 }
-                /// Sets `immutableId`.
                 pub fn immutable_id(mut self, value: impl Into<String>) -> Self {
                     self.immutable_id = Some(value.into());
                     self
                 }
-                /// Sets `limits`.
                 pub fn limits(
                     mut self,
                     value: impl Into<::std::collections::BTreeMap<String, i64>>,
@@ -215,22 +214,18 @@ pub mod validations {
                     self.limits = Some(value.into());
                     self
                 }
-                /// Sets `maxReplicas`.
                 pub fn max_replicas(mut self, value: impl Into<i32>) -> Self {
                     self.max_replicas = Some(value.into());
                     self
                 }
-                /// Sets `minReplicas`.
                 pub fn min_replicas(mut self, value: impl Into<i32>) -> Self {
                     self.min_replicas = Some(value.into());
                     self
                 }
-                /// Sets `name`.
                 pub fn name(mut self, value: impl Into<String>) -> Self {
                     self.name = Some(value.into());
                     self
                 }
-                /// Sets `owners`.
                 pub fn owners(mut self, value: impl Into<Vec<String>>) -> Self {
                     self.owners = Some(value.into());
                     self

@@ -104,19 +104,20 @@ pub mod scope {
             }
             /// Server-side apply configuration of [`Foo`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct FooApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
                 /// `metadata`: set only what this field manager owns.
                 pub metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-                #[serde(rename = "barSpec", skip_serializing_if = "Option::is_none")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub bar_spec: Option<FooBarSpec2Apply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub informer: Option<FooInformer2Apply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl FooApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -136,12 +137,10 @@ pub mod scope {
                         informer: None,
                     }
                 }
-                /// Sets `barSpec`.
                 pub fn bar_spec(mut self, value: impl Into<FooBarSpec2Apply>) -> Self {
                     self.bar_spec = Some(value.into());
                     self
                 }
-                /// Sets `informer`.
                 pub fn informer(mut self, value: impl Into<FooInformer2Apply>) -> Self {
                     self.informer = Some(value.into());
                     self
@@ -155,16 +154,17 @@ pub mod scope {
             }
             /// Apply configuration of [`FooBarSpec2`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct FooBarSpec2Apply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub left: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl FooBarSpec2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `left`.
                 pub fn left(mut self, value: impl Into<String>) -> Self {
                     self.left = Some(value.into());
                     self
@@ -172,16 +172,17 @@ pub mod scope {
             }
             /// Apply configuration of [`FooInformer2`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct FooInformer2Apply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub resync: Option<String>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl FooInformer2Apply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `resync`.
                 pub fn resync(mut self, value: impl Into<String>) -> Self {
                     self.resync = Some(value.into());
                     self
@@ -328,9 +329,9 @@ pub mod scope {
             }
             /// Server-side apply configuration of [`FooBar`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct FooBarApply {
                 /// `apiVersion` (filled in by `new`).
-                #[serde(rename = "apiVersion")]
                 pub api_version: String,
                 /// `kind` (filled in by `new`).
                 pub kind: String,
@@ -339,6 +340,7 @@ pub mod scope {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<FooBarSpecApply>,
             }
+            /// `new(..)`, then one setter per field (named after it): a set field is sent.
             impl FooBarApply {
                 /// A configuration for the object `name` in `namespace`; set the fields to apply.
                 pub fn new(
@@ -357,7 +359,6 @@ pub mod scope {
                         spec: None,
                     }
                 }
-                /// Sets `spec`.
                 pub fn spec(mut self, value: impl Into<FooBarSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -371,16 +372,17 @@ pub mod scope {
             }
             /// Apply configuration of [`FooBarSpec`]: only the fields set are sent.
             #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+            #[serde(rename_all = "camelCase")]
             pub struct FooBarSpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub right: Option<i64>,
             }
+            /// `new()`, then one setter per field (named after it): a set field is sent.
             impl FooBarSpecApply {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
                 }
-                /// Sets `right`.
                 pub fn right(mut self, value: impl Into<i64>) -> Self {
                     self.right = Some(value.into());
                     self

@@ -123,8 +123,25 @@
 //! starts with a `// @generated ... DO NOT EDIT` header and is formatted by prettyplease, so bytes
 //! depend only on the input set. Only changed files are written; in the module-tree layout, files
 //! carrying the header that are no longer produced are removed (and reported by `--check`).
-//! Generated code depends only on `serde`, `serde_json` and `k8s-openapi`, and compiles under
-//! editions 2021 and 2024 with `#![deny(warnings)]` and clippy.
+//! The types depend only on `serde`, `serde_json` and `k8s-openapi`; the other outputs
+//! ([`Emit`]: clientset, listers, informers, apply configurations, all by default) add `kube` and
+//! `kube-codegen-runtime`. Everything compiles under editions 2021 and 2024 with
+//! `#![deny(warnings)]` and clippy.
+//!
+//! # Generated API
+//!
+//! Every generated type of a version is re-exported at `group::version::Name`, names decided
+//! across the version (the API names below win). Per kind: `FooApply` (+ `FooSpecApply`... for
+//! nested structs: all-optional, one builder method per field, only set fields serialised),
+//! `FooLister`/`FooNamespaceLister` (reads return `NotSynced` before the first list), `FooInformer`,
+//! and `HasStatus`/`HasScale` impls where the CRD version has those subresources (the typed
+//! client's status and scale verbs need them, so a missing verb is a compile error). Per version:
+//! `<Group><Version>Client` (`foos(ns)`, `foos_all()`, cluster-scoped `widgets()`) and
+//! `<Group><Version>Informers`; per group `<Group>Informers`; at the root `Clientset` and the
+//! `InformerFactoryExt` trait on the runtime's `SharedInformerFactory`
+//! (`factory.samplecontroller().v1alpha1().foos()`). Schemas that are exactly a well-known
+//! Kubernetes type (`metav1.Condition`, `LabelSelector`, ...) use `k8s-openapi`'s type unless
+//! `--no-known-types`.
 //!
 //! Root types: `apiVersion`/`kind` strings (filled by the hand-written `Default`), `metadata:
 //! ObjectMeta`, then every other top-level property; constants for CRD name, plural, singular,

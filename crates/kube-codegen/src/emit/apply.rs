@@ -44,7 +44,33 @@ fn apply_ty(t: &Ty, types: &[TypeDef]) -> TokenStream {
     }
 }
 
-/// Field declarations and builder methods of a configuration.
+/// serde's `rename_all = "camelCase"` of a field identifier (its `RenameRule`), so a field whose
+/// wire name it already gives needs no `rename` of its own: most of them, in Kubernetes.
+fn serde_camel(ident: &str) -> String {
+    // PascalCase (capitalise the first character and each after `_`, drop the `_`s), then the
+    // first character lowercased: serde's order, which matters for a leading `_`.
+    let mut pascal = String::with_capacity(ident.len());
+    let mut capitalize = true;
+    for ch in ident.trim_start_matches("r#").chars() {
+        if ch == '_' {
+            capitalize = true;
+        } else if capitalize {
+            pascal.push(ch.to_ascii_uppercase());
+            capitalize = false;
+        } else {
+            pascal.push(ch);
+        }
+    }
+    let mut chars = pascal.chars();
+    match chars.next() {
+        Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+        None => pascal,
+    }
+}
+
+/// Field declarations and builder methods of a configuration. Every field is skipped when unset;
+/// the container renames to camelCase, so only fields whose wire name differs carry a `rename`
+/// (configurations mirror every struct: their size is most of what `--emit apply` costs).
 fn members(
     fields: &[Field],
     flatten: &Option<(String, Ty)>,
@@ -59,14 +85,12 @@ fn members(
         let method = ident(m);
         let t = apply_ty(&f.ty, types);
         let wire = &f.wire;
-        let rename = (f.ident.trim_start_matches("r#") != f.wire).then(|| quote!(rename = #wire,));
+        let rename = (serde_camel(&f.ident) != f.wire).then(|| quote!(rename = #wire,));
         decls.push(quote! {
             #[serde(#rename skip_serializing_if = "Option::is_none")]
             pub #name: Option<#t>,
         });
-        let doc = format!(" Sets `{wire}`.");
         builders.push(quote! {
-            #[doc = #doc]
             pub fn #method(mut self, value: impl Into<#t>) -> Self {
                 self.#name = Some(value.into());
                 self
@@ -103,10 +127,12 @@ pub fn nested(t: &TypeDef, types: &[TypeDef]) -> Option<TokenStream> {
     Some(quote! {
         #[doc = #of]
         #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
         pub struct #name {
             #(#decls)*
         }
 
+        /// `new()`, then one setter per field (named after it): a set field is sent.
         impl #name {
             /// An empty configuration: nothing is sent until a field is set.
             pub fn new() -> Self {
@@ -162,9 +188,9 @@ pub fn root(r: &Resource) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
         pub struct #name {
             /// `apiVersion` (filled in by `new`).
-            #[serde(rename = "apiVersion")]
             pub api_version: String,
             /// `kind` (filled in by `new`).
             pub kind: String,
@@ -173,6 +199,7 @@ pub fn root(r: &Resource) -> TokenStream {
             #(#decls)*
         }
 
+        /// `new(..)`, then one setter per field (named after it): a set field is sent.
         #allow
         impl #name {
             #[doc = #new_doc]
@@ -198,5 +225,56 @@ pub fn root(r: &Resource) -> TokenStream {
                 self.metadata.name.as_deref()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serde_camel;
+
+    /// `serde_camel` must name fields exactly as serde's `rename_all = "camelCase"` does, or an
+    /// apply would send a field under the wrong key.
+    #[test]
+    fn camel_case_matches_serde() {
+        #[derive(serde::Serialize, Default)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(non_snake_case)]
+        struct S {
+            last_transition_time: u8,
+            r#type: u8,
+            _underscore: u8,
+            self_: u8,
+            _1st: u8,
+            x_kubernetes_foo: u8,
+            url: u8,
+            a__b: u8,
+            trailing_: u8,
+            CamelCase: u8,
+            v2beta1_thing: u8,
+        }
+        let idents = [
+            "last_transition_time",
+            "r#type",
+            "_underscore",
+            "self_",
+            "_1st",
+            "x_kubernetes_foo",
+            "url",
+            "a__b",
+            "trailing_",
+            "CamelCase",
+            "v2beta1_thing",
+        ];
+        let json = serde_json::to_value(S::default()).unwrap();
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut ours: Vec<String> = idents.iter().map(|i| serde_camel(i)).collect();
+        keys.sort();
+        ours.sort();
+        assert_eq!(keys, ours);
     }
 }

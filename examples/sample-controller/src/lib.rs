@@ -1,0 +1,12 @@
+//! `sample-controller`: Kubernetes' sample-controller on code kube-codegen generates from
+//! `artifacts/crd.yaml` in `build.rs`.
+//!
+//! The crate root is the generated API (`samplecontroller::v1alpha1::Foo`, `Clientset`,
+//! `InformerFactoryExt`, `FooLister`, ...). [`controller`] is the controller itself: the sync
+//! logic over listers and a [`controller::ServerWrites`] (so it is unit-tested without a
+//! server), the event handlers that feed its workqueue, and the real writes. `src/main.rs` is
+//! the program: flags, leader election, startup and shutdown.
+
+include!(concat!(env!("OUT_DIR"), "/kube_codegen.rs"));
+
+pub mod controller;
