@@ -28,6 +28,12 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p sample-controller --bench controller`: reconciles per CPU-second on 1,000
+    /// Foos against the in-process server, beside the Foo informer alone.
+    Controller {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// G1 (generation speed) and G2 (compile cost of the generated code) on a corpus.
     Gen(GenArgs),
 }
@@ -58,6 +64,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Workqueue { args } => runtime_bench("workqueue", &args),
         Group::Cache { args } => runtime_bench("cache", &args),
         Group::Informer { args } => runtime_bench("informer", &args),
+        Group::Controller { args } => package_bench("sample-controller", "controller", &args),
         Group::Gen(_) if cfg!(debug_assertions) => {
             // G1 times the generator in this process: an unoptimised build would measure the wrong thing.
             let status = Command::new(cargo())
@@ -81,16 +88,13 @@ pub fn run(group: Group) -> Result<ExitCode> {
 
 /// Runs one benchmark binary of `kube-codegen-runtime-bench` with `args`.
 fn runtime_bench(name: &str, args: &[String]) -> Result<ExitCode> {
+    package_bench("kube-codegen-runtime-bench", name, args)
+}
+
+fn package_bench(package: &str, name: &str, args: &[String]) -> Result<ExitCode> {
     let status = Command::new(cargo())
         .current_dir(paths::repo_root())
-        .args([
-            "bench",
-            "-p",
-            "kube-codegen-runtime-bench",
-            "--bench",
-            name,
-            "--",
-        ])
+        .args(["bench", "-p", package, "--bench", name, "--"])
         .args(args)
         .status()
         .context("running cargo bench")?;

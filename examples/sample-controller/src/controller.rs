@@ -125,8 +125,11 @@ pub struct Controller<W> {
     /// Foos already reported invalid, by key, with the (uid, generation) reported: the same
     /// spec is reported once, however often the key is synced again (resyncs, relists,
     /// metadata-only changes).
-    invalid_reported: Mutex<HashMap<String, (Option<String>, Option<i64>)>>,
+    invalid_reported: Mutex<HashMap<String, Reported>>,
 }
+
+/// The (uid, generation) of a Foo reported invalid.
+type Reported = (Option<String>, Option<i64>);
 
 impl<W> std::fmt::Debug for Controller<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -424,9 +427,9 @@ fn enqueue(queue: &WorkQueue<String>, foo: &Foo) {
 pub fn foo_event_handler(queue: WorkQueue<String>) -> EventHandlerFns<Foo> {
     let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue);
     EventHandlerFns::new()
-        .on_add(move |foo, _| enqueue(&on_add, &**foo))
-        .on_update(move |_, new| enqueue(&on_update, &**new))
-        .on_delete(move |deleted| enqueue(&on_delete, &**deleted.object()))
+        .on_add(move |foo, _| enqueue(&on_add, foo))
+        .on_update(move |_, new| enqueue(&on_update, new))
+        .on_delete(move |deleted| enqueue(&on_delete, deleted.object()))
 }
 
 /// Enqueues the owning Foo of every added, changed or deleted Deployment (deletes seen only at
@@ -444,13 +447,13 @@ pub fn deployment_event_handler(
     });
     let (on_add, on_update, on_delete) = (handle.clone(), handle.clone(), handle);
     EventHandlerFns::new()
-        .on_add(move |d, _| on_add(&**d))
+        .on_add(move |d, _| on_add(d))
         .on_update(move |old, new| {
             if old.metadata.resource_version != new.metadata.resource_version {
-                on_update(&**new)
+                on_update(new)
             }
         })
-        .on_delete(move |deleted| on_delete(&**deleted.object()))
+        .on_delete(move |deleted| on_delete(deleted.object()))
 }
 
 /// The real [`ServerWrites`]: the generated clientset for Foos, a typed client for

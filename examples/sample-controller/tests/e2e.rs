@@ -14,6 +14,9 @@
 //! all-namespaces event list), so every injected failure is the controller's. Every wait has a
 //! deadline and says what it waited for, with the program's log.
 
+// The kind is called Foo, so `foo` is the natural name, not a placeholder.
+#![allow(clippy::disallowed_names)]
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -608,11 +611,15 @@ async fn converges_through_dropped_watches_5xx_429_410_and_restarts() {
                 tokio::time::sleep(Duration::from_millis(150)).await;
                 round += 1;
                 faults.drop_watches();
-                if round % 3 == 0 {
+                if round.is_multiple_of(3) {
                     faults.fail_next_matching(1, 500, FOOS_ALL);
+                }
+                // A 429 carries `Retry-After: 1`, which kube's client honours: more than one a
+                // second or so would keep the list failing for good.
+                if round.is_multiple_of(16) {
                     faults.fail_next_matching(1, 429, DEPLOYMENTS_ALL);
                 }
-                if round % 7 == 0 {
+                if round.is_multiple_of(7) {
                     faults.restart(true);
                 }
             }
@@ -694,8 +701,16 @@ async fn with_leader_election_exactly_one_replica_acts() {
     let second = Program::spawn(&env.kubeconfig, &flags);
     let both = [&first, &second];
     let leader = eventually("a lease holder", &both, || async move { holder(env).await }).await;
-    // The identity is in the log of the replica it belongs to.
-    let (mut leader_p, mut standby) = if first.log().contains(&leader) {
+    // Each replica logs its own identity at startup (`identity=...`; the standby also names
+    // the leader, as `holder=...`), read from its pipe a little later than it was written.
+    let (f, own) = (&first, format!("identity={leader}"));
+    let own = own.as_str();
+    let first_leads = eventually("the leader's identity in its log", &both, || async move {
+        let second_has = both[1].log().contains(own);
+        (f.log().contains(own) || second_has).then(|| f.log().contains(own))
+    })
+    .await;
+    let (mut leader_p, mut standby) = if first_leads {
         (first, second)
     } else {
         (second, first)
@@ -704,11 +719,9 @@ async fn with_leader_election_exactly_one_replica_acts() {
     let standby_id = eventually("the standby's identity in its log", &[s], || async move {
         let log = s.log();
         let at = log.find("identity=")? + "identity=".len();
-        let id: String = log[at..]
-            .chars()
-            .take_while(|c| !c.is_whitespace())
-            .collect();
-        (!id.is_empty()).then_some(id)
+        // Only a whole word: the line may still be arriving.
+        let len = log[at..].find(char::is_whitespace)?;
+        (len > 0).then(|| log[at..at + len].to_owned())
     })
     .await;
     assert_ne!(leader, standby_id);
@@ -781,6 +794,58 @@ async fn with_leader_election_exactly_one_replica_acts() {
     eprintln!("takeover after release in {takeover:?}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_cannot_renew_stops_acting_and_exits_1() {
+    let env = &Env::start().await;
+    let mut program = Program::spawn(
+        &env.kubeconfig,
+        &[
+            "--leader-elect",
+            "--leader-elect-lease-duration",
+            "3s",
+            "--leader-elect-renew-deadline",
+            "2s",
+            "--leader-elect-retry-period",
+            "500ms",
+        ],
+    );
+    let p = &program;
+    eventually("the workers to start", &[p], || async move {
+        p.log().contains("starting workers").then_some(())
+    })
+    .await;
+    // Every Lease request fails from now on: within the renew deadline it must stop.
+    let lost_at = Instant::now();
+    env.server.faults().fail_next_matching(
+        1_000_000,
+        500,
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+    );
+    let status = loop {
+        if let Some(status) = program.child.try_wait().expect("wait for the child") {
+            break status;
+        }
+        assert!(
+            lost_at.elapsed() < DEADLINE,
+            "still running {DEADLINE:?} after its Lease became unwritable; log:\n{}",
+            program.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let log = program.log();
+    assert_eq!(status.code(), Some(1), "log:\n{log}");
+    assert!(
+        log.contains("leadership lost; stopping workers"),
+        "log:\n{log}"
+    );
+    assert!(log.contains("leader election lost"), "log:\n{log}");
+    assert!(!log.contains("panicked"), "log:\n{log}");
+    eprintln!(
+        "stopped {:?} after the lease became unwritable",
+        lost_at.elapsed()
+    );
+}
+
 /// Runs the binary to completion with `args`; returns (status, stderr).
 async fn run_to_exit(args: &[&str]) -> (ExitStatus, String) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_sample-controller"));
@@ -824,6 +889,29 @@ async fn a_server_without_the_crd_exits_1() {
     server.write_kubeconfig(&path).expect("kubeconfig");
     let (status, stderr) = run_to_exit(&["--kubeconfig", path.to_str().expect("utf-8")]).await;
     assert_failed(status, &stderr, "foos.samplecontroller.k8s.io");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_exits_1() {
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+             clusters: [{{name: s, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n\
+             users: [{{name: u, user: {{}}}}]\n\
+             contexts: [{{name: c, context: {{cluster: s, user: u}}}}]\n"
+        ),
+    )
+    .expect("write");
+    let (status, stderr) = run_to_exit(&["--kubeconfig", path.to_str().expect("utf-8")]).await;
+    assert_failed(status, &stderr, &format!("127.0.0.1:{port}"));
 }
 
 #[tokio::test]

@@ -2,6 +2,9 @@
 //! filled by hand, `sync` called directly, and the server writes and events it asked for
 //! recorded and compared with what is expected. No server, no informers.
 
+// The kind is called Foo, so `foo` is the natural name, not a placeholder.
+#![allow(clippy::disallowed_names)]
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -526,6 +529,8 @@ async fn handlers_enqueue_foo_keys_including_from_tombstones() {
     let fx = Fixture::new(&[foo("test", Some("web"), Some(1))], &[]);
     let lister = FooLister::new(Lister::new(fx.foos.clone()));
     let queue: WorkQueue<String> = WorkQueue::new();
+    // Called as the informer calls them (the trait's methods; the inherent ones of the same
+    // name are the builder's).
     let handler = deployment_event_handler(queue.clone(), lister);
     let owned = Arc::new(deployment_owned_by(
         "web",
@@ -533,37 +538,47 @@ async fn handlers_enqueue_foo_keys_including_from_tombstones() {
     ));
 
     // An update with an unchanged resourceVersion (a resync or relist repeat) is skipped.
-    handler.on_update(&owned, &owned);
+    EventHandler::on_update(&handler, &owned, &owned);
     assert_eq!(queue.len(), 0);
     let mut newer = (*owned).clone();
     newer.metadata.resource_version = Some("2".into());
-    handler.on_update(&owned, &Arc::new(newer));
+    EventHandler::on_update(&handler, &owned, &Arc::new(newer));
     assert_eq!(next(&queue).await, "default/test");
 
-    handler.on_add(&owned, true);
+    EventHandler::on_add(&handler, &owned, true);
     assert_eq!(next(&queue).await, "default/test");
-    handler.on_delete(&Deleted::Object(owned.clone()));
+    EventHandler::on_delete(&handler, &Deleted::Object(owned.clone()));
     assert_eq!(next(&queue).await, "default/test");
     // A delete seen only at a relist: the tombstone's last known state maps the same way.
-    handler.on_delete(&Deleted::FinalStateUnknown {
-        key: "default/web".into(),
-        object: owned.clone(),
-    });
+    EventHandler::on_delete(
+        &handler,
+        &Deleted::FinalStateUnknown {
+            key: "default/web".into(),
+            object: owned.clone(),
+        },
+    );
     assert_eq!(next(&queue).await, "default/test");
     // Unowned Deployments enqueue nothing.
-    handler.on_add(&Arc::new(deployment_owned_by("other", None)), false);
+    EventHandler::on_add(
+        &handler,
+        &Arc::new(deployment_owned_by("other", None)),
+        false,
+    );
     assert_eq!(queue.len(), 0);
 
     let foos = foo_event_handler(queue.clone());
     let f = Arc::new(foo("test", Some("web"), Some(1)));
-    foos.on_add(&f, false);
+    EventHandler::on_add(&foos, &f, false);
     assert_eq!(next(&queue).await, "default/test");
-    foos.on_update(&f, &f);
+    EventHandler::on_update(&foos, &f, &f);
     assert_eq!(next(&queue).await, "default/test");
-    foos.on_delete(&Deleted::FinalStateUnknown {
-        key: "default/test".into(),
-        object: f,
-    });
+    EventHandler::on_delete(
+        &foos,
+        &Deleted::FinalStateUnknown {
+            key: "default/test".into(),
+            object: f,
+        },
+    );
     assert_eq!(next(&queue).await, "default/test");
     assert_eq!(queue.len(), 0);
 }
