@@ -6,7 +6,8 @@
 //! [5, 10) minutes. A watch the server ends normally is reopened at once from the last seen
 //! resourceVersion; a `410 Gone` (the history no longer reaches it) ends the round, and the next
 //! one relists. Rounds are separated by a jittered exponential backoff (800 ms doubling to 30 s,
-//! reset after two quiet minutes), also after a clean end, so a failing server is never hammered.
+//! back to the start two minutes after the last reset, as client-go's `DelayWithReset`), also
+//! after a clean end, so a failing server is never hammered.
 //!
 //! resourceVersion of each list, as client-go picks it: `"0"` first (any cached state is fine),
 //! then the last one seen ("not older than"); after a 410 on a list, `""` (a consistent read).
