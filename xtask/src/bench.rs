@@ -67,7 +67,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Controller { args } => package_bench("sample-controller", "controller", &args),
         Group::Gen(_) if cfg!(debug_assertions) => {
             // G1 times the generator in this process: an unoptimised build would measure the wrong thing.
-            let status = Command::new(cargo())
+            let status = Command::new(paths::cargo())
                 .current_dir(paths::repo_root())
                 .args(["run", "--release", "--quiet", "-p", "xtask", "--"])
                 .args(std::env::args_os().skip(1))
@@ -92,7 +92,7 @@ fn runtime_bench(name: &str, args: &[String]) -> Result<ExitCode> {
 }
 
 fn package_bench(package: &str, name: &str, args: &[String]) -> Result<ExitCode> {
-    let status = Command::new(cargo())
+    let status = Command::new(paths::cargo())
         .current_dir(paths::repo_root())
         .args(["bench", "-p", package, "--bench", name, "--"])
         .args(args)
@@ -108,10 +108,6 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
-}
-
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
 fn figure(name: &str, value: impl std::fmt::Display, unit: &str) {
@@ -269,7 +265,7 @@ fn g2_one(
     let lines: usize = generation.units.iter().map(|u| u.lines).sum();
     let target = root.join("target");
     let cargo_in = |args: &[&str]| {
-        let mut cmd = Command::new(cargo());
+        let mut cmd = Command::new(paths::cargo());
         cmd.current_dir(&root)
             .env("CARGO_TARGET_DIR", &target)
             .args(args);

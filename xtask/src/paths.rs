@@ -58,3 +58,8 @@ pub fn write_if_changed(path: &Path, contents: &str) -> std::io::Result<bool> {
     std::fs::write(path, contents)?;
     Ok(true)
 }
+
+/// The cargo that runs xtask (`CARGO`), else `cargo` on the PATH.
+pub fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}

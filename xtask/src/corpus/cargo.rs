@@ -53,7 +53,7 @@ fn invoke(
     jobs: Option<usize>,
     outcome: &mut BuildOutcome,
 ) -> Result<()> {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd = Command::new(crate::paths::cargo());
     cmd.current_dir(root)
         .env("CARGO_TARGET_DIR", root.join("target"))
         .args([mode, "--keep-going", "--message-format=json"])

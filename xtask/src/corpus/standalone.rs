@@ -48,7 +48,7 @@ pub fn check(dir: &Path, only: &[String]) -> Result<bool> {
         paths::repo_root().join("Cargo.lock"),
         out.join("Cargo.lock"),
     )?;
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let output = Command::new(paths::cargo())
         .current_dir(&out)
         .env(
             "CARGO_TARGET_DIR",

@@ -10,13 +10,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::ident;
+use super::{allow_deprecated, ident};
 use crate::model::{GroupMod, Model, Resource, VersionMod};
 use crate::options::Emit;
-
-fn allow_deprecated(r: &Resource) -> Option<TokenStream> {
-    r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]))
-}
 
 /// A kind's items: subresource markers (client), lister, informer.
 pub fn kind_items(r: &Resource, emit: Emit) -> TokenStream {

@@ -149,7 +149,7 @@ pub fn nested(t: &TypeDef, types: &[TypeDef]) -> Option<TokenStream> {
 pub fn root(r: &Resource) -> TokenStream {
     let name = ident(&r.api.apply);
     let root = ident(&r.root);
-    let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
+    let allow = super::allow_deprecated(r);
     let (decls, builders) = members(
         &r.root_fields,
         &r.root_flatten,

@@ -29,7 +29,7 @@ const CARGO_TEMPLATE: &str = include_str!("../../templates/crate/Cargo.toml");
 fn version_tail(g: &GroupMod, v: &VersionMod, emit: Emit) -> TokenStream {
     let items = v.resources.iter().map(|r| {
         let m = ident(&r.module);
-        let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
+        let allow = super::allow_deprecated(r);
         quote!(#allow pub use self::#m::*;)
     });
     let api = super::api::version_items(g, v, emit);

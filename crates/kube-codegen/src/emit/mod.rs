@@ -61,6 +61,14 @@ pub(crate) fn doc_literal(text: &str) -> Literal {
     repr.parse().unwrap_or_else(|_| Literal::string(text))
 }
 
+/// `#[allow(deprecated)]` for items that name a deprecated version's root type, so a
+/// `deny(warnings)` crate still builds.
+pub(crate) fn allow_deprecated(r: &crate::model::Resource) -> Option<proc_macro2::TokenStream> {
+    r.deprecated
+        .as_ref()
+        .map(|_| quote::quote!(#[allow(deprecated)]))
+}
+
 /// Extra derive paths; validated by [`crate::Options`] parsing.
 pub(crate) fn derive_paths(extra: &[String]) -> Vec<syn::Path> {
     extra

@@ -200,7 +200,7 @@ fn root_struct(r: &Resource) -> syn::Item {
 /// The root type's constants and trait impls.
 fn head_impls(r: &Resource) -> TokenStream {
     let root = ident(&r.root);
-    let allow = r.deprecated.as_ref().map(|_| quote!(#[allow(deprecated)]));
+    let allow = super::allow_deprecated(r);
     let api_version = format!("{}/{}", r.group, r.version);
     let (group, version, kind, plural) = (&r.group, &r.version, &r.kind, &r.plural);
     let singular = &r.singular;
