@@ -115,7 +115,7 @@ pub mod docs {
                 /// PromQL expression, e.g. `rate(http_requests_total[5m]) > 0.5`.
                 /// Use `{{ $labels.instance }}` templates; HTML like \<div class="x"\>&nbsp;\</div\> is literal.
                 /// Backslashes \\ and \\n stay, as do \`unbalanced backticks and "quotes".
-                pub expr: ::serde_json::Value,
+                pub expr: String,
                 /// Duration, e.g. 5m. Values: \[0-9\]+(ms|s|m|h). Generic: Vec\<T\>, Option\<String\>, &str, &mut x.
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#for: Option<String>,
@@ -241,7 +241,7 @@ pub mod docs {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub empty: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
-                pub expr: Option<::serde_json::Value>,
+                pub expr: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub r#for: Option<String>,
                 #[serde(skip_serializing_if = "Option::is_none")]
@@ -261,7 +261,7 @@ pub mod docs {
                     self.empty = Some(value.into());
                     self
                 }
-                pub fn expr(mut self, value: impl Into<::serde_json::Value>) -> Self {
+                pub fn expr(mut self, value: impl Into<String>) -> Self {
                     self.expr = Some(value.into());
                     self
                 }

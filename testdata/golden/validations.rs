@@ -124,7 +124,7 @@ pub mod validations {
                 /// Schema:
                 /// - minItems: `1`
                 /// - maxItems: `5`
-                /// - uniqueItems: `true`
+                /// - x-kubernetes-list-type: `set`
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub owners: Option<Vec<String>>,
             }

@@ -266,7 +266,7 @@ pub mod scope {
             }
             impl FooBar {
                 /// `metadata.name` of the CustomResourceDefinition.
-                pub const CRD_NAME: &str = "foobars.scope.example.com";
+                pub const CRD_NAME: &str = "foos-all.scope.example.com";
                 pub const PLURAL: &str = "foos-all";
                 pub const SINGULAR: &str = "foobar";
                 pub const SHORT_NAMES: &[&str] = &[];

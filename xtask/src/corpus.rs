@@ -149,6 +149,92 @@ pub fn render_all(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// The round-trip runner of each crate: the type paths its samples decode into, leaving out the
+/// units in `failed`.
+fn runners_for(
+    samples: &cases::Samples,
+    unit_crate: &BTreeMap<usize, usize>,
+    failed: &BTreeMap<usize, String>,
+) -> BTreeMap<usize, BTreeSet<String>> {
+    let mut runners: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for case in samples
+        .cases
+        .iter()
+        .filter(|c| !failed.contains_key(&c.unit))
+    {
+        runners
+            .entry(unit_crate[&case.unit])
+            .or_default()
+            .insert(case.type_path.clone());
+    }
+    runners
+}
+
+/// Compiles the scratch crates; when errors point into generated files, takes those files out
+/// of their crates and compiles again, so one bad file costs only its own compile and round
+/// trips, not those of every file packed beside it.
+fn compile_isolating_failures(
+    root: &Path,
+    units: &[Unit],
+    crates: &mut [scratch::CrateSpec],
+    samples: &cases::Samples,
+    unit_crate: &BTreeMap<usize, usize>,
+    jobs: Option<usize>,
+) -> Result<cargo::BuildOutcome> {
+    let runners = runners_for(samples, unit_crate, &BTreeMap::new());
+    let first = cargo::compile(root, crates, &runners, jobs)?;
+    let mut failed: BTreeMap<usize, String> = BTreeMap::new();
+    for e in &first.errors {
+        let Some(file) = &e.file else { continue };
+        if let Some(u) = crates[e.krate]
+            .units
+            .iter()
+            .copied()
+            .find(|&u| *file == format!("src/gen/{}.rs", units[u].module))
+        {
+            failed.entry(u).or_insert_with(|| e.rendered.clone());
+        }
+    }
+    if failed.is_empty() {
+        return Ok(first);
+    }
+    eprintln!(
+        "corpus: {} generated file(s) failed to compile; compiling their crates again without them",
+        failed.len()
+    );
+    for spec in crates.iter_mut() {
+        spec.units.retain(|u| !failed.contains_key(u));
+    }
+    let runners = runners_for(samples, unit_crate, &failed);
+    scratch::write_workspace(
+        root,
+        units,
+        crates,
+        &Extras {
+            runners: &runners,
+            warmup: false,
+        },
+    )?;
+    let mut second = cargo::compile(root, crates, &runners, jobs)?;
+    // The report lists the errors of the taken-out files from the first pass, then whatever
+    // the second pass still found.
+    let mut errors: Vec<cargo::CompileError> = first
+        .errors
+        .into_iter()
+        .filter(|e| {
+            e.file.as_ref().is_some_and(|f| {
+                failed
+                    .keys()
+                    .any(|&u| *f == format!("src/gen/{}.rs", units[u].module))
+            })
+        })
+        .collect();
+    errors.append(&mut second.errors);
+    second.errors = errors;
+    second.failed_units = failed;
+    Ok(second)
+}
+
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
@@ -184,19 +270,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let sampled: BTreeSet<usize> = samples.cases.iter().map(|c| c.unit).collect();
     let (with, without): (Vec<usize>, Vec<usize>) =
         (0..generation.units.len()).partition(|u| sampled.contains(u));
-    let crates = scratch::pack(&generation.units, &[with, without], args.max_lines);
-    let mut runners: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    let mut crates = scratch::pack(&generation.units, &[with, without], args.max_lines);
     let unit_crate: BTreeMap<usize, usize> = crates
         .iter()
         .enumerate()
         .flat_map(|(c, spec)| spec.units.iter().map(move |&u| (u, c)))
         .collect();
-    for case in &samples.cases {
-        runners
-            .entry(unit_crate[&case.unit])
-            .or_default()
-            .insert(case.type_path.clone());
-    }
+    let runners = runners_for(&samples, &unit_crate, &BTreeMap::new());
     scratch::write_workspace(
         &root,
         &generation.units,
@@ -217,7 +297,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     );
 
     let compile_started = Instant::now();
-    let build = cargo::compile(&root, &crates, &runners, args.jobs)?;
+    let build = compile_isolating_failures(
+        &root,
+        &generation.units,
+        &mut crates,
+        &samples,
+        &unit_crate,
+        args.jobs,
+    )?;
     let compile_time = compile_started.elapsed();
 
     let run_started = Instant::now();

@@ -5,52 +5,17 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-/// Every object in a file: YAML multi-document streams and JSON files, with `kind: List` (and `*List`)
-/// wrappers flattened into their items and empty documents skipped.
+/// Every object in a file: YAML multi-document streams and JSON files, read as kubectl reads them
+/// (kube-codegen-crd's reader, shared with the generator and the in-memory API server), with
+/// `kind: List` (and `*List`) wrappers flattened into their items and empty documents skipped.
 pub fn load(path: &Path) -> Result<Vec<Value>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let docs: Vec<Value> = if path.extension().is_some_and(|e| e == "json") {
-        vec![serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?]
-    } else {
-        serde_saphyr::from_multiple_with_options(&text, kubectl_yaml())
-            .with_context(|| format!("parsing {}", path.display()))?
-    };
-    let mut out = Vec::new();
-    for doc in docs {
-        flatten(doc, &mut out);
-    }
-    Ok(out)
-}
-
-/// YAML read the way `kubectl` (YAML 1.1) reads it: `0444` is octal and `yes`/`on`/`y` are booleans, so a sample
-/// means what it means when applied to a real cluster.
-fn kubectl_yaml() -> serde_saphyr::Options {
-    let mut options = serde_saphyr::Options::default();
-    options.legacy_octal_numbers = true;
-    options
-}
-
-fn flatten(doc: Value, out: &mut Vec<Value>) {
-    match doc {
-        Value::Null => {}
-        Value::Object(mut map)
-            if is_list_kind(&map) && map.get("items").is_some_and(Value::is_array) =>
-        {
-            if let Some(Value::Array(items)) = map.remove("items") {
-                for item in items {
-                    flatten(item, out);
-                }
-            }
-        }
-        other => out.push(other),
-    }
-}
-
-fn is_list_kind(map: &serde_json::Map<String, Value>) -> bool {
-    map.get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k.ends_with("List"))
+    let docs = kube_codegen_crd::read::read_documents(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(kube_codegen_crd::read::flatten(docs)
+        .into_iter()
+        .map(|d| d.value)
+        .filter(|v| !v.is_null())
+        .collect())
 }
 
 /// `(apiVersion, kind)` of an object, when both are strings.

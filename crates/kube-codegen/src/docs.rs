@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::crd::Schema;
+use kube_codegen_crd::Schema;
 
 /// Docs for a type: its description plus schema facts.
 pub fn type_docs(s: &Schema) -> Vec<String> {
@@ -30,7 +30,7 @@ fn description(s: &Schema) -> Vec<String> {
 
 /// Inline code span that survives any content.
 pub fn code(v: &str) -> String {
-    let v = v.replace(['\n', '\r'], " ");
+    let v = visible_controls(v).replace('\n', " ");
     let mut longest = 0;
     let mut run = 0;
     for c in v.chars() {
@@ -117,8 +117,35 @@ fn facts(s: &Schema, out: &mut Vec<String>) {
     }
 }
 
+/// Control characters rustc would refuse in a doc comment (a bare CR) or that would end up
+/// invisible: line breaks of any spelling (CR, CRLF, NEL, VT, FF, LS, PS) become `\n`, every other
+/// C0/C1 control but tab becomes its visible escape (`\u{1b}`), so the doc says what the CRD said.
+fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let special = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+    };
+    if !text.contains(special) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                chars.next_if_eq(&'\n');
+                out.push('\n');
+            }
+            '\u{85}' | '\u{b}' | '\u{c}' | '\u{2028}' | '\u{2029}' => out.push('\n'),
+            c if special(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Converts free text to safe rustdoc lines.
 pub fn markdown(text: &str) -> Vec<String> {
+    let text = visible_controls(text);
     let mut out = Vec::new();
     let mut in_fence: Option<String> = None;
     let mut list_indent: Option<usize> = None;

@@ -90,15 +90,26 @@
 //!
 //! # Reading input
 //!
-//! YAML (multi-document; a fast reader for the common block style, serde-saphyr for everything
-//! else and for every error) or JSON (detected by a leading `{`/`[`, concatenated
-//! values allowed); `List`/`CustomResourceDefinitionList` wrappers; directories walked
-//! recursively for `*.yaml|*.yml|*.json` in sorted order; `-` for stdin. Non-CRD documents are
-//! skipped with a warning naming file and document index; a CRD name seen twice keeps the first.
-//! v1beta1 CRDs are normalised to v1 (`spec.version`, `spec.validation`, top-level
-//! `subresources`/`additionalPrinterColumns` with `JSONPath`, per-version overrides winning).
+//! Reading, normalising and validating CRDs is `kube-codegen-crd`'s job, shared with the
+//! in-memory API server and xtask. YAML (multi-document) is read as kubectl reads it before it
+//! sends it to a server (YAML 1.1: `0644` is 420, `yes`/`on` are `true`, `.inf` is refused), or
+//! JSON (detected by a leading `{`/`[`, concatenated values allowed);
+//! `List`/`CustomResourceDefinitionList` wrappers; directories walked recursively for
+//! `*.yaml|*.yml|*.json` in sorted order (files read in parallel); `-` for stdin. Documents that
+//! are not CRDs (other kinds, scalars, sequences) are skipped with a warning naming file and
+//! document index; a CRD name seen twice keeps the first. v1beta1 CRDs are normalised to v1
+//! (`spec.version`, `spec.validation`, top-level `subresources`/`additionalPrinterColumns` with
+//! `JSONPath`, per-version overrides winning).
 //!
-//! Hostile input errors out: YAML nesting is capped at 256 (serde-saphyr's budget, which also
+//! Every CRD is validated as kube-apiserver 1.35 validates it on create (v1beta1 ones by the
+//! rules of the last server that served v1beta1): names, versions, `$ref` and the other
+//! forbidden keywords, structural-schema rules, subresource paths, printer columns,
+//! `x-kubernetes-validations` rules that must parse. A CRD the server would refuse is an error
+//! ([`Error::Invalid`]) listing every violation in the server's words, and nothing is written;
+//! [`Options::lenient`] (`--lenient`) turns the non-structural-schema violations alone into
+//! warnings, for CRDs older servers accepted.
+//!
+//! Hostile input errors out: YAML nesting is capped at 256 (the YAML reader's budget, which also
 //! stops alias bombs), JSON at serde_json's 128, schema nesting at 100 levels; syntax errors carry
 //! `file:line:column`, CRD problems the document index and JSON pointer, schema problems the CRD
 //! name, version and JSON pointer inside `openAPIV3Schema`.
@@ -152,9 +163,9 @@
 
 #[cfg(feature = "cluster")]
 mod cluster;
-mod crd;
 mod docs;
 mod emit;
+mod load;
 mod model;
 mod options;
 mod par;
@@ -214,12 +225,81 @@ pub enum Error {
     /// `--check` found differences; the diff is in the message.
     #[error("generated files differ from the files on disk:\n{diff}")]
     Check { diff: String },
-    #[error("no CustomResourceDefinition found in the inputs")]
-    NoCrds,
+    /// No input document was a CRD; `skipped` says what each document was instead.
+    #[error("no CustomResourceDefinition found in the inputs{}", skipped.iter().map(|s| format!("\n  {s}")).collect::<String>())]
+    NoCrds { skipped: Vec<String> },
+    /// CRDs kube-apiserver would refuse to create, each with every violation in the server's words.
+    #[error("{}", invalid_list(.0))]
+    Invalid(Vec<InvalidCrd>),
     /// Reading CRDs from an API server failed (kubeconfig, connection, a CRD that does not
     /// exist); the message names the server and the CRDs.
     #[error("{0}")]
     Cluster(String),
+}
+
+/// A CRD kube-apiserver would refuse, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidCrd {
+    pub file: PathBuf,
+    pub document: usize,
+    pub crd: String,
+    /// `field.path: message` in kube-apiserver's words, prefixed with `version <name>: ` when the
+    /// path points into one version.
+    pub causes: Vec<String>,
+}
+
+fn invalid_list(list: &[InvalidCrd]) -> String {
+    let mut out = String::new();
+    for (i, c) in list.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "{}: document {}: The CustomResourceDefinition {:?} is invalid (kube-apiserver would refuse to create it):",
+            c.file.display(),
+            c.document,
+            c.crd
+        ));
+        for cause in &c.causes {
+            out.push_str("\n  * ");
+            out.push_str(cause);
+        }
+    }
+    out
+}
+
+impl From<kube_codegen_crd::Error> for Error {
+    fn from(e: kube_codegen_crd::Error) -> Error {
+        use kube_codegen_crd::Error as E;
+        match e {
+            E::Io { path, source } => Error::Io { path, source },
+            E::Syntax {
+                file,
+                line,
+                column,
+                message,
+            } => Error::Syntax {
+                file,
+                line,
+                column,
+                message,
+            },
+            E::Crd {
+                file,
+                document,
+                crd,
+                pointer,
+                message,
+            } => Error::Crd {
+                file,
+                document,
+                crd,
+                pointer,
+                message,
+            },
+            other => Error::Other(other.to_string()),
+        }
+    }
 }
 
 impl Error {
@@ -303,14 +383,14 @@ impl Builder {
     pub fn render(&self) -> Result<Generated, Error> {
         let _rendering = par::Rendering::start();
         let mut warnings = Vec::new();
-        let files = crd::load::expand_inputs(&self.inputs)?;
-        let mut crds = crd::load_all(&files, &mut warnings)?;
-        for (name, text) in &self.sources {
-            crd::load_text(name, text, &mut crds, &mut warnings)?;
+        let loaded = load::load(&self.inputs, &self.sources, &self.options, &mut warnings)?;
+        if loaded.crds.is_empty() {
+            return Err(Error::NoCrds {
+                skipped: loaded.skipped,
+            });
         }
-        if crds.is_empty() {
-            return Err(Error::NoCrds);
-        }
+        warnings.extend(loaded.skipped);
+        let crds = loaded.crds;
         let model = model::build(&crds, &self.options, &mut warnings)?;
         // Last reference besides the model's: the schemas below move out instead of copying.
         drop(crds);
@@ -361,9 +441,12 @@ impl Builder {
             }
         };
         if in_build_script {
-            let files = crd::load::expand_inputs(&self.inputs)?;
-            for f in files.iter().chain(&crd::load::input_dirs(&self.inputs)) {
-                if f.as_os_str() != crd::load::STDIN {
+            let files = kube_codegen_crd::read::expand_inputs(&self.inputs)?;
+            for f in files
+                .iter()
+                .chain(&kube_codegen_crd::read::input_dirs(&self.inputs))
+            {
+                if f.as_os_str() != kube_codegen_crd::read::STDIN {
                     println!("cargo:rerun-if-changed={}", f.display());
                 }
             }

@@ -126,6 +126,10 @@ pub struct Options {
     /// `--no-known-types`: always generate structs, even where a schema is exactly a well-known
     /// Kubernetes type (`metav1.Condition`, `LabelSelector`, `ObjectReference`, ...).
     pub no_known_types: bool,
+    /// `--lenient`: a CRD whose schema kube-apiserver would reject only as non-structural is
+    /// generated with warnings instead of refused. Every other violation (`$ref`, names,
+    /// versions, an unreadable schema) is still an error.
+    pub lenient: bool,
 }
 
 /// One option: its flag, help, and how it reads from / writes to [`Options`].
@@ -277,6 +281,17 @@ pub const FLAGS: &[Flag] = &[
         get: |o| if o.no_known_types { vec![None] } else { vec![] },
     },
     Flag {
+        long: "lenient",
+        value_name: None,
+        repeatable: false,
+        help: "Generate from CRDs that kube-apiserver rejects only for a non-structural schema (older servers accepted them), with a warning per violation; every other violation stays an error",
+        set: |o, _| {
+            o.lenient = true;
+            Ok(())
+        },
+        get: |o| if o.lenient { vec![None] } else { vec![] },
+    },
+    Flag {
         long: "no-docs",
         value_name: None,
         repeatable: false,
@@ -397,6 +412,7 @@ mod tests {
             no_docs: true,
             check: true,
             no_known_types: true,
+            lenient: true,
         };
         let args = o.to_args();
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();

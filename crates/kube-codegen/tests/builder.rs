@@ -39,7 +39,7 @@ fn resources_describe_every_generated_version() {
     let g = Builder::new()
         .input(fixture("kitchen.yaml"))
         .input(fixture("bar-v1beta1.yaml"))
-        .options(Options::from_args(&["--versions", "all"]).unwrap())
+        .options(Options::from_args(&["--versions", "all", "--lenient"]).unwrap())
         .render()
         .unwrap();
     let mut paths: Vec<(&str, &str, bool)> = g

@@ -160,6 +160,7 @@ fn versions_flag_selects_versions() {
             .args([
                 "gen",
                 &fixture("kitchen.yaml"),
+                "--lenient",
                 "--single-file",
                 "k.rs",
                 "--versions",
@@ -181,6 +182,7 @@ fn versions_flag_selects_versions() {
         .args([
             "gen",
             &fixture("kitchen.yaml"),
+            "--lenient",
             "--single-file",
             "k.rs",
             "--versions",
@@ -275,7 +277,7 @@ fn syntax_errors_carry_file_line_column_and_exit_1() {
 }
 
 #[test]
-fn schema_errors_name_crd_version_and_pointer() {
+fn invalid_schemas_are_refused_in_the_servers_words() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("crd.yaml");
     let text = std::fs::read_to_string(fixture("foo.yaml"))
@@ -289,9 +291,14 @@ fn schema_errors_name_crd_version_and_pointer() {
         .arg(dir.path().join("out"))
         .assert()
         .code(1)
+        .stderr(predicate::str::contains(format!(
+            "{}: document 0: The CustomResourceDefinition \"foos.samplecontroller.k8s.io\" is invalid",
+            bad.display()
+        )))
         .stderr(predicate::str::contains(
-            "CRD foos.samplecontroller.k8s.io version v1alpha1: openAPIV3Schema/properties/spec/properties/replicas/type: unknown type \"integr\"",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[replicas].type: Unsupported value: \"integr\": supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"",
         ));
+    assert!(!dir.path().join("out").exists(), "nothing is written");
 }
 
 #[test]

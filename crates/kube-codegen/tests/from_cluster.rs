@@ -23,9 +23,8 @@ fn tenant_file() -> PathBuf {
 
 /// The first YAML document of a file (the CRD) as JSON.
 fn crd_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap();
-    let first = text.split("\n---").next().unwrap();
-    serde_saphyr::from_str(first).unwrap()
+    let docs = kube_codegen_crd::read::read_documents(path).unwrap();
+    docs.into_iter().next().unwrap().value
 }
 
 /// A server serving the two CRDs and a kubeconfig for it in `dir`.

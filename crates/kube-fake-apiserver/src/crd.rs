@@ -10,14 +10,6 @@ fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     str_of(path.iter().try_fold(v, |cur, k| cur.get(*k)))
 }
 
-fn cause(reason: &str, field: &str, message: String) -> Cause {
-    Cause {
-        reason: reason.into(),
-        message,
-        field: field.into(),
-    }
-}
-
 /// Fills the defaults the API server sets on a CRD spec (singular, listKind, conversion).
 pub fn default_spec(crd: &mut Value) {
     let kind = s(crd, &["spec", "names", "kind"]).to_string();
@@ -46,102 +38,14 @@ pub fn default_spec(crd: &mut Value) {
     }
 }
 
-/// The checks of `ValidateCustomResourceDefinition` that matter for tests.
+/// `ValidateCustomResourceDefinition` as kube-apiserver 1.35 runs it on create and update: the
+/// one validator the generator uses too (`kube-codegen-crd`).
 pub fn validate(crd: &Value) -> Vec<Cause> {
-    let mut out = Vec::new();
-    let group = s(crd, &["spec", "group"]);
-    let plural = s(crd, &["spec", "names", "plural"]);
-    let kind = s(crd, &["spec", "names", "kind"]);
-    let name = s(crd, &["metadata", "name"]);
-    if group.is_empty() {
-        out.push(cause(
-            "FieldValueRequired",
-            "spec.group",
-            "Required value".into(),
-        ));
-    } else if !group.contains('.') {
-        out.push(cause(
-            "FieldValueInvalid",
-            "spec.group",
-            format!("Invalid value: \"{group}\": should be a domain with at least one dot"),
-        ));
-    }
-    if plural.is_empty() {
-        out.push(cause(
-            "FieldValueRequired",
-            "spec.names.plural",
-            "Required value".into(),
-        ));
-    }
-    if kind.is_empty() {
-        out.push(cause(
-            "FieldValueRequired",
-            "spec.names.kind",
-            "Required value".into(),
-        ));
-    }
-    if !plural.is_empty() && !group.is_empty() && name != format!("{plural}.{group}") {
-        out.push(cause(
-            "FieldValueInvalid",
-            "metadata.name",
-            format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
-        ));
-    }
-    match s(crd, &["spec", "scope"]) {
-        "Namespaced" | "Cluster" => {}
-        "" => out.push(cause(
-            "FieldValueRequired",
-            "spec.scope",
-            "Required value".into(),
-        )),
-        other => out.push(cause(
-            "FieldValueNotSupported",
-            "spec.scope",
-            format!(
-                "Unsupported value: \"{other}\": supported values: \"Cluster\", \"Namespaced\""
-            ),
-        )),
-    }
-    let versions = crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if versions.is_empty() {
-        out.push(cause(
-            "FieldValueRequired",
-            "spec.versions",
-            "Required value: must have exactly one version marked as storage version".into(),
-        ));
-    }
-    let storage = versions
-        .iter()
-        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        .count();
-    if !versions.is_empty() && storage != 1 {
-        out.push(cause(
-            "FieldValueInvalid",
-            "spec.versions",
-            format!("Invalid value: []apiextensions.CustomResourceDefinitionVersion{{...}}: must have exactly one version marked as storage version, status has {storage}"),
-        ));
-    }
-    for (i, v) in versions.iter().enumerate() {
-        if s(v, &["name"]).is_empty() {
-            out.push(cause(
-                "FieldValueRequired",
-                &format!("spec.versions[{i}].name"),
-                "Required value".into(),
-            ));
-        }
-        if v.pointer("/schema/openAPIV3Schema").is_none() {
-            out.push(cause(
-                "FieldValueRequired",
-                &format!("spec.versions[{i}].schema.openAPIV3Schema"),
-                "Required value: schemas are required".into(),
-            ));
-        }
-    }
-    out
+    kube_codegen_crd::validate::validate_crd(crd)
+        .violations
+        .into_iter()
+        .map(|v| v.cause)
+        .collect()
 }
 
 /// Builds the served `Resource` of a (validated, defaulted) CRD.

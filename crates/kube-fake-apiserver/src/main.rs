@@ -28,18 +28,21 @@ struct Args {
     history_limit: usize,
 }
 
-fn load_crds(path: &PathBuf) -> anyhow::Result<Vec<serde_json::Value>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+/// The CRDs of one `--crd` file, read as the generator and kubectl read it; any other document
+/// is an error naming the file and document.
+fn load_crds(path: &std::path::Path) -> anyhow::Result<Vec<serde_json::Value>> {
+    use kube_codegen_crd::{Classified, classify, read};
     let mut out = Vec::new();
-    for (i, doc) in text.split("\n---").enumerate() {
-        if doc.trim().trim_start_matches("---").trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_saphyr::from_str(doc)
-            .map_err(|e| anyhow::anyhow!("{}: document {}: {e}", path.display(), i + 1))?;
-        if !v.is_null() {
-            out.push(v);
+    for doc in read::flatten(read::read_documents(path)?) {
+        match classify(&doc.value) {
+            Classified::Crd => out.push(doc.value),
+            // `---` with nothing after it is not worth an error.
+            Classified::Other(_) if doc.value.is_null() => {}
+            Classified::Other(what) => anyhow::bail!(
+                "{}: document {}: {what}; --crd takes CustomResourceDefinitions only",
+                path.display(),
+                doc.index
+            ),
         }
     }
     Ok(out)

@@ -19,9 +19,12 @@ pub struct CompileError {
 }
 
 pub struct BuildOutcome {
-    /// Per crate: it compiled without an error.
+    /// Per crate: it compiled without an error (after the files that failed were taken out).
     pub crate_ok: Vec<bool>,
     pub errors: Vec<CompileError>,
+    /// Generated files (units) that failed to compile, with their first error; they were taken
+    /// out of their crates so the other files of those crates still compile and round-trip.
+    pub failed_units: BTreeMap<usize, String>,
 }
 
 /// Builds the crates in `runners` and checks the others, in the scratch workspace at `root` (its own target dir).
@@ -34,6 +37,7 @@ pub fn compile(
     let mut outcome = BuildOutcome {
         crate_ok: vec![true; crates.len()],
         errors: Vec::new(),
+        failed_units: BTreeMap::new(),
     };
     let (build, check): (Vec<usize>, Vec<usize>) =
         (0..crates.len()).partition(|c| runners.contains_key(c));

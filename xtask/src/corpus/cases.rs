@@ -129,8 +129,21 @@ pub fn run(
         by_crate.entry(unit_crate[&case.unit]).or_default().push(i);
     }
     std::fs::create_dir_all(root.join("cases"))?;
-    for (krate, indices) in by_crate {
+    for (krate, mut indices) in by_crate {
         let spec = &crates[krate];
+        indices.retain(|&i| {
+            let unit = samples.cases[i].unit;
+            if build.failed_units.contains_key(&unit) {
+                verdicts[i] = Some(Verdict::DecodeError(
+                    "its generated file did not compile".into(),
+                ));
+                return false;
+            }
+            true
+        });
+        if indices.is_empty() {
+            continue;
+        }
         if !build.crate_ok[krate] {
             for i in indices {
                 verdicts[i] = Some(Verdict::DecodeError(format!(

@@ -64,6 +64,13 @@ pub fn print(
             }
         }
     }
+    // Files taken out of their crates after failing to compile.
+    for &u in build.failed_units.keys() {
+        let unit = &generation.units[u];
+        let row = rows.entry(unit.project.clone()).or_default();
+        row.versions += unit.resources.len();
+        row.compile_failed += 1;
+    }
     for (project, stats) in &samples.stats {
         let row = rows.entry(project.clone()).or_default();
         row.docs = stats.docs;
@@ -148,6 +155,13 @@ pub fn print(
             "GENERATION ERROR {}: {}",
             failure.file.display(),
             failure.error
+        );
+    }
+    for (&u, first_error) in &build.failed_units {
+        let first_line = first_error.lines().next().unwrap_or_default();
+        println!(
+            "COMPILE FAILED {}: {first_line}",
+            generation.units[u].file.display()
         );
     }
     if !build.errors.is_empty() {

@@ -6,10 +6,10 @@ use serde_json::Value;
 
 use super::naming::{self, assign_unique};
 use super::{Derives, Field, Presence, Resource, Ty, TypeBody, TypeDef};
-use crate::crd::schema::{AdditionalProperties, Schema};
-use crate::crd::{Crd, CrdVersion};
 use crate::docs;
 use crate::{Error, Options};
+use kube_codegen_crd::schema::{AdditionalProperties, Schema};
+use kube_codegen_crd::{Crd, CrdVersion};
 
 /// Name of the flattened catch-all field; a declared property of the same name wins.
 const FLATTEN_FIELD: &str = "extra_fields";

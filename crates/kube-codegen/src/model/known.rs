@@ -10,7 +10,7 @@
 //! turns the substitution off.
 
 use super::KnownType;
-use crate::crd::schema::Schema;
+use kube_codegen_crd::schema::Schema;
 
 /// One property of a known type: wire name, JSON type (`"string-date-time"` for a
 /// `metav1.Time`), and whether `k8s-openapi` holds it without an `Option`.
@@ -153,7 +153,7 @@ fn is_of(s: &Schema, ty: &str) -> bool {
                 && s.properties.is_empty()
                 && matches!(
                     &s.additional_properties,
-                    Some(crate::crd::schema::AdditionalProperties::Schema(v)) if plain(v, "string")
+                    Some(kube_codegen_crd::schema::AdditionalProperties::Schema(v)) if plain(v, "string")
                 )
         }
         _ => false,

@@ -10,8 +10,8 @@ mod version_scope;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::crd::{Crd, PrinterColumn, Scale};
 use crate::{Error, Options, VersionSelection};
+use kube_codegen_crd::{Crd, PrinterColumn, Scale};
 
 /// A type reference inside a field or variant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -261,7 +261,7 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
     }
 
     // Each selected (CRD, version) converts independently; in parallel, results in input order.
-    let mut jobs: Vec<(&Crd, &crate::crd::CrdVersion)> = Vec::new();
+    let mut jobs: Vec<(&Crd, &kube_codegen_crd::CrdVersion)> = Vec::new();
     for crd in &unique {
         for v in &crd.versions {
             let wanted = match &options.versions {

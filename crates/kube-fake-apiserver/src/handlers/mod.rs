@@ -231,7 +231,7 @@ pub fn decode_body(req: &Req) -> Result<Value, ApiError> {
             let text = std::str::from_utf8(&req.body).map_err(|e| {
                 ApiError::bad_request(format!("the request body is not UTF-8: {e}"))
             })?;
-            serde_saphyr::from_str(text).map_err(|e| {
+            kube_codegen_crd::read::yaml_value("request body", text).map_err(|e| {
                 ApiError::bad_request(format!("the request body is not valid YAML: {e}"))
             })?
         }

@@ -84,7 +84,7 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
     }
     let text = std::str::from_utf8(&ctx.req.body)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    let applied: Value = serde_saphyr::from_str(text)
+    let applied: Value = kube_codegen_crd::read::yaml_value("apply patch", text)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if !applied.is_object() {
         return Err(ApiError::bad_request(

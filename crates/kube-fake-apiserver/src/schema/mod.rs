@@ -22,39 +22,9 @@ pub(crate) use gofmt::go_number;
 /// exhausting the stack. Real CRD schemas and objects stay far below this.
 pub(crate) const MAX_DEPTH: usize = 128;
 
-/// One field error, rendered into a `Status.details.causes` entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cause {
-    /// `FieldValueInvalid`, `FieldValueRequired`, `FieldValueNotSupported`, `FieldValueTypeInvalid`, ...
-    pub reason: String,
-    /// The error body as the server puts it in a cause, e.g.
-    /// `Invalid value: 11: spec.replicas in body should be less than or equal to 10`.
-    pub message: String,
-    /// Field path as the server prints it, e.g. `spec.replicas`.
-    pub field: String,
-}
-
-impl std::fmt::Display for Cause {
-    /// `<field>: <message>`, the form the server joins into a 422 `Status.message`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-/// The `Status.message` of a 422 for `causes`, as the server words it:
-/// `CronTab.stable.example.com "my-crontab" is invalid: [spec.a: ..., spec.b: ...]`
-/// (no brackets for a single cause). `qualified_kind` is `<Kind>.<group>` (just `<Kind>` for core).
-pub fn invalid_message(qualified_kind: &str, name: &str, causes: &[Cause]) -> String {
-    let body = match causes {
-        [] => String::new(),
-        [one] => format!(": {one}"),
-        many => {
-            let parts: Vec<String> = many.iter().map(ToString::to_string).collect();
-            format!(": [{}]", parts.join(", "))
-        }
-    };
-    format!("{qualified_kind} {name:?} is invalid{body}")
-}
+/// One field error (`Status.details.causes`) and the 422 message: one definition, shared with the
+/// generator's CRD validation.
+pub use kube_codegen_crd::{Cause, invalid_message};
 
 /// Validates `obj` (a whole custom resource) against the version's `openAPIV3Schema`.
 /// Run it on the pruned and defaulted object, as the server does.

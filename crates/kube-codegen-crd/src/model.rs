@@ -1,8 +1,4 @@
-//! Loading: bytes -> documents -> normalised CRDs (v1 and v1beta1 read into one shape).
-
-mod fast_yaml;
-pub mod load;
-pub mod schema;
+//! The CRD normalised to the `apiextensions.k8s.io/v1` shape: v1 and v1beta1 read into one model.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +6,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::Error;
-pub use schema::Schema;
 
 /// A CustomResourceDefinition, normalised to the `apiextensions.k8s.io/v1` shape.
 #[derive(Debug, Clone)]
@@ -36,7 +31,7 @@ pub struct CrdVersion {
     pub storage: bool,
     pub deprecated: bool,
     pub deprecation_warning: Option<String>,
-    /// The raw openAPIV3Schema (kept for [`crate::ResourceInfo::schema`]); shared, not copied,
+    /// The raw openAPIV3Schema; shared, not copied,
     /// between v1beta1 versions that inherit the top-level schema.
     pub raw_schema: Arc<Value>,
     pub status_subresource: bool,
@@ -61,79 +56,39 @@ pub struct PrinterColumn {
     pub format: Option<String>,
 }
 
-/// What a document turned out to be.
-pub enum Loaded {
-    Crds(Vec<Crd>),
-    /// Not a CRD; the string says what it was (for the warning).
-    Skipped(String),
+/// What a document turned out to be, for the per-document report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Classified {
+    /// An `apiextensions.k8s.io` CustomResourceDefinition.
+    Crd,
+    /// Not a CRD; the string says what it was, e.g. `a scalar, not an object` or
+    /// `kind Deployment (apps/v1) is not a CustomResourceDefinition`.
+    Other(String),
 }
 
-/// Reads every input file into CRDs; non-CRD documents produce warnings.
-pub fn load_all(files: &[PathBuf], warnings: &mut Vec<String>) -> Result<Vec<Crd>, Error> {
-    let mut out = Vec::new();
-    for file in files {
-        let text = load::read_source(file)?;
-        load_text(file, &text, &mut out, warnings)?;
-    }
-    Ok(out)
-}
-
-/// Parses one file's text into CRDs.
-pub fn load_text(
-    file: &Path,
-    text: &str,
-    out: &mut Vec<Crd>,
-    warnings: &mut Vec<String>,
-) -> Result<(), Error> {
-    for doc in load::parse_documents(file, text)? {
-        match from_document(&doc.source, doc.index, doc.value)? {
-            Loaded::Crds(crds) => out.extend(crds),
-            Loaded::Skipped(what) => warnings.push(format!(
-                "{}: document {}: {what}, skipped",
-                doc.source.display(),
-                doc.index
-            )),
+/// Says whether a document (already unwrapped from any `List`, see [`crate::read::flatten`]) is a
+/// CRD, and if not, what it is.
+pub fn classify(value: &Value) -> Classified {
+    let obj = match value {
+        Value::Object(obj) => obj,
+        Value::Null => return Classified::Other("an empty document".into()),
+        Value::Array(_) => {
+            return Classified::Other("a sequence, not a Kubernetes object (a mapping)".into());
         }
-    }
-    Ok(())
-}
-
-/// Classifies a document and normalises CRDs (including those inside a `List`).
-pub fn from_document(source: &Path, index: usize, mut value: Value) -> Result<Loaded, Error> {
-    let Some(obj) = value.as_object_mut() else {
-        return Ok(Loaded::Skipped("not a YAML/JSON object".into()));
+        Value::String(_) | Value::Number(_) | Value::Bool(_) => {
+            return Classified::Other("a scalar, not a Kubernetes object (a mapping)".into());
+        }
     };
-    let kind = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    match kind.as_str() {
-        "List" | "CustomResourceDefinitionList" => {
-            let mut crds = Vec::new();
-            let items = match obj.remove("items") {
-                Some(Value::Array(items)) => items,
-                _ => Vec::new(),
-            };
-            for item in items {
-                if let Loaded::Crds(c) = from_document(source, index, item)? {
-                    crds.extend(c);
-                }
-            }
-            Ok(Loaded::Crds(crds))
-        }
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    match kind {
         "CustomResourceDefinition" if api_version.starts_with("apiextensions.k8s.io/") => {
-            parse_crd(source, index, value).map(|c| Loaded::Crds(vec![c]))
+            Classified::Crd
         }
-        "" => Ok(Loaded::Skipped("document without kind".into())),
-        other => Ok(Loaded::Skipped(format!(
+        "" => Classified::Other("a mapping without kind".into()),
+        other => Classified::Other(format!(
             "kind {other} ({api_version}) is not a CustomResourceDefinition"
-        ))),
+        )),
     }
 }
 
@@ -187,6 +142,14 @@ impl Ctx<'_> {
                 .collect(),
             Some(_) => Err(self.err(pointer, "expected a list of strings")),
         }
+    }
+}
+
+impl Crd {
+    /// Reads a CRD document (v1 or v1beta1; [`classify`] said [`Classified::Crd`]) into the model.
+    /// The schemas are moved out of `value`, not copied.
+    pub fn from_value(source: &Path, index: usize, value: Value) -> Result<Crd, Error> {
+        parse_crd(source, index, value)
     }
 }
 

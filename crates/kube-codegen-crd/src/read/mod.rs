@@ -1,12 +1,13 @@
-//! Reading input bytes into JSON documents: files, directories, stdin; YAML and JSON.
+//! Reading input bytes into JSON documents: files, directories, stdin; YAML and JSON, as
+//! kubectl reads them before it sends them to a server.
+
+mod value;
+mod yaml;
 
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-
-/// Nesting limit for YAML input; serde-saphyr's default (64) is too low for deep real-world CRDs
-/// (a nested pod template easily goes past it), while 256 still protects the stack.
-const MAX_YAML_DEPTH: usize = 256;
+pub use yaml::MAX_DEPTH;
 
 /// One parsed document of an input file.
 #[derive(Debug, Clone)]
@@ -17,7 +18,7 @@ pub struct Document {
     pub value: serde_json::Value,
 }
 
-/// The display name of stdin in messages and [`crate::ResourceInfo::source`].
+/// The display name of stdin in messages.
 pub const STDIN: &str = "-";
 
 /// Expands the inputs into a sorted list of files; directories are walked recursively.
@@ -95,13 +96,20 @@ pub fn read_source(path: &Path) -> Result<String, Error> {
     }
 }
 
-/// Parses text as JSON (when it starts with `{` or `[`) or as a YAML stream.
+/// Reads one file (or stdin for `-`) into its documents.
+pub fn read_documents(path: &Path) -> Result<Vec<Document>, Error> {
+    let text = read_source(path)?;
+    parse_documents(path, &text)
+}
+
+/// Parses text as JSON (when it starts with `{` or `[`) or as a YAML stream. Empty documents
+/// (`---` with nothing after it) are kept as `null` so document indices match the file.
 pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Document>, Error> {
-    let trimmed = text.trim_start();
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     let values: Vec<serde_json::Value> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
         parse_json(path, text)?
     } else {
-        parse_yaml(path, text)?
+        yaml::parse(path, text)?
     };
     Ok(values
         .into_iter()
@@ -117,10 +125,13 @@ pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Document>, Error> 
 fn parse_json(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> {
     // A stream of concatenated JSON values is accepted, like `kubectl get -o json` output joined.
     let mut out = Vec::new();
-    for v in serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>() {
-        match v {
-            Ok(v) => out.push(v),
-            Err(e) => {
+    let text = text.trim_start_matches('\u{feff}');
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<value::KubectlValue>();
+    loop {
+        match stream.next() {
+            None => break,
+            Some(Ok(v)) => out.push(v.0),
+            Some(Err(e)) => {
                 return Err(Error::Syntax {
                     file: path.to_path_buf(),
                     line: e.line(),
@@ -133,36 +144,53 @@ fn parse_json(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> 
     Ok(out)
 }
 
-fn parse_yaml(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> {
-    // The common block-style CRD text has a fast reader; everything else (and every error) is
-    // serde-saphyr's.
-    if let Some(docs) = super::fast_yaml::parse(text) {
-        return Ok(docs);
+/// Unwraps `kind: List` (and any `*List` with an `items` array) into its items, recursively; the
+/// items keep their parent's document index.
+pub fn flatten(docs: Vec<Document>) -> Vec<Document> {
+    fn rec(doc: Document, out: &mut Vec<Document>) {
+        let is_list = doc.value.as_object().is_some_and(|m| {
+            m.get("kind")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|k| k.ends_with("List"))
+                && m.get("items").is_some_and(serde_json::Value::is_array)
+        });
+        if !is_list {
+            out.push(doc);
+            return;
+        }
+        let Document {
+            source,
+            index,
+            mut value,
+        } = doc;
+        if let Some(serde_json::Value::Array(items)) =
+            value.as_object_mut().and_then(|m| m.remove("items"))
+        {
+            for value in items {
+                rec(
+                    Document {
+                        source: source.clone(),
+                        index,
+                        value,
+                    },
+                    out,
+                );
+            }
+        }
     }
-    saphyr_yaml(path, text)
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
+        rec(doc, &mut out);
+    }
+    out
 }
 
-/// The full YAML reader, with the nesting budget and located errors.
-pub(super) fn saphyr_yaml(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> {
-    let mut options = serde_saphyr::Options::default();
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = MAX_YAML_DEPTH;
-    options.budget = Some(budget);
-    // Comments are never read; not capturing their text saves work on heavily commented files.
-    options.emit_comments = false;
-    serde_saphyr::from_multiple_with_options::<serde_json::Value>(text, options).map_err(|e| {
-        let (line, column) = e
-            .location()
-            .map(|l| (l.line() as usize, l.column() as usize))
-            .unwrap_or((0, 0));
-        // The rendered message repeats a snippet; the first line is the cause.
-        let message = e.to_string();
-        let message = message.lines().next().unwrap_or("invalid YAML").to_string();
-        Error::Syntax {
-            file: path.to_path_buf(),
-            line,
-            column,
-            message,
-        }
+/// One YAML document (a request body, an apply patch) read by the same YAML 1.1 rules; `what`
+/// names it in the error (`request body`).
+pub fn yaml_value(what: &str, text: &str) -> Result<serde_json::Value, Error> {
+    let mut docs = yaml::parse(Path::new(what), text)?;
+    Ok(match docs.len() {
+        0 => serde_json::Value::Null,
+        _ => docs.swap_remove(0),
     })
 }

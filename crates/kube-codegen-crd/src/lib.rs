@@ -1,0 +1,22 @@
+//! CustomResourceDefinitions for the whole workspace: the generator, the in-memory API server and
+//! xtask read, normalise and validate CRDs here, once.
+//!
+//! - [`read`]: files, directories and stdin into documents, YAML read as kubectl reads it
+//!   (YAML 1.1 scalars, as sigs.k8s.io/yaml resolves them), every syntax error located.
+//! - [`model`]: the CRD normalised to the `apiextensions.k8s.io/v1` shape (v1beta1 converted),
+//!   printer columns, scale paths.
+//! - [`schema`]: the `JSONSchemaProps` node tree with JSON pointers.
+//! - [`validate`]: what kube-apiserver 1.35 checks when a CRD is created, in its words.
+
+mod cause;
+mod error;
+pub mod model;
+pub mod read;
+pub mod schema;
+pub mod validate;
+
+pub use error::Error;
+pub use model::{Classified, Crd, CrdVersion, PrinterColumn, Scale, classify};
+pub use schema::Schema;
+
+pub use cause::{Cause, invalid_message};

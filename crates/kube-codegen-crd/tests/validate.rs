@@ -1,0 +1,450 @@
+//! `validate_crd` against the invalid CRDs of `testdata/invalid-crds/` (each names the causes it
+//! must produce), the valid CRDs of `testdata/crds/` and the public corpus (no violations), and
+//! hostile input (no panic, no stack overflow).
+
+use std::path::{Path, PathBuf};
+
+use kube_codegen_crd::validate::{Report, validate_crd};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
+            out.push(path);
+        }
+    }
+}
+
+fn sorted_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    files_under(dir, &mut files);
+    files.sort();
+    files
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
+    options.budget = None;
+    options
+}
+
+fn documents(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_multiple_with_options::<Value>(&text, yaml_options())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn is_crd(doc: &Value) -> bool {
+    doc.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+        && doc
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
+}
+
+fn describe(report: &Report) -> String {
+    report
+        .violations
+        .iter()
+        .map(|v| {
+            format!(
+                "  {}{}",
+                v.cause,
+                if v.structural { "  [structural]" } else { "" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One `testdata/invalid-crds/<nn>-<rule>.yaml` case.
+struct Case {
+    expect: Vec<String>,
+    structural: bool,
+    doc: Value,
+}
+
+fn read_case(path: &Path) -> Case {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut expect = Vec::new();
+    let mut structural = false;
+    for line in text.lines().take_while(|l| l.starts_with('#')) {
+        if let Some(e) = line.strip_prefix("# expect: ") {
+            // `\n` in an expectation stands for a line break of a multi-line message
+            expect.push(e.replace("\\n", "\n"));
+        } else if line.trim() == "# structural: true" {
+            structural = true;
+        }
+    }
+    let doc = serde_saphyr::from_str_with_options::<Value>(&text, yaml_options())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Case {
+        expect,
+        structural,
+        doc,
+    }
+}
+
+#[test]
+fn invalid_crds_produce_the_expected_causes() {
+    let dir = repo_root().join("testdata/invalid-crds");
+    let files = sorted_files(&dir);
+    assert!(
+        files.len() >= 45,
+        "only {} cases in {}",
+        files.len(),
+        dir.display()
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let case = read_case(path);
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if case.expect.is_empty() {
+            failures.push(format!("{name}: no `# expect:` line"));
+            continue;
+        }
+        let report = validate_crd(&case.doc);
+        for e in &case.expect {
+            match report.violations.iter().find(|v| &v.cause.to_string() == e) {
+                None => failures.push(format!(
+                    "{name}: missing\n  {e}\ngot:\n{}",
+                    describe(&report)
+                )),
+                Some(v) if v.structural != case.structural => failures.push(format!(
+                    "{name}: {e}\n  structural is {}, expected {}",
+                    v.structural, case.structural
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn v1beta1_documents_warn_about_the_removed_api() {
+    let doc = json!({
+        "apiVersion": "apiextensions.k8s.io/v1beta1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "version": "v1",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"}
+        }
+    });
+    let report = validate_crd(&doc);
+    assert!(report.is_ok(), "{}", describe(&report));
+    assert!(report.warnings.iter().any(|w| w
+        == "apiextensions.k8s.io/v1beta1 CustomResourceDefinition is deprecated in v1.16+, unavailable in v1.22+; use apiextensions.k8s.io/v1 CustomResourceDefinition"));
+}
+
+fn assert_all_valid(dir: &Path, min_crds: usize) {
+    let mut failures = Vec::new();
+    let mut crds = 0;
+    for path in sorted_files(dir) {
+        for (i, doc) in documents(&path).iter().enumerate() {
+            if !is_crd(doc) {
+                continue;
+            }
+            crds += 1;
+            let report = validate_crd(doc);
+            if !report.is_ok() {
+                failures.push(format!(
+                    "{} (document {i}):\n{}",
+                    path.display(),
+                    describe(&report)
+                ));
+            }
+        }
+    }
+    assert!(crds >= min_crds, "only {crds} CRDs under {}", dir.display());
+    assert!(
+        failures.is_empty(),
+        "{} of {crds} CRDs rejected:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn testdata_crds_are_valid() {
+    assert_all_valid(&repo_root().join("testdata/crds"), 1);
+}
+
+#[test]
+fn public_corpus_crds_are_valid() {
+    let dir = repo_root().join("../shared/corpus/public/crds");
+    if !dir.is_dir() {
+        eprintln!("{} not present; skipped", dir.display());
+        return;
+    }
+    assert_all_valid(&dir, 1);
+}
+
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+/// A CRD whose schema nests `depth` levels of `properties`, built without recursion.
+fn deeply_nested_crd(depth: usize) -> Value {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..depth {
+        // moved, not serialized (`json!` would copy the value on every level)
+        schema = object([
+            ("type", json!("object")),
+            ("properties", object([("a", schema)])),
+        ]);
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "deeps.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "deeps", "kind": "Deep"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema}}]
+        }
+    })
+}
+
+/// Runs `validate_crd` on a small (1 MiB) stack while the hostile value, whose own drop recurses,
+/// lives on a big one.
+fn validate_on_small_stack(build: impl FnOnce() -> Value + Send + 'static) -> Report {
+    std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(move || {
+            let value = build();
+            let report = std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .stack_size(1 << 20)
+                    .spawn_scoped(s, || validate_crd(&value))
+                    .unwrap()
+                    .join()
+                    .unwrap()
+            });
+            drop(value);
+            report
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn hostile_nesting_is_bounded() {
+    let report = validate_on_small_stack(|| deeply_nested_crd(10_000));
+    assert!(
+        report
+            .causes()
+            .any(|c| c.message.contains("must not be nested more than")),
+        "{}",
+        describe(&report)
+    );
+    let report = validate_on_small_stack(|| {
+        let mut v = json!(1);
+        for _ in 0..10_000 {
+            v = object([("a", Value::Array(vec![v]))]);
+        }
+        let mut crd = deeply_nested_crd(3);
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["a"]["default"] =
+            v.clone();
+        crd["spec"]["names"] = v.clone();
+        crd["metadata"]["labels"] = v;
+        crd
+    });
+    assert!(!report.is_ok());
+    let report = validate_on_small_stack(|| {
+        let mut crd = deeply_nested_crd(2);
+        let rule = format!("{}self{}", "(".repeat(10_000), ")".repeat(10_000));
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"] =
+            json!([{"rule": rule}]);
+        crd
+    });
+    assert!(
+        report
+            .causes()
+            .any(|c| c.message.contains("expression recursion limit exceeded")),
+        "{}",
+        describe(&report)
+    );
+    let report = validate_on_small_stack(|| deeply_nested_crd(20));
+    assert!(report.is_ok(), "{}", describe(&report));
+}
+
+const KEYS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "name",
+    "spec",
+    "group",
+    "names",
+    "plural",
+    "singular",
+    "kind",
+    "listKind",
+    "shortNames",
+    "scope",
+    "versions",
+    "served",
+    "storage",
+    "schema",
+    "openAPIV3Schema",
+    "type",
+    "properties",
+    "items",
+    "additionalProperties",
+    "default",
+    "enum",
+    "required",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "nullable",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "x-kubernetes-validations",
+    "rule",
+    "message",
+    "messageExpression",
+    "fieldPath",
+    "reason",
+    "optionalOldSelf",
+    "pattern",
+    "subresources",
+    "status",
+    "scale",
+    "specReplicasPath",
+    "additionalPrinterColumns",
+    "jsonPath",
+    "JSONPath",
+    "conversion",
+    "strategy",
+    "webhook",
+    "clientConfig",
+    "service",
+    "url",
+    "validation",
+    "version",
+    "selectableFields",
+    "$ref",
+    "preserveUnknownFields",
+    "deprecated",
+    "deprecationWarning",
+    "labels",
+    "annotations",
+    "priority",
+];
+
+const STRINGS: &[&str] = &[
+    "",
+    "object",
+    "string",
+    "array",
+    "integer",
+    "number",
+    "boolean",
+    "null",
+    "map",
+    "set",
+    "atomic",
+    "granular",
+    "v1",
+    "v1beta1",
+    "Namespaced",
+    "Cluster",
+    "Webhook",
+    "None",
+    "self.a > 0",
+    "self.all(x, x)",
+    "((",
+    "oldSelf",
+    ".spec.replicas",
+    ".status.x",
+    "example.com",
+    "a.b",
+    "foo",
+    "FieldValueInvalid",
+    "(abc",
+    "[a-z]+",
+    "\u{0}",
+];
+
+fn hostile_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| json!(f)),
+        prop::sample::select(STRINGS).prop_map(|s| json!(s)),
+        ".{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(12, 256, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS), inner), 0..8).prop_map(|entries| {
+                let mut m = Map::new();
+                for (k, v) in entries {
+                    m.insert(k.to_string(), v);
+                }
+                Value::Object(m)
+            }),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_hostile_documents(
+        api in prop::sample::select(&["apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1", "v1"][..]),
+        spec in hostile_value(),
+        metadata in hostile_value(),
+        anything in hostile_value(),
+    ) {
+        let doc = json!({"apiVersion": api, "kind": "CustomResourceDefinition", "metadata": metadata, "spec": spec});
+        let _ = validate_crd(&doc);
+        let _ = validate_crd(&anything);
+    }
+
+    #[test]
+    fn never_panics_on_hostile_schemas(schema in hostile_value(), version in hostile_value()) {
+        let mut doc = deeply_nested_crd(1);
+        doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = schema;
+        let mut other = deeply_nested_crd(1);
+        other["spec"]["versions"] = json!([version]);
+        let _ = validate_crd(&doc);
+        let _ = validate_crd(&other);
+    }
+}

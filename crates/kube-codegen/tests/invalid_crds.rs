@@ -1,0 +1,119 @@
+//! The table of CRDs kube-apiserver refuses (`testdata/invalid-crds/`, one rule each; the same
+//! files drive the validator's and the in-memory API server's tests): `gen` exits 1 naming the
+//! file and the CRD, lists every cause in the server's words, and writes nothing. Under
+//! `--lenient`, a CRD refused only for a non-structural schema generates, with the causes as
+//! warnings.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/invalid-crds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 40, "{} cases", files.len());
+    files
+}
+
+struct Case {
+    expect: Vec<String>,
+    structural: bool,
+    crd_name: String,
+}
+
+fn case(path: &Path) -> Case {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = kube_codegen_crd::read::parse_documents(path, &text).unwrap();
+    Case {
+        expect: text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# expect:"))
+            .map(|l| l.trim().to_string())
+            .collect(),
+        structural: text.lines().any(|l| l.trim() == "# structural: true"),
+        crd_name: doc[0].value["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+fn gen_cmd(input: &Path, out: &Path, lenient: bool) -> std::process::Output {
+    let mut cmd = Command::cargo_bin("kube-codegen").unwrap();
+    cmd.arg("gen").arg(input).arg("-o").arg(out);
+    if lenient {
+        cmd.arg("--lenient");
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn every_invalid_crd_is_refused_with_the_servers_words() {
+    for path in cases() {
+        let c = case(&path);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!c.expect.is_empty(), "{name}: no # expect: line");
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = gen_cmd(&path, out_dir.path(), false);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&*path.to_string_lossy()),
+            "{name}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "The CustomResourceDefinition {:?} is invalid",
+                c.crd_name
+            )),
+            "{name}: {stderr}"
+        );
+        for want in &c.expect {
+            assert!(
+                stderr.contains(want),
+                "{name}: {want:?} missing from\n{stderr}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(out_dir.path()).unwrap().count(),
+            0,
+            "{name}: files written"
+        );
+    }
+}
+
+#[test]
+fn lenient_generates_non_structural_crds_with_warnings_and_nothing_else() {
+    let mut structural = 0;
+    for path in cases() {
+        let c = case(&path);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = gen_cmd(&path, out_dir.path(), true);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if c.structural {
+            structural += 1;
+            assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+            for want in &c.expect {
+                assert!(
+                    stderr.contains(want),
+                    "{name}: warning {want:?} missing\n{stderr}"
+                );
+            }
+            assert!(stderr.contains("--lenient"), "{name}: {stderr}");
+        } else {
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{name}: --lenient let it through\n{stderr}"
+            );
+        }
+    }
+    assert!(structural >= 5, "only {structural} structural cases");
+}
