@@ -185,12 +185,11 @@ fn compile_isolating_failures(
     let first = cargo::compile(root, crates, &runners, jobs)?;
     let mut failed: BTreeMap<usize, String> = BTreeMap::new();
     for e in &first.errors {
-        let Some(file) = &e.file else { continue };
         if let Some(u) = crates[e.krate]
             .units
             .iter()
             .copied()
-            .find(|&u| *file == format!("src/gen/{}.rs", units[u].module))
+            .find(|&u| e.is_in_module(&units[u].module))
         {
             failed.entry(u).or_insert_with(|| e.rendered.clone());
         }
@@ -221,13 +220,7 @@ fn compile_isolating_failures(
     let mut errors: Vec<cargo::CompileError> = first
         .errors
         .into_iter()
-        .filter(|e| {
-            e.file.as_ref().is_some_and(|f| {
-                failed
-                    .keys()
-                    .any(|&u| *f == format!("src/gen/{}.rs", units[u].module))
-            })
-        })
+        .filter(|e| failed.keys().any(|&u| e.is_in_module(&units[u].module)))
         .collect();
     errors.append(&mut second.errors);
     second.errors = errors;
@@ -332,4 +325,98 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(module: &str, code: &str) -> Unit {
+        Unit {
+            project: "demo".into(),
+            file: PathBuf::from(format!("crds/demo/{module}.yaml")),
+            module: module.into(),
+            code: code.into(),
+            lines: code.lines().count(),
+            resources: Vec::new(),
+        }
+    }
+
+    /// One generated file that does not compile, packed into a crate beside good ones: it is
+    /// reported as failed (file and first error), the project's compile column says so, and
+    /// the other files of the crate still compile. The scratch workspace is the corpus run's
+    /// own, so the dependencies built here serve that run too.
+    #[test]
+    fn a_file_that_fails_to_compile_is_reported_and_isolated() {
+        let root = paths::repo_root().join("target/corpus");
+        let units = vec![
+            unit("demo_good_a", "pub struct A;\n"),
+            unit("demo_broken", "pub struct B(pub NoSuchType);\n"),
+            unit("demo_good_c", "pub struct C;\n"),
+        ];
+        let mut crates = scratch::pack(&units, &[vec![0, 1, 2]], 40_000);
+        assert_eq!(crates.len(), 1, "all three share one crate");
+        let samples = cases::Samples {
+            cases: Vec::new(),
+            stats: BTreeMap::new(),
+        };
+        let unit_crate: BTreeMap<usize, usize> = (0..3).map(|u| (u, 0)).collect();
+        scratch::write_workspace(
+            &root,
+            &units,
+            &crates,
+            &Extras {
+                runners: &BTreeMap::new(),
+                warmup: false,
+            },
+        )
+        .unwrap();
+        let build =
+            compile_isolating_failures(&root, &units, &mut crates, &samples, &unit_crate, None)
+                .unwrap();
+        assert_eq!(build.failed_units.keys().copied().collect::<Vec<_>>(), [1]);
+        assert!(
+            build.failed_units[&1].contains("NoSuchType"),
+            "{:?}",
+            build.failed_units
+        );
+        assert_eq!(
+            build.crate_ok,
+            [true],
+            "the good files compiled on their own"
+        );
+        assert_eq!(crates[0].units, [0, 2]);
+
+        let generation = Generation {
+            units,
+            failures: Vec::new(),
+            warnings: Vec::new(),
+            files: BTreeMap::from([("demo".to_string(), 3)]),
+        };
+        let (text, ok) = report::render(
+            &generation,
+            &crates,
+            &build,
+            &samples,
+            &[],
+            &root.join("selftest-errors.txt"),
+        );
+        assert!(!ok, "{text}");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("demo "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(row.contains("FAIL 1"), "{row}");
+        assert!(
+            text.contains("corpus: 2/3 CRD files generated and compiled"),
+            "{text}"
+        );
+        assert!(
+            text.lines().any(
+                |l| l.starts_with("COMPILE FAILED crds/demo/demo_broken.yaml: error")
+                    && l.contains("NoSuchType")
+            ),
+            "{text}"
+        );
+    }
 }

@@ -67,6 +67,17 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// The shared YAML table reads here exactly as kubectl sent it (`testdata/yaml/scalars.json`).
+    #[test]
+    fn reads_the_shared_yaml_table_as_kubectl() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/yaml");
+        let docs = load(&dir.join("scalars.yaml")).unwrap();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("scalars.json")).unwrap())
+                .unwrap();
+        assert_eq!(docs, vec![expected]);
+    }
+
     fn tempdir() -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("xtask-documents-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

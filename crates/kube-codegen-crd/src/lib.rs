@@ -8,6 +8,7 @@
 //! - [`schema`]: the `JSONSchemaProps` node tree with JSON pointers.
 //! - [`validate`]: what kube-apiserver 1.35 checks when a CRD is created, in its words.
 
+pub mod cases;
 mod cause;
 mod error;
 pub mod model;

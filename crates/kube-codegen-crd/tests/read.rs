@@ -168,6 +168,6 @@ fn budgets_stop_hostile_input() {
         let refs = vec![format!("*{prev}"); 10].join(", ");
         bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
     }
-    bomb.push_str(&format!("h: [{}]\n", vec!["*g"; 10].join(", ")));
+    bomb.push_str(&format!("h: [{}]\n", ["*g"; 10].join(", ")));
     assert!(matches!(parse(&bomb), Err(Error::Syntax { .. })));
 }

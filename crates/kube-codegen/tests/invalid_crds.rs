@@ -30,13 +30,10 @@ struct Case {
 fn case(path: &Path) -> Case {
     let text = std::fs::read_to_string(path).unwrap();
     let doc = kube_codegen_crd::read::parse_documents(path, &text).unwrap();
+    let header = kube_codegen_crd::cases::parse_invalid_case(&text);
     Case {
-        expect: text
-            .lines()
-            .filter_map(|l| l.strip_prefix("# expect:"))
-            .map(|l| l.trim().to_string())
-            .collect(),
-        structural: text.lines().any(|l| l.trim() == "# structural: true"),
+        expect: header.expect,
+        structural: header.structural,
         crd_name: doc[0].value["metadata"]["name"]
             .as_str()
             .unwrap_or_default()

@@ -24,10 +24,12 @@ pub fn default_spec(crd: &mut Value) {
         {
             names.insert("singular".into(), json!(kind.to_lowercase()));
         }
-        if names
-            .get("listKind")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
+        // As SetDefaults_CustomResourceDefinitionSpec: listKind only from a kind.
+        if !kind.is_empty()
+            && names
+                .get("listKind")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
         {
             names.insert("listKind".into(), json!(format!("{kind}List")));
         }

@@ -26,12 +26,7 @@ fn cases() -> Vec<PathBuf> {
 
 /// The `# expect: field: message` lines of a case.
 fn expected(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.strip_prefix("# expect:"))
-        .map(|l| l.trim().to_string())
-        .collect()
+    kube_codegen_crd::cases::parse_invalid_case(&std::fs::read_to_string(path).unwrap()).expect
 }
 
 fn causes(r: &Resp) -> Vec<String> {

@@ -656,3 +656,100 @@ async fn kubectl_field_validation_reports_unknown_fields() {
     );
     srv.shutdown().await;
 }
+
+fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata")
+        .join(rel)
+}
+
+/// The shared YAML table: what kubectl sends for `scalars.yaml` is `scalars.json` (so the
+/// fixture every reader is tested against stays true to kubectl), the server stores exactly that
+/// when kubectl creates it, and the server reading the same YAML as a request body stores the
+/// same again.
+#[tokio::test]
+async fn kubectl_and_the_server_read_the_yaml_table_alike() {
+    let Some(bin) = find_kubectl() else {
+        eprintln!("skipping: kubectl is not installed");
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let crd = kube_codegen_crd::read::read_documents(&testdata("yaml/scalars-crd.yaml")).unwrap();
+    srv.register_crd(crd[0].value.clone()).await.unwrap();
+    let k = Kubectl::new(bin, &srv);
+    let table = testdata("yaml/scalars.yaml");
+    let table = table.to_str().unwrap();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(testdata("yaml/scalars.json")).unwrap())
+            .unwrap();
+    let sent: Value = serde_json::from_str(
+        &k.ok(&["create", "--dry-run=client", "-o", "json", "-f", table])
+            .await,
+    )
+    .unwrap();
+    assert_eq!(sent, expected, "kubectl no longer sends scalars.json");
+    let ours = kube_codegen_crd::read::read_documents(Path::new(table)).unwrap();
+    assert_eq!(
+        ours[0].value, expected,
+        "the shared reader differs from kubectl"
+    );
+
+    k.ok(&["create", "-f", table]).await;
+    let stored: Value = serde_json::from_str(
+        &k.ok(&["get", "scalars", "table", "-n", "default", "-o", "json"])
+            .await,
+    )
+    .unwrap();
+    assert_eq!(stored["spec"], expected["spec"]);
+
+    let client = srv.in_process_client();
+    let yaml = std::fs::read_to_string(table)
+        .unwrap()
+        .replace("name: table", "name: as-yaml-body");
+    let req = http::Request::builder()
+        .method("POST")
+        .uri("/apis/yaml.example.com/v1/namespaces/default/scalars")
+        .header("content-type", "application/yaml")
+        .body(yaml.into_bytes())
+        .unwrap();
+    let body: Value = client.request(req).await.expect("created from a YAML body");
+    assert_eq!(body["spec"], expected["spec"]);
+}
+
+/// kubectl prints the server's 422 for a CRD the validator refuses, every cause with its field.
+#[tokio::test]
+async fn kubectl_shows_every_cause_of_an_invalid_crd() {
+    let Some(bin) = find_kubectl() else {
+        eprintln!("skipping: kubectl is not installed");
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    let bad = CRD
+        .replace(
+            "type: object\n            description: The desired schedule.",
+            "description: The desired schedule.",
+        )
+        .replace(
+            "image:\n                type: string",
+            "image:\n                description: untyped",
+        );
+    let out = k.run(&["apply", "-f", "-"], Some(&bad)).await;
+    assert!(!out.ok, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("The CustomResourceDefinition \"crontabs.stable.example.com\" is invalid"),
+        "{}",
+        out.stderr
+    );
+    for cause in [
+        "spec.validation.openAPIV3Schema.properties[spec].properties[image].type: Required value: must not be empty for specified object fields",
+        "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields",
+    ] {
+        assert!(
+            out.stderr.contains(cause),
+            "{cause:?} missing: {}",
+            out.stderr
+        );
+    }
+}

@@ -18,6 +18,16 @@ pub struct CompileError {
     pub rendered: String,
 }
 
+impl CompileError {
+    /// Whether the error points into the generated file of module `module`. Cargo names files
+    /// relative to the scratch workspace (`corpus-c00/src/gen/<module>.rs`).
+    pub fn is_in_module(&self, module: &str) -> bool {
+        self.file
+            .as_deref()
+            .is_some_and(|f| f.ends_with(&format!("/src/gen/{module}.rs")))
+    }
+}
+
 pub struct BuildOutcome {
     /// Per crate: it compiled without an error (after the files that failed were taken out).
     pub crate_ok: Vec<bool>,

@@ -1,6 +1,6 @@
 //! The per-project table, totals and failure details of a corpus run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use kube_fake_apiserver::schema::{Cause, validate};
@@ -36,6 +36,21 @@ pub fn print(
     verdicts: &[Verdict],
     errors_file: &std::path::Path,
 ) -> bool {
+    let (text, ok) = render(generation, crates, build, samples, verdicts, errors_file);
+    print!("{text}");
+    ok
+}
+
+/// The report as text, and whether everything passed.
+pub fn render(
+    generation: &Generation,
+    crates: &[CrateSpec],
+    build: &BuildOutcome,
+    samples: &Samples,
+    verdicts: &[Verdict],
+    errors_file: &std::path::Path,
+) -> (String, bool) {
+    let mut out = String::new();
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     for (project, files) in &generation.files {
         rows.entry(project.clone()).or_default().files = *files;
@@ -44,11 +59,6 @@ pub fn print(
         rows.entry(failure.project.clone()).or_default().gen_errors += 1;
     }
     // A file fails to compile when an error points into it, or its crate failed with errors elsewhere.
-    let files_with_errors: BTreeSet<&str> = build
-        .errors
-        .iter()
-        .filter_map(|e| e.file.as_deref())
-        .collect();
     for (c, spec) in crates.iter().enumerate() {
         let unattributed = build
             .errors
@@ -58,7 +68,10 @@ pub fn print(
             let unit = &generation.units[u];
             let row = rows.entry(unit.project.clone()).or_default();
             row.versions += unit.resources.len();
-            let own = files_with_errors.contains(format!("src/gen/{}.rs", unit.module).as_str());
+            let own = build
+                .errors
+                .iter()
+                .any(|e| e.krate == c && e.is_in_module(&unit.module));
             if own || (!build.crate_ok[c] && unattributed) {
                 row.compile_failed += 1;
             }
@@ -102,7 +115,8 @@ pub fn print(
         }
     }
 
-    println!(
+    let _ = writeln!(
+        out,
         "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>9} {:>8} {:>6}",
         "project",
         "files",
@@ -120,7 +134,7 @@ pub fn print(
     );
     let mut total = Row::default();
     for (project, row) in &rows {
-        print_row(project, row);
+        print_row(&mut out, project, row);
         total.files += row.files;
         total.gen_errors += row.gen_errors;
         total.versions += row.versions;
@@ -134,9 +148,10 @@ pub fn print(
         total.rejected += row.rejected;
         total.failed += row.failed;
     }
-    print_row("TOTAL", &total);
+    print_row(&mut out, "TOTAL", &total);
     let compiled = total.files - total.gen_errors - total.compile_failed;
-    println!(
+    let _ = writeln!(
+        out,
         "corpus: {compiled}/{} CRD files generated and compiled, {} versions; {}/{} round trips ok, {} more \
          excused as samples a server rejects ({} sample objects matched of {}, {} needed pruning, {} got defaults)",
         total.files,
@@ -151,7 +166,8 @@ pub fn print(
     );
 
     for failure in &generation.failures {
-        println!(
+        let _ = writeln!(
+            out,
             "GENERATION ERROR {}: {}",
             failure.file.display(),
             failure.error
@@ -159,7 +175,8 @@ pub fn print(
     }
     for (&u, first_error) in &build.failed_units {
         let first_line = first_error.lines().next().unwrap_or_default();
-        println!(
+        let _ = writeln!(
+            out,
             "COMPILE FAILED {}: {first_line}",
             generation.units[u].file.display()
         );
@@ -170,17 +187,18 @@ pub fn print(
             let _ = writeln!(all, "[{}] {}", crates[e.krate].name, e.rendered);
         }
         let _ = std::fs::write(errors_file, &all);
-        println!(
+        let _ = writeln!(
+            out,
             "COMPILE ERRORS: {} (all of them in {})",
             build.errors.len(),
             errors_file.display()
         );
         for e in build.errors.iter().take(15) {
-            println!("[{}] {}", crates[e.krate].name, e.rendered.trim_end());
+            let _ = writeln!(out, "[{}] {}", crates[e.krate].name, e.rendered.trim_end());
         }
     }
     for unreadable in samples.stats.values().flat_map(|s| &s.unreadable) {
-        println!("UNREADABLE SAMPLE (skipped) {unreadable}");
+        let _ = writeln!(out, "UNREADABLE SAMPLE (skipped) {unreadable}");
     }
     for ((case, verdict), causes) in samples.cases.iter().zip(verdicts).zip(&rejections) {
         let why = match verdict {
@@ -194,7 +212,8 @@ pub fn print(
         } else {
             "REJECTED SAMPLE (a server refuses it)"
         };
-        println!(
+        let _ = writeln!(
+            out,
             "{label} {}#{} ({}) as {} [{}]: {why}",
             case.sample.display(),
             case.doc,
@@ -203,19 +222,25 @@ pub fn print(
             unit.file.file_name().unwrap_or_default().to_string_lossy()
         );
         for cause in causes.iter().take(5) {
-            println!("    {} {}: {}", cause.reason, cause.field, cause.message);
+            let _ = writeln!(
+                out,
+                "    {} {}: {}",
+                cause.reason, cause.field, cause.message
+            );
         }
     }
-    total.gen_errors == 0 && build.errors.is_empty() && total.failed == 0
+    let ok = total.gen_errors == 0 && build.errors.is_empty() && total.failed == 0;
+    (out, ok)
 }
 
-fn print_row(project: &str, row: &Row) {
+fn print_row(out: &mut String, project: &str, row: &Row) {
     let compile = if row.compile_failed == 0 {
         "ok".to_string()
     } else {
         format!("FAIL {}", row.compile_failed)
     };
-    println!(
+    let _ = writeln!(
+        out,
         "{:<28} {:>5} {:>6} {:>8} {:>8} {:>5} {:>7} {:>5} {:>5} {:>6} {:>9} {:>8} {:>6}",
         project,
         row.files,

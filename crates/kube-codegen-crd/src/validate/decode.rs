@@ -465,15 +465,16 @@ impl Decoder {
                         ..Version::default()
                     });
                 }
-                if spec.version.is_empty() {
-                    if let Some(first) = spec.versions.first() {
-                        spec.version = first.name.clone();
-                    }
+                if spec.version.is_empty()
+                    && let Some(first) = spec.versions.first()
+                {
+                    spec.version = first.name.clone();
                 }
-                if let Some(c) = spec.conversion.as_mut() {
-                    if c.strategy == "Webhook" && c.conversion_review_versions.is_empty() {
-                        c.conversion_review_versions = vec!["v1beta1".into()];
-                    }
+                if let Some(c) = spec.conversion.as_mut()
+                    && c.strategy == "Webhook"
+                    && c.conversion_review_versions.is_empty()
+                {
+                    c.conversion_review_versions = vec!["v1beta1".into()];
                 }
             }
         }
@@ -714,8 +715,8 @@ impl Decoder {
         let mut unknown: Vec<&String> = m
             .keys()
             .filter(|k| {
-                !SCHEMA_KEYS_COMMON.contains(&k.as_str())
-                    && !(self.flavor == Flavor::V1 && k.as_str() == "x-kubernetes-validations")
+                !(SCHEMA_KEYS_COMMON.contains(&k.as_str())
+                    || (self.flavor == Flavor::V1 && k.as_str() == "x-kubernetes-validations"))
             })
             .collect();
         unknown.sort();

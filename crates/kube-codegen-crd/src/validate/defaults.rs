@@ -25,17 +25,17 @@ fn walk(path: &Path, s: &Schema, is_root: bool, inside_meta: bool, out: &mut Vec
     }
     let embedded = is_root || s.x_embedded_resource;
     let inside_meta = if embedded { false } else { inside_meta };
-    if let Some(default) = &s.default {
-        if !inside_meta {
-            if has_unknown_fields(default, Some(s), embedded) {
-                out.push(Violation::new(invalid(
-                    &path.child("default"),
-                    &go_json(default),
-                    "must not have unknown fields",
-                )));
-            } else {
-                check_value(default, s, &path.child("default"), "", out);
-            }
+    if let Some(default) = &s.default
+        && !inside_meta
+    {
+        if has_unknown_fields(default, Some(s), embedded) {
+            out.push(Violation::new(invalid(
+                &path.child("default"),
+                &go_json(default),
+                "must not have unknown fields",
+            )));
+        } else {
+            check_value(default, s, &path.child("default"), "", out);
         }
     }
     if let Some(items) = s.items_schema() {
@@ -49,10 +49,10 @@ fn walk(path: &Path, s: &Schema, is_root: bool, inside_meta: bool, out: &mut Vec
 
 /// Whether structural pruning would remove anything from `v`.
 fn has_unknown_fields(v: &Value, s: Option<&Schema>, resource_root: bool) -> bool {
-    if let Some(s) = s {
-        if s.preserves_unknown() {
-            return skip_prune(v, s);
-        }
+    if let Some(s) = s
+        && s.preserves_unknown()
+    {
+        return skip_prune(v, s);
     }
     match v {
         Value::Object(m) => {

@@ -76,14 +76,14 @@ pub(crate) fn validate_rule_fields(s: &Schema, path: &Path, out: &mut Vec<Violat
                 "messageExpression must be non-empty if specified",
             )));
         }
-        if let Some(reason) = &rule.reason {
-            if !SUPPORTED_REASONS.contains(&reason.as_str()) {
-                out.push(Violation::new(not_supported(
-                    &rp.child("reason"),
-                    &q(reason),
-                    SUPPORTED_REASONS,
-                )));
-            }
+        if let Some(reason) = &rule.reason
+            && !SUPPORTED_REASONS.contains(&reason.as_str())
+        {
+            out.push(Violation::new(not_supported(
+                &rp.child("reason"),
+                &q(reason),
+                SUPPORTED_REASONS,
+            )));
         }
         let fp = &rule.field_path;
         if !fp.is_empty() && fp.trim().is_empty() {
@@ -138,14 +138,14 @@ pub(crate) fn compile_rules(
                 false
             }
         };
-        if !rule.message_expression.is_empty() {
-            if let Err(e) = cel_syntax::parse(&rule.message_expression) {
-                out.push(Violation::new(invalid(
-                    &rp.child("messageExpression"),
-                    &render_rule(rule),
-                    &format!("messageExpression compilation failed: {e}"),
-                )));
-            }
+        if !rule.message_expression.is_empty()
+            && let Err(e) = cel_syntax::parse(&rule.message_expression)
+        {
+            out.push(Violation::new(invalid(
+                &rp.child("messageExpression"),
+                &render_rule(rule),
+                &format!("messageExpression compilation failed: {e}"),
+            )));
         }
         if uses_old_self {
             if let Some(up) = uncorrelatable {

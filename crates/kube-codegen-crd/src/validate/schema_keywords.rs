@@ -562,32 +562,31 @@ fn list_and_map_types(s: &Schema, path: &Path, opts: &Opts, out: &mut Vec<Violat
                 "must be array if x-kubernetes-list-type is specified",
                 out,
             );
-        } else if opts.require_atomic_set_type && list_type == "set" {
-            if let Some(is) = s.items_schema() {
-                let detail = "must be atomic as item of a list with x-kubernetes-list-type=set";
-                match is.type_.as_str() {
-                    "array" => {
-                        if let Some(lt) = is.x_list_type.as_deref().filter(|lt| *lt != "atomic") {
-                            out.push(Violation::new(invalid(
-                                &path.child("items").child("x-kubernetes-list-type"),
-                                &q(lt),
-                                detail,
-                            )));
-                        }
+        } else if opts.require_atomic_set_type
+            && list_type == "set"
+            && let Some(is) = s.items_schema()
+        {
+            let detail = "must be atomic as item of a list with x-kubernetes-list-type=set";
+            match is.type_.as_str() {
+                "array" => {
+                    if let Some(lt) = is.x_list_type.as_deref().filter(|lt| *lt != "atomic") {
+                        out.push(Violation::new(invalid(
+                            &path.child("items").child("x-kubernetes-list-type"),
+                            &q(lt),
+                            detail,
+                        )));
                     }
-                    "object" => {
-                        if is.x_map_type.as_deref() != Some("atomic") {
-                            // the server reports the items' list type here
-                            let value = q(is.x_list_type.as_deref().unwrap_or("null"));
-                            out.push(Violation::new(invalid(
-                                &path.child("items").child("x-kubernetes-map-type"),
-                                &value,
-                                detail,
-                            )));
-                        }
-                    }
-                    _ => {}
                 }
+                "object" if is.x_map_type.as_deref() != Some("atomic") => {
+                    // the server reports the items' list type here
+                    let value = q(is.x_list_type.as_deref().unwrap_or("null"));
+                    out.push(Violation::new(invalid(
+                        &path.child("items").child("x-kubernetes-map-type"),
+                        &value,
+                        detail,
+                    )));
+                }
+                _ => {}
             }
         }
         if !matches!(list_type.as_str(), "atomic" | "set" | "map") {

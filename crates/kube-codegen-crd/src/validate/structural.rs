@@ -12,7 +12,7 @@ use super::render::{forbidden, invalid, q, required};
 
 /// Why `NewStructural` fails, if it does (checked in its traversal order).
 pub(crate) fn new_structural_error(s: &Schema) -> Option<String> {
-    structural_node(s, false)
+    structural_node(s)
 }
 
 fn unsupported(s: &Schema) -> Option<String> {
@@ -36,7 +36,8 @@ fn unsupported(s: &Schema) -> Option<String> {
     Some(format!("OpenAPIV3Schema '{field}' is not supported"))
 }
 
-fn structural_node(s: &Schema, nested: bool) -> Option<String> {
+/// `NewStructural` and `newNestedValueValidation` fail on the same things.
+fn structural_node(s: &Schema) -> Option<String> {
     if s.unreadable {
         return None;
     }
@@ -44,21 +45,21 @@ fn structural_node(s: &Schema, nested: bool) -> Option<String> {
         return Some(e);
     }
     // newValueValidation
-    if let Some(not) = &s.not {
-        if let Some(e) = structural_node(not, true) {
-            return Some(e);
-        }
+    if let Some(not) = &s.not
+        && let Some(e) = structural_node(not)
+    {
+        return Some(e);
     }
     for x in s.all_of.iter().chain(&s.any_of).chain(&s.one_of) {
-        if let Some(e) = structural_node(x, true) {
+        if let Some(e) = structural_node(x) {
             return Some(e);
         }
     }
     // newGenerics
-    if let Some(ap) = s.additional_properties_schema() {
-        if let Some(e) = structural_node(ap, false) {
-            return Some(e);
-        }
+    if let Some(ap) = s.additional_properties_schema()
+        && let Some(e) = structural_node(ap)
+    {
+        return Some(e);
     }
     // newExtensions
     if s.x_preserve_unknown_fields == Some(false) {
@@ -72,14 +73,14 @@ fn structural_node(s: &Schema, nested: bool) -> Option<String> {
             return Some("OpenAPIV3Schema 'items' must be a schema, but is an array".into());
         }
         Some(Items::Schema(i)) => {
-            if let Some(e) = structural_node(i, nested) {
+            if let Some(e) = structural_node(i) {
                 return Some(e);
             }
         }
         _ => {}
     }
     for p in s.properties.values() {
-        if let Some(e) = structural_node(p, nested) {
+        if let Some(e) = structural_node(p) {
             return Some(e);
         }
     }
@@ -180,14 +181,14 @@ fn invariants(s: &Schema, lvl: Level, path: &Path, out: &mut Vec<Cause>) {
     }
     if check_metadata {
         for name in ["kind", "apiVersion"] {
-            if let Some(p) = s.properties.get(name) {
-                if p.type_ != "string" {
-                    out.push(invalid(
-                        &path.child("properties").key(name).child("type"),
-                        &q(&p.type_),
-                        "must be string",
-                    ));
-                }
+            if let Some(p) = s.properties.get(name)
+                && p.type_ != "string"
+            {
+                out.push(invalid(
+                    &path.child("properties").key(name).child("type"),
+                    &q(&p.type_),
+                    "must be string",
+                ));
             }
         }
     }
@@ -277,14 +278,14 @@ fn value_validation(
     if let Some(not) = &s.not {
         nested(not, false, false, lvl, &path.child("not"), out);
     }
-    if !s.pattern.is_empty() {
-        if let Some(e) = go_regexp_error(&s.pattern) {
-            out.push(invalid(
-                &path.child("pattern"),
-                &q(&s.pattern),
-                &format!("must be a valid regular expression, but isn't: {e}"),
-            ));
-        }
+    if !s.pattern.is_empty()
+        && let Some(e) = go_regexp_error(&s.pattern)
+    {
+        out.push(invalid(
+            &path.child("pattern"),
+            &q(&s.pattern),
+            &format!("must be a valid regular expression, but isn't: {e}"),
+        ));
     }
 }
 
