@@ -46,7 +46,8 @@ pub struct Scale {
     pub label_selector_path: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One `additionalPrinterColumns` entry (v1beta1's `JSONPath` read as `jsonPath`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PrinterColumn {
     pub name: String,
     pub type_: String,

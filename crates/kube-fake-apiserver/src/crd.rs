@@ -3,8 +3,7 @@ use serde_json::{Value, json};
 
 use crate::registry::{Resource, ScalePaths, Version};
 use crate::schema::Cause;
-use crate::table::PrinterColumn;
-use crate::util::{now, str_list, str_of};
+use crate::util::{now, str_of};
 
 fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     str_of(path.iter().try_fold(v, |cur, k| cur.get(*k)))
@@ -50,81 +49,48 @@ pub fn validate(crd: &Value) -> Vec<Cause> {
         .collect()
 }
 
-/// Builds the served `Resource` of a (validated, defaulted) CRD.
-pub fn to_resource(crd: &Value) -> Resource {
-    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
-    let kind = s(&names, &["kind"]).to_string();
-    let versions = crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    Resource {
-        group: s(crd, &["spec", "group"]).into(),
-        plural: s(&names, &["plural"]).into(),
-        singular: s(&names, &["singular"]).into(),
-        list_kind: s(&names, &["listKind"]).into(),
-        short_names: str_list(names.get("shortNames")),
-        categories: str_list(names.get("categories")),
-        namespaced: s(crd, &["spec", "scope"]) == "Namespaced",
-        kind,
-        versions: versions
-            .iter()
-            .map(|v| Version {
-                name: s(v, &["name"]).into(),
-                served: v.get("served").and_then(Value::as_bool).unwrap_or(false),
-                storage: v.get("storage").and_then(Value::as_bool).unwrap_or(false),
-                schema: v.pointer("/schema/openAPIV3Schema").cloned(),
-                columns: v
-                    .get("additionalPrinterColumns")
-                    .and_then(Value::as_array)
-                    .map(|cols| {
-                        cols.iter()
-                            .map(|c| PrinterColumn {
-                                name: s(c, &["name"]).into(),
-                                type_: s(c, &["type"]).into(),
-                                format: s(c, &["format"]).into(),
-                                description: s(c, &["description"]).into(),
-                                priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0)
-                                    as i32,
-                                json_path: s(c, &["jsonPath"]).into(),
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                status: v.pointer("/subresources/status").is_some(),
-                scale: v.pointer("/subresources/scale").map(|sc| ScalePaths {
-                    spec_replicas: s(sc, &["specReplicasPath"]).into(),
-                    status_replicas: s(sc, &["statusReplicasPath"]).into(),
-                    label_selector: sc
-                        .get("labelSelectorPath")
-                        .and_then(Value::as_str)
-                        .map(String::from),
-                }),
-                warning: if v.get("deprecated").and_then(Value::as_bool) == Some(true) {
-                    Some(
-                        v.get("deprecationWarning")
-                            .and_then(Value::as_str)
-                            .map(String::from)
-                            .unwrap_or_else(|| {
-                                format!(
-                                    "{}/{} {} is deprecated",
-                                    s(crd, &["spec", "group"]),
-                                    s(v, &["name"]),
-                                    s(&names, &["kind"])
-                                )
-                            }),
-                    )
-                } else {
-                    None
-                },
-                created_at_table: false,
-            })
-            .collect(),
+/// Builds the served `Resource` of a (validated, defaulted) CRD, through the CRD model the
+/// generator reads (`kube-codegen-crd`): one reading of versions, printer columns and scale paths.
+pub fn to_resource(crd: &Value) -> Result<Resource, String> {
+    let model = kube_codegen_crd::Crd::from_value(std::path::Path::new("request"), 0, crd.clone())
+        .map_err(|e| e.to_string())?;
+    let versions = model
+        .versions
+        .into_iter()
+        .map(|v| Version {
+            warning: v.deprecated.then(|| {
+                v.deprecation_warning.clone().unwrap_or_else(|| {
+                    format!("{}/{} {} is deprecated", model.group, v.name, model.kind)
+                })
+            }),
+            schema: (!v.raw_schema.is_null()).then(|| (*v.raw_schema).clone()),
+            columns: v.printer_columns,
+            status: v.status_subresource,
+            scale: v.scale.map(|sc| ScalePaths {
+                spec_replicas: sc.spec_replicas_path,
+                status_replicas: sc.status_replicas_path,
+                label_selector: sc.label_selector_path,
+            }),
+            name: v.name,
+            served: v.served,
+            storage: v.storage,
+            created_at_table: false,
+        })
+        .collect();
+    Ok(Resource {
+        group: model.group,
+        plural: model.plural,
+        singular: model.singular.unwrap_or_default(),
+        list_kind: model.list_kind,
+        short_names: model.short_names,
+        categories: model.categories,
+        namespaced: model.namespaced,
+        kind: model.kind,
+        versions,
         generation: true,
         return_deleted: true,
         custom: true,
-    }
+    })
 }
 
 /// The status the apiextensions controllers would set: names accepted, established.

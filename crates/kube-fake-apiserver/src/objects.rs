@@ -416,7 +416,7 @@ pub fn create(
 }
 
 fn register_crd(db: &mut Db, crd_obj: &Value) -> Result<(), ApiError> {
-    let r = crd::to_resource(crd_obj);
+    let r = crd::to_resource(crd_obj).map_err(ApiError::bad_request)?;
     if let Some(existing) = db.registry.get(&r.group, &r.plural)
         && !existing.custom
     {

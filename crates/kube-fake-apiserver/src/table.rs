@@ -4,42 +4,8 @@ use crate::schema::jsonpath::JsonPath;
 use crate::util::str_of;
 use serde_json::{Value, json};
 
-/// One additionalPrinterColumn of a CRD version (v1 spelling: `jsonPath`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PrinterColumn {
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean`, `date`
-    pub type_: String,
-    pub format: String,
-    pub description: String,
-    pub priority: i32,
-    pub json_path: String,
-}
-
-impl PrinterColumn {
-    /// Reads one entry of a CRD version's `additionalPrinterColumns` (v1 `jsonPath`, v1beta1 `JSONPath`).
-    pub fn from_crd(col: &Value) -> Self {
-        let s = |k: &str| {
-            col.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let json_path = if col.get("jsonPath").is_some() {
-            s("jsonPath")
-        } else {
-            s("JSONPath")
-        };
-        PrinterColumn {
-            name: s("name"),
-            type_: s("type"),
-            format: s("format"),
-            description: s("description"),
-            priority: col.get("priority").and_then(Value::as_i64).unwrap_or(0) as i32,
-            json_path,
-        }
-    }
-}
+/// One additionalPrinterColumn of a CRD version: the model shared with the generator.
+pub use kube_codegen_crd::PrinterColumn;
 
 /// ObjectMeta's `name` documentation, which the server uses for the `Name` column.
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some \
@@ -64,8 +30,8 @@ pub fn default_columns() -> Vec<PrinterColumn> {
     vec![PrinterColumn {
         name: "Age".into(),
         type_: "date".into(),
-        format: String::new(),
-        description: CREATION_TIMESTAMP_DESCRIPTION.into(),
+        format: None,
+        description: Some(CREATION_TIMESTAMP_DESCRIPTION.into()),
         priority: 0,
         json_path: ".metadata.creationTimestamp".into(),
     }]
@@ -107,20 +73,19 @@ pub fn to_table_at(
     let mut definitions = vec![name_column()];
     let mut paths = Vec::with_capacity(columns.len());
     for c in columns {
-        let description = if c.description.is_empty() {
-            format!(
+        let description = match c.description.as_deref() {
+            Some(d) if !d.is_empty() => d.to_string(),
+            _ => format!(
                 "Custom resource definition column (in JSONPath format): {}",
                 c.json_path
-            )
-        } else {
-            c.description.clone()
+            ),
         };
         definitions.push(column(
             &c.name,
             &c.type_,
-            &c.format,
+            c.format.as_deref().unwrap_or_default(),
             &description,
-            c.priority,
+            i32::try_from(c.priority).unwrap_or(i32::MAX),
         ));
         // A column whose path does not parse prints as <none> rather than failing the list.
         paths.push(JsonPath::parse(&c.json_path).ok());
@@ -439,16 +404,4 @@ mod tests {
         assert_eq!(age("", now()), "<unknown>");
     }
 
-    #[test]
-    fn from_crd_reads_both_spellings() {
-        let v1 = PrinterColumn::from_crd(
-            &json!({"name": "R", "type": "integer", "jsonPath": ".spec.r", "priority": 1}),
-        );
-        assert_eq!(v1.json_path, ".spec.r");
-        assert_eq!(v1.priority, 1);
-        let beta = PrinterColumn::from_crd(
-            &json!({"name": "R", "type": "integer", "JSONPath": ".spec.r"}),
-        );
-        assert_eq!(beta.json_path, ".spec.r");
-    }
 }
