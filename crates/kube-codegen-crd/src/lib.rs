@@ -11,6 +11,7 @@
 pub mod cases;
 mod cause;
 mod error;
+pub mod gofmt;
 pub mod model;
 pub mod read;
 pub mod schema;

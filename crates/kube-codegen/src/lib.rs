@@ -190,23 +190,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// YAML/JSON syntax, or a resource budget (alias bomb, nesting) exceeded.
-    #[error("{}:{line}:{column}: {message}", file.display())]
-    Syntax {
-        file: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// A CRD document without the fields every CRD has.
-    #[error("{}: document {document}: CRD {crd:?} at {pointer}: {message}", file.display())]
-    Crd {
-        file: PathBuf,
-        document: usize,
-        crd: String,
-        pointer: String,
-        message: String,
-    },
+    /// Reading the inputs failed: a file, YAML/JSON syntax (with file:line:column), a budget
+    /// (alias bomb, nesting), or a CRD without the fields every CRD has.
+    #[error(transparent)]
+    Input(#[from] kube_codegen_crd::Error),
     /// A schema the generator cannot map.
     #[error("{}: CRD {crd} version {version}: openAPIV3Schema{pointer}: {message}", file.display())]
     Schema {
@@ -266,40 +253,6 @@ fn invalid_list(list: &[InvalidCrd]) -> String {
         }
     }
     out
-}
-
-impl From<kube_codegen_crd::Error> for Error {
-    fn from(e: kube_codegen_crd::Error) -> Error {
-        use kube_codegen_crd::Error as E;
-        match e {
-            E::Io { path, source } => Error::Io { path, source },
-            E::Syntax {
-                file,
-                line,
-                column,
-                message,
-            } => Error::Syntax {
-                file,
-                line,
-                column,
-                message,
-            },
-            E::Crd {
-                file,
-                document,
-                crd,
-                pointer,
-                message,
-            } => Error::Crd {
-                file,
-                document,
-                crd,
-                pointer,
-                message,
-            },
-            other => Error::Other(other.to_string()),
-        }
-    }
 }
 
 impl Error {

@@ -33,7 +33,9 @@ fn malformed_yaml_is_a_located_error() {
         "- ]",
     ] {
         match render(text) {
-            Err(Error::Syntax { line, .. }) => assert!(line > 0, "{text:?}"),
+            Err(Error::Input(kube_codegen_crd::Error::Syntax { line, .. })) => {
+                assert!(line > 0, "{text:?}")
+            }
             other => panic!("{text:?}: expected a syntax error, got {other:?}"),
         }
     }
@@ -52,15 +54,24 @@ fn alias_bomb_is_rejected() {
         prev = c;
     }
     let err = render(&s).unwrap_err();
-    assert!(matches!(err, Error::Syntax { .. }), "{err}");
+    assert!(
+        matches!(err, Error::Input(kube_codegen_crd::Error::Syntax { .. })),
+        "{err}"
+    );
 }
 
 #[test]
 fn deep_nesting_is_rejected_yaml_and_json() {
     let deep_yaml = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
-    assert!(matches!(render(&deep_yaml), Err(Error::Syntax { .. })));
+    assert!(matches!(
+        render(&deep_yaml),
+        Err(Error::Input(kube_codegen_crd::Error::Syntax { .. }))
+    ));
     let deep_json = format!("{{\"kind\":{}1{}}}", "[".repeat(10_000), "]".repeat(10_000));
-    assert!(matches!(render(&deep_json), Err(Error::Syntax { .. })));
+    assert!(matches!(
+        render(&deep_json),
+        Err(Error::Input(kube_codegen_crd::Error::Syntax { .. }))
+    ));
     // Deep but syntactically fine schema: the schema depth limit answers with a pointer.
     let mut schema = serde_json::json!({"type": "string"});
     for _ in 0..150 {
@@ -77,7 +88,7 @@ fn deep_nesting_is_rejected_yaml_and_json() {
             );
             assert!(message.contains("deeper"), "{message}");
         }
-        Err(Error::Syntax { .. }) => {}
+        Err(Error::Input(kube_codegen_crd::Error::Syntax { .. })) => {}
         other => panic!("expected an error, got {other:?}"),
     }
 }

@@ -403,5 +403,4 @@ mod tests {
         assert_eq!(age("not a date", now()), "<invalid>");
         assert_eq!(age("", now()), "<unknown>");
     }
-
 }

@@ -102,19 +102,5 @@ fn map(s: Node<'_>, items: &[Value], path: &str, out: &mut Vec<Cause>) {
 
 /// Go's `%#v` of a `map[string]interface{}` holding scalars.
 fn go_map_literal(m: &Map<String, Value>) -> String {
-    let entries: Vec<String> = m
-        .iter()
-        .map(|(k, v)| format!("{}:{}", super::gofmt::go_quote(k), go_sharp_v(v)))
-        .collect();
-    format!("map[string]interface {{}}{{{}}}", entries.join(", "))
-}
-
-fn go_sharp_v(v: &Value) -> String {
-    match v {
-        Value::String(s) => super::gofmt::go_quote(s),
-        Value::Number(_) => super::gofmt::go_number(v),
-        Value::Bool(b) => b.to_string(),
-        Value::Null => "interface {}(nil)".into(),
-        other => other.to_string(),
-    }
+    super::gofmt::go_bad_value(&Value::Object(m.clone()))
 }
