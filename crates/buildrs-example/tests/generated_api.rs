@@ -986,22 +986,28 @@ async fn shared_informers_of_generated_and_builtin_kinds() {
 
     // The same informer however it is asked for.
     let pools_again = factory.example().v1().pools();
-    assert!(Arc::ptr_eq(
-        &pools.informer().store(),
-        &pools_again.informer().store()
-    ));
-    assert!(Arc::ptr_eq(
-        &pools.informer().store(),
-        &factory.informer_for::<Pool>().store()
-    ));
-    assert!(Arc::ptr_eq(
-        &regions.informer().store(),
-        &factory.example().v1().regions().informer().store()
-    ));
-    assert!(Arc::ptr_eq(
-        &cms.store(),
-        &factory.informer_for::<ConfigMap>().store()
-    ));
+    assert!(
+        pools
+            .informer()
+            .store()
+            .is_same_cache(&pools_again.informer().store())
+    );
+    assert!(
+        pools
+            .informer()
+            .store()
+            .is_same_cache(&factory.informer_for::<Pool>().store())
+    );
+    assert!(
+        regions
+            .informer()
+            .store()
+            .is_same_cache(&factory.example().v1().regions().informer().store())
+    );
+    assert!(
+        cms.store()
+            .is_same_cache(&factory.informer_for::<ConfigMap>().store())
+    );
     assert!(
         format!("{factory:?}").contains("informers: 3"),
         "three kinds, three informers: {factory:?}"

@@ -385,3 +385,102 @@ async fn listers_refuse_reads_until_the_informer_has_listed() {
     );
     run.abort();
 }
+
+/// An index named like the built-in namespace index, or twice, is an error when it is added,
+/// not a warning at start with the user's other indexers quietly dropped.
+#[test]
+fn an_index_name_already_taken_is_an_error() {
+    use kube_codegen_runtime::cache::{CacheError, NAMESPACE_INDEX};
+    let by_label: kube_codegen_runtime::cache::IndexFn<ConfigMap> = Arc::new(|cm: &ConfigMap| {
+        cm.metadata
+            .labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    });
+    let opts = InformerOptions::<ConfigMap>::default()
+        .indexer("by-label", by_label.clone())
+        .expect("a free name");
+    assert_eq!(
+        opts.indexer("by-label", by_label.clone()).err(),
+        Some(CacheError::IndexConflict("by-label".into()))
+    );
+    assert_eq!(
+        InformerOptions::<ConfigMap>::default()
+            .indexer(NAMESPACE_INDEX, by_label)
+            .err(),
+        Some(CacheError::IndexConflict(NAMESPACE_INDEX.into()))
+    );
+}
+
+/// The indexers an informer was given are all there besides the namespace index.
+#[tokio::test]
+async fn an_informer_keeps_every_indexer_it_was_given() {
+    let by_name: kube_codegen_runtime::cache::IndexFn<ConfigMap> =
+        Arc::new(|cm: &ConfigMap| cm.metadata.name.iter().cloned().collect());
+    let by_ns: kube_codegen_runtime::cache::IndexFn<ConfigMap> =
+        Arc::new(|cm: &ConfigMap| cm.metadata.namespace.iter().cloned().collect());
+    let srv = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&srv), "default");
+    let informer = SharedIndexInformer::new(
+        api,
+        options()
+            .indexer("by-name", by_name)
+            .unwrap()
+            .indexer("by-ns", by_ns)
+            .unwrap(),
+    );
+    let mut names = informer.store().index_names();
+    names.sort();
+    assert_eq!(names, ["by-name", "by-ns", "namespace"]);
+}
+
+/// Each handler is resynced on its own period (client-go's `AddEventHandlerWithResyncPeriod`):
+/// a 1 s handler gets the cache about every second, a handler without resync never, and the
+/// informer's own period (none here) does not matter to either.
+#[tokio::test]
+async fn per_handler_resync_goes_only_to_due_handlers() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
+    let (informer, run) = started(&server, options()).await;
+    let counter = || {
+        let n = Arc::new(Mutex::new(0usize));
+        let seen = n.clone();
+        let handler = EventHandlerFns::new().on_update(move |old: &Arc<ConfigMap>, new| {
+            if Arc::ptr_eq(old, new) {
+                *seen.lock() += 1;
+            }
+        });
+        (n, handler)
+    };
+    let (fast, fast_handler) = counter();
+    let (never, never_handler) = counter();
+    informer
+        .add_event_handler_with_resync_period(fast_handler, Duration::from_millis(10))
+        .unwrap();
+    informer
+        .add_event_handler_with_resync_period(never_handler, Duration::ZERO)
+        .unwrap();
+    let added = tokio::time::Instant::now();
+    let deadline = added + Duration::from_secs(20);
+    while *fast.lock() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no second resync");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // 10 ms is raised to the 1 s minimum: the second resync comes no sooner than 2 s in.
+    assert!(
+        added.elapsed() >= Duration::from_millis(1_950),
+        "{:?}",
+        added.elapsed()
+    );
+    assert_eq!(*never.lock(), 0, "a handler without resync got one");
+    assert_eq!(
+        kube_codegen_runtime::cache::MINIMUM_RESYNC_PERIOD,
+        Duration::from_secs(1)
+    );
+    run.abort();
+}

@@ -213,3 +213,33 @@ async fn large_lists_are_read_in_pages() {
     assert!(pages[1].contains("continue=") && !pages[1].contains("resourceVersion"));
     task.abort();
 }
+
+/// The watch error hook (client-go's `WatchErrorHandler`) sees every error that ends a round,
+/// with the server's status intact, before the reflector retries.
+#[tokio::test]
+async fn the_watch_error_handler_sees_each_failed_round() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
+    server
+        .faults()
+        .fail_next_matching(3, 503, "/api/v1/configmaps");
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let store = Arc::new(Store::with_namespace_index());
+    let options = fast_reflector().watch_error_handler(move |e| {
+        let code = match e {
+            kube::Error::Api(s) => s.code,
+            _ => 0,
+        };
+        record.lock().push(code);
+    });
+    let reflector =
+        Reflector::new(Api::<ConfigMap>::all(client(&server)), store.clone()).with_options(options);
+    let task = tokio::spawn(reflector.run());
+    eventually_keys(&store, &["default/a"]).await;
+    assert_eq!(*seen.lock(), [503, 503, 503]);
+    task.abort();
+}

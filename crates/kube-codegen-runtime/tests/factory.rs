@@ -118,7 +118,7 @@ async fn one_informer_per_kind_shared_by_every_caller() {
     let cms = factory.informer_for::<ConfigMap>();
     let again = factory.clone().informer_for::<ConfigMap>();
     assert!(
-        Arc::ptr_eq(&cms.store(), &again.store()),
+        cms.store().is_same_cache(&again.store()),
         "one cache per kind"
     );
     let secrets = factory.informer_for::<Secret>();

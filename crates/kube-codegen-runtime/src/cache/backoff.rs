@@ -46,6 +46,12 @@ impl Backoff {
         d + d.mul_f64(self.unit())
     }
 
+    /// Starts again from the initial delay: the server answered, so it is back.
+    pub(crate) fn reset(&mut self) {
+        self.current = self.initial;
+        self.last_reset = Instant::now();
+    }
+
     /// A uniform number in [0, 1) (splitmix64).
     fn unit(&mut self) -> f64 {
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);

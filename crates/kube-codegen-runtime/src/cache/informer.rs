@@ -28,9 +28,10 @@ use super::error::CacheError;
 use super::handler::{Deleted, EventHandler, Notification};
 use super::keys::key_of;
 use super::lister::Lister;
+use super::reader::StoreReader;
 use super::reflector::{Reflector, ReflectorOptions, ReflectorStore};
 use super::source::ListWatch;
-use super::store::{Indexers, Key, Store};
+use super::store::{Indexers, Key, NAMESPACE_INDEX, Store};
 
 /// Rewrites each object before it is cached (e.g. drops `managedFields` to save memory). It
 /// runs on the ingest path, so it should be quick, and it sees every listed and watched object.
@@ -42,8 +43,9 @@ pub struct InformerOptions<K> {
     /// Re-deliver every cached object to every handler as an update this often (`None`: never).
     /// Periods under one second are raised to one second, as in client-go.
     pub resync: Option<Duration>,
-    /// Indices besides the namespace index, which every informer cache has.
-    pub indexers: Indexers<K>,
+    /// Indices besides the namespace index, which every informer cache has; added through
+    /// [`indexer`](Self::indexer), which refuses a name already taken.
+    pub(crate) indexers: Indexers<K>,
     /// Rewrites objects before they are cached.
     pub transform: Option<Transform<K>>,
     /// The reflector's settings (backoff, page size, watch timeout).
@@ -90,10 +92,20 @@ impl<K> InformerOptions<K> {
         self
     }
 
-    /// Adds an index.
-    pub fn indexer(mut self, name: impl Into<String>, index: super::store::IndexFn<K>) -> Self {
-        self.indexers.insert(name.into(), index);
-        self
+    /// Adds an index. A name already taken (the built-in [`NAMESPACE_INDEX`], or one added
+    /// before) is [`CacheError::IndexConflict`]: replacing the namespace index would break the
+    /// listers, and quietly keeping one of two indexers would lose the user's.
+    pub fn indexer(
+        mut self,
+        name: impl Into<String>,
+        index: super::store::IndexFn<K>,
+    ) -> Result<Self, CacheError> {
+        let name = name.into();
+        if name == NAMESPACE_INDEX || self.indexers.contains_key(&name) {
+            return Err(CacheError::IndexConflict(name));
+        }
+        self.indexers.insert(name, index);
+        Ok(self)
     }
 
     /// Sets the transform.
@@ -153,6 +165,8 @@ struct Inner<K> {
     runtime: Option<Handle>,
     next_id: AtomicU64,
     max_backlog: Option<usize>,
+    /// Wakes the resync loop when a handler with a resync period is added or removed.
+    resync_changed: Notify,
 }
 
 struct Dispatch<K> {
@@ -163,7 +177,14 @@ struct Listener<K> {
     id: u64,
     tx: mpsc::UnboundedSender<Notification<K>>,
     state: Arc<ListenerState>,
+    /// This handler's resync period (`None`: no resync) and when it is next due: each handler
+    /// is resynced on its own clock, so only due handlers get the cache again (client-go's
+    /// `AddEventHandlerWithResyncPeriod`).
+    resync: Option<(Duration, tokio::time::Instant)>,
 }
+
+/// The shortest resync period a handler may ask for, as client-go's `minimumResyncPeriod`.
+pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 /// What a handler's queue, its task and its registration share: how far behind it is, and
 /// whether it was removed.
@@ -260,9 +281,10 @@ where
     pub fn new(source: impl ListWatch<K>, options: InformerOptions<K>) -> Self {
         let store = Store::with_namespace_index();
         if !options.indexers.is_empty() {
-            // Only a name clash fails, and the namespace index is the only name taken.
+            // `InformerOptions::indexer` refused every name the store already has, so this
+            // cannot clash; were it to, the error says so instead of dropping indexers quietly.
             if let Err(e) = store.add_indexers(options.indexers) {
-                tracing::warn!("informer: {e}; keeping the built-in namespace index");
+                tracing::error!("informer: {e}: the options' indexers were not added");
             }
         }
         SharedIndexInformer {
@@ -280,13 +302,14 @@ where
                 runtime: Handle::try_current().ok(),
                 next_id: AtomicU64::new(0),
                 max_backlog: options.max_handler_backlog,
+                resync_changed: Notify::new(),
             }),
         }
     }
 
-    /// The cache (shared, read it freely; the informer is its only writer).
-    pub fn store(&self) -> Arc<Store<K>> {
-        self.inner.store.clone()
+    /// The cache, read-only: the informer is its only writer.
+    pub fn store(&self) -> StoreReader<K> {
+        StoreReader::new(self.inner.store.clone())
     }
 
     /// A lister over the cache; its reads fail with
@@ -309,10 +332,31 @@ where
 
     /// Adds a handler. If the informer has already listed, the handler first receives every
     /// cached object as an initial-list add. Needs a Tokio runtime (the handler runs on its own
-    /// task): the one current now, else the one current when the informer was built.
+    /// task): the one current now, else the one current when the informer was built. The
+    /// handler is resynced at the informer's period ([`InformerOptions::resync`]), if any.
     pub fn add_event_handler(
         &self,
         handler: impl EventHandler<K>,
+    ) -> Result<Registration, CacheError> {
+        self.add_handler(handler, self.inner.resync)
+    }
+
+    /// [`add_event_handler`](Self::add_event_handler) with this handler's own resync period
+    /// (client-go's `AddEventHandlerWithResyncPeriod`): `Duration::ZERO` for none, else at least
+    /// [`MINIMUM_RESYNC_PERIOD`]. Resyncs go to the handlers that are due, not to every handler.
+    pub fn add_event_handler_with_resync_period(
+        &self,
+        handler: impl EventHandler<K>,
+        period: Duration,
+    ) -> Result<Registration, CacheError> {
+        let period = (!period.is_zero()).then(|| period.max(MINIMUM_RESYNC_PERIOD));
+        self.add_handler(handler, period)
+    }
+
+    fn add_handler(
+        &self,
+        handler: impl EventHandler<K>,
+        resync: Option<Duration>,
     ) -> Result<Registration, CacheError> {
         let runtime = Handle::try_current()
             .ok()
@@ -325,6 +369,7 @@ where
             id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
             tx,
             state: state.clone(),
+            resync: resync.map(|p| (p, tokio::time::Instant::now() + p)),
         };
         let registration = Registration {
             id: listener.id,
@@ -339,6 +384,9 @@ where
                 }
             }
             d.listeners.push(listener);
+        }
+        if resync.is_some() {
+            self.inner.resync_changed.notify_one();
         }
         runtime.spawn(async move {
             while let Some(n) = rx.recv().await {
@@ -382,16 +430,40 @@ where
         let reflector = Reflector::from_shared(self.inner.api.clone(), sink)
             .with_options(self.inner.reflector_options.clone());
         let resync = async {
-            let Some(period) = self.inner.resync else {
-                return std::future::pending().await;
-            };
-            let mut tick = tokio::time::interval(period);
-            tick.tick().await; // the first tick is immediate
             loop {
-                tick.tick().await;
-                let d = self.inner.dispatch.lock();
-                for obj in self.inner.store.list() {
-                    d.notify(Notification::Update(obj.clone(), obj));
+                let next = self
+                    .inner
+                    .dispatch
+                    .lock()
+                    .listeners
+                    .iter()
+                    .filter_map(|l| l.resync.map(|(_, due)| due))
+                    .min();
+                let changed = self.inner.resync_changed.notified();
+                match next {
+                    None => changed.await,
+                    Some(due) => {
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(due) => {}
+                            _ = changed => continue,
+                        }
+                    }
+                }
+                let mut d = self.inner.dispatch.lock();
+                let now = tokio::time::Instant::now();
+                let mut cached = None;
+                for l in &mut d.listeners {
+                    let Some((period, due)) = l.resync else {
+                        continue;
+                    };
+                    if due > now {
+                        continue;
+                    }
+                    let objects = cached.get_or_insert_with(|| self.inner.store.list());
+                    for obj in objects.iter() {
+                        l.send(Notification::Update(obj.clone(), obj.clone()));
+                    }
+                    l.resync = Some((period, now + period));
                 }
             }
         };

@@ -40,6 +40,7 @@ mod handler;
 mod informer;
 mod keys;
 mod lister;
+mod reader;
 mod reflector;
 mod source;
 mod store;
@@ -47,10 +48,12 @@ mod store;
 pub use self::error::{CacheError, NotSynced};
 pub use self::handler::{Deleted, EventHandler, EventHandlerFns};
 pub use self::informer::{
-    DEFAULT_MAX_HANDLER_BACKLOG, InformerOptions, Registration, SharedIndexInformer, Transform,
+    DEFAULT_MAX_HANDLER_BACKLOG, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration,
+    SharedIndexInformer, Transform,
 };
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
-pub use self::reflector::{Reflector, ReflectorOptions, ReflectorStore, Synced};
+pub use self::reader::StoreReader;
+pub use self::reflector::{Reflector, ReflectorOptions, ReflectorStore, Synced, WatchErrorHandler};
 pub use self::source::{ListWatch, WatchStream};
 pub use self::store::{IndexFn, Indexers, NAMESPACE_INDEX, Store, namespace_index};

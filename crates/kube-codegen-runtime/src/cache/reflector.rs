@@ -72,8 +72,21 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
     }
 }
 
+/// Called with every error that ends a list-and-watch round (a failed list, a watch that could
+/// not start or failed), before the reflector backs off and relists: client-go's
+/// `WatchErrorHandler`, for programs that want to see or count what otherwise is a log line.
+pub type WatchErrorHandler = Arc<dyn Fn(&kube::Error) + Send + Sync>;
+
+/// How a list-and-watch round ended without an error.
+enum Round {
+    /// The watch's resourceVersion expired (410): relist.
+    Expired,
+    /// The watch closed within a second without an event (client-go's `VeryShortWatchError`).
+    VeryShort,
+}
+
 /// Tuning of a [`Reflector`]; the defaults are client-go's.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct ReflectorOptions {
     /// First delay between rounds (doubles each round up to `backoff_cap`). Default 800 ms.
@@ -85,6 +98,20 @@ pub struct ReflectorOptions {
     /// Shortest watch timeout asked of the server; each watch picks one in [min, 2 min).
     /// Default 5 min.
     pub min_watch_timeout: Duration,
+    /// See [`WatchErrorHandler`]; errors are logged either way.
+    pub watch_error_handler: Option<WatchErrorHandler>,
+}
+
+impl fmt::Debug for ReflectorOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReflectorOptions")
+            .field("backoff_initial", &self.backoff_initial)
+            .field("backoff_cap", &self.backoff_cap)
+            .field("page_size", &self.page_size)
+            .field("min_watch_timeout", &self.min_watch_timeout)
+            .field("watch_error_handler", &self.watch_error_handler.is_some())
+            .finish()
+    }
 }
 
 impl Default for ReflectorOptions {
@@ -94,6 +121,7 @@ impl Default for ReflectorOptions {
             backoff_cap: Duration::from_secs(30),
             page_size: 500,
             min_watch_timeout: Duration::from_secs(300),
+            watch_error_handler: None,
         }
     }
 }
@@ -109,6 +137,12 @@ impl ReflectorOptions {
     /// Sets the list page size (at least 1).
     pub fn page_size(mut self, n: u32) -> Self {
         self.page_size = n.max(1);
+        self
+    }
+
+    /// Sets the [`WatchErrorHandler`].
+    pub fn watch_error_handler(mut self, f: impl Fn(&kube::Error) + Send + Sync + 'static) -> Self {
+        self.watch_error_handler = Some(Arc::new(f));
         self
     }
 }
@@ -209,15 +243,45 @@ where
 
     /// Runs until the future is dropped (there is nothing else to stop it: errors are logged
     /// and retried after the backoff).
+    ///
+    /// The backoff grows while the server cannot be reached, and starts again from the initial
+    /// delay as soon as the server answers anything: an expired resourceVersion (410) relists
+    /// at once (unless the previous round also ended that way within a second), and an error
+    /// status waits only the initial delay, so an informer converges as soon as the server is
+    /// back instead of sitting out the delay it grew while the server was down.
     pub async fn run(self) {
         let mut backoff = Backoff::new(self.options.backoff_initial, self.options.backoff_cap);
         let mut pos = Position::default();
+        let mut last_quick_relist: Option<Instant> = None;
         loop {
-            match self.list_and_watch(&mut pos, &mut backoff).await {
-                Ok(()) => tracing::debug!("reflector: relisting"),
-                Err(e) => tracing::warn!("reflector: {e}; relisting after backoff"),
+            let delay = match self.list_and_watch(&mut pos, &mut backoff).await {
+                Ok(Round::Expired) => {
+                    backoff.reset();
+                    let again =
+                        last_quick_relist.is_some_and(|t| t.elapsed() < Duration::from_secs(1));
+                    last_quick_relist = Some(Instant::now());
+                    tracing::debug!("reflector: resourceVersion expired; relisting");
+                    again.then(|| backoff.next_delay())
+                }
+                Ok(Round::VeryShort) => {
+                    tracing::warn!("reflector: watch closed at once without events");
+                    Some(backoff.next_delay())
+                }
+                Err(e) => {
+                    tracing::warn!("reflector: {e}; relisting after backoff");
+                    if let Some(handler) = &self.options.watch_error_handler {
+                        handler(&e);
+                    }
+                    if matches!(e, kube::Error::Api(_)) {
+                        // The server answered: it is reachable, only this request failed.
+                        backoff.reset();
+                    }
+                    Some(backoff.next_delay())
+                }
+            };
+            if let Some(delay) = delay {
+                tokio::time::sleep(delay).await;
             }
-            tokio::time::sleep(backoff.next_delay()).await;
         }
     }
 
@@ -225,15 +289,12 @@ where
         &self,
         pos: &mut Position,
         backoff: &mut Backoff,
-    ) -> Result<(), kube::Error> {
+    ) -> Result<Round, kube::Error> {
         self.list(pos).await?;
         match self.watch(pos, backoff).await {
-            WatchEnd::Relist => Ok(()),
+            WatchEnd::Relist => Ok(Round::Expired),
             WatchEnd::Failed(e) => Err(e),
-            WatchEnd::VeryShort => {
-                tracing::warn!("reflector: watch closed at once without events");
-                Ok(())
-            }
+            WatchEnd::VeryShort => Ok(Round::VeryShort),
         }
     }
 
