@@ -4,6 +4,19 @@
 //! optionally `# structural: true` (only non-structural-schema violations, which `--lenient`
 //! downgrades), then one CRD document.
 
+/// The case files of `dir` (`*.yaml`), sorted.
+pub fn case_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// What a case file says must happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidCase {

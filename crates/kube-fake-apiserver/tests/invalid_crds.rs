@@ -14,12 +14,8 @@ const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
 fn cases() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/invalid-crds");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
+    let files = kube_codegen_crd::cases::case_files(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     assert!(files.len() >= 40, "{} cases", files.len());
     files
 }

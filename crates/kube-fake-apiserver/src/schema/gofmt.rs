@@ -19,7 +19,6 @@ pub(crate) fn go_bad_value(v: &Value) -> String {
 }
 
 /// See [`super::normalize_numbers`].
-pub(crate) fn normalize_numbers(v: &mut Value, depth: usize) {
-    debug_assert_eq!(depth, 0);
+pub(crate) fn normalize_numbers(v: &mut Value) {
     kube_codegen_crd::gofmt::normalize_numbers(v, super::MAX_DEPTH);
 }

@@ -124,7 +124,7 @@ pub fn prune_with_field_validation(
 /// fraction (`1.0` → `1`, `-0.0` → `0`, `18446744073709551615` → `18446744073709552000`).
 /// Compare a sample with what a real server returns only after normalizing both.
 pub fn normalize_numbers(obj: &mut Value) {
-    gofmt::normalize_numbers(obj, 0);
+    gofmt::normalize_numbers(obj);
 }
 
 /// Fills `default`s from the schema, as the server does on create/update and on read.
