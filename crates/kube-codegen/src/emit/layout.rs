@@ -12,10 +12,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ident;
-use super::resource::{Piece, kind_module, kind_pieces, piece_items};
+use super::resource::{Piece, kind_module, kind_pieces, piece_text};
 use crate::model::{GroupMod, Model, VersionMod};
 use crate::options::Emit;
-use crate::render::{HEADER, format_file, format_syn_items};
+use crate::render::{HEADER, format_file};
 use crate::{Error, Options};
 
 /// What the clients, listers, informers and apply configurations add to a `--crate`'s
@@ -131,9 +131,7 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         .enumerate()
         .flat_map(|(i, ps)| ps.iter().map(move |p| (i, p)))
         .collect();
-    let formatted = crate::par::map(&units, |&(i, p)| {
-        piece_items(kind_files[i].1, p, emit).map(format_syn_items)
-    });
+    let formatted = crate::par::map(&units, |&(i, p)| piece_text(kind_files[i].1, p, emit));
     let mut texts: Vec<String> = vec![HEADER.to_string(); kind_files.len()];
     for (&(i, _), text) in units.iter().zip(formatted) {
         texts[i].push_str(&text?);

@@ -65,6 +65,17 @@ pub fn kind_pieces(r: &Resource, emit: Emit) -> Vec<Piece<'_>> {
     pieces
 }
 
+/// A piece formatted. Nested apply configurations are printed as text when they can be (see
+/// `apply::text`); everything else goes through prettyplease.
+pub fn piece_text(r: &Resource, piece: &Piece<'_>, emit: Emit) -> Result<String, Error> {
+    if let Piece::Apply(t) = piece
+        && let Some(text) = super::apply::text::nested(t, &r.types)
+    {
+        return Ok(text);
+    }
+    piece_items(r, piece, emit).map(crate::render::format_syn_items)
+}
+
 /// A piece as `syn` items: nested types are built directly, the rest parsed from tokens.
 pub fn piece_items(r: &Resource, piece: &Piece<'_>, emit: Emit) -> Result<Vec<syn::Item>, Error> {
     match piece {

@@ -3,6 +3,8 @@
 //! per field. Required fields of the type are optional here: an apply claims exactly the fields
 //! it sends, so a controller must be able to leave out the ones it does not own.
 
+pub mod text;
+
 use proc_macro2::TokenStream;
 use quote::quote;
 
