@@ -1,4 +1,5 @@
 //! Request handlers, one module per family of verbs.
+pub mod continuation;
 pub mod discovery;
 pub mod patch;
 pub mod read;
