@@ -538,11 +538,11 @@ async fn table_and_partial_metadata_output() {
     )
     .await;
     assert_eq!(r.body["kind"], "PartialObjectMetadata");
-    // Aggregated discovery is not served: the legacy document comes back, as from a server without it.
+    // A representation the server does not have falls through to the next acceptable one.
     let r = get_accept(
         &c,
         "/apis",
-        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+        "application/json;g=example.com;v=v9;as=Nothing,application/json",
     )
     .await;
     assert_eq!(r.body["kind"], "APIGroupList");

@@ -60,7 +60,7 @@ pub fn group(shared: &Arc<Shared>, name: &str) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-const VERBS: &[&str] = &[
+pub const VERBS: &[&str] = &[
     "create",
     "delete",
     "deletecollection",
