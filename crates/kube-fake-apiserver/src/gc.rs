@@ -81,9 +81,15 @@ fn owner_refs(obj: &Value) -> Vec<OwnerRef> {
         .collect()
 }
 
+/// The objects the collector has to look at: those with owners, and those being deleted.
 fn nodes(db: &Db) -> Vec<Node> {
     db.store
         .iter()
+        .filter(|(_, o)| {
+            let m = o.get("metadata");
+            m.and_then(|m| m.get("ownerReferences")).is_some()
+                || m.and_then(|m| m.get("deletionTimestamp")).is_some()
+        })
         .map(|(k, o)| Node {
             key: k.clone(),
             uid: str_of(o.pointer("/metadata/uid")).to_string(),

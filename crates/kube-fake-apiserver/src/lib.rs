@@ -1,5 +1,9 @@
 //! An in-memory Kubernetes API server for tests: real HTTP protocol, real watch semantics, fault injection.
 //!
+//! The controllers tests depend on run in-process: a garbage collector, the namespace lifecycle,
+//! CRD naming/establishing and, when asked for, a deployment status stand-in (see
+//! [`ServerBuilder`]).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), kube_fake_apiserver::Error> {
 //! let server = kube_fake_apiserver::FakeApiServer::start().await?;
