@@ -15,10 +15,6 @@ use crate::state::{Db, Shared};
 use crate::util::{meta_mut, meta_str};
 use crate::{crd, deployments, gc, namespaces};
 
-/// Passes in a row before the task yields the lock even if work remains (a cascade continues
-/// on the next wake-up, which its own writes trigger).
-const MAX_ROUNDS: usize = 64;
-
 #[derive(Debug, Clone)]
 pub(crate) struct ControllerSettings {
     pub gc: bool,
@@ -38,44 +34,52 @@ pub(crate) fn spawn(shared: Arc<Shared>, settings: ControllerSettings) -> JoinHa
     let mut rx = shared.db.lock().store.subscribe();
     tokio::spawn(async move {
         let mut timers = Timers::default();
+        let mut collector = gc::Collector::new();
         loop {
             let next = {
                 let mut db = shared.db.lock();
-                run(&mut db, &settings, &mut timers)
+                // Every write happens under this lock, so once drained here the collector's view
+                // is the store's.
+                loop {
+                    match rx.try_recv() {
+                        Ok(e) => collector.observe(&e),
+                        Err(TryRecvError::Lagged(_)) => collector.lagged(),
+                        Err(_) => break,
+                    }
+                }
+                run(&mut db, &settings, &mut timers, &mut collector)
             };
             // Far enough to mean "no timer"; tokio caps sleeps anyway.
             let wake = next.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
             tokio::select! {
-                r = rx.recv() => if matches!(r, Err(RecvError::Closed)) { return },
+                r = rx.recv() => match r {
+                    Ok(e) => collector.observe(&e),
+                    Err(RecvError::Lagged(_)) => collector.lagged(),
+                    Err(RecvError::Closed) => return,
+                },
                 _ = sleep_until(wake) => {}
             }
-            // One pass covers every change that is already queued.
-            while matches!(rx.try_recv(), Ok(_) | Err(TryRecvError::Lagged(_))) {}
         }
     })
 }
 
-/// Runs the controllers until they have nothing left to do now; returns the next due time.
-fn run(db: &mut Db, settings: &ControllerSettings, timers: &mut Timers) -> Option<Instant> {
-    let mut next = None;
-    for _ in 0..MAX_ROUNDS {
-        let at = Instant::now();
-        let mut changed = false;
-        if settings.gc {
-            changed |= gc::collect(db);
-        }
-        changed |= namespaces::reconcile(db);
-        let (c, n) = crds(db, settings.crd_establish_delay, &mut timers.crds, at);
-        changed |= c;
-        next = n;
-        if let Some(delay) = settings.deployments_available_after {
-            let (c, n) = deployments::reconcile(db, delay, &mut timers.deployments, at);
-            changed |= c;
-            next = earliest(next, n);
-        }
-        if !changed {
-            break;
-        }
+/// Runs the controllers once over what changed; returns the next due time. Their own writes
+/// come back as events, so a cascade goes on in the next round.
+fn run(
+    db: &mut Db,
+    settings: &ControllerSettings,
+    timers: &mut Timers,
+    collector: &mut gc::Collector,
+) -> Option<Instant> {
+    let at = Instant::now();
+    if settings.gc {
+        collector.run(db);
+    }
+    namespaces::reconcile(db);
+    let (_, mut next) = crds(db, settings.crd_establish_delay, &mut timers.crds, at);
+    if let Some(delay) = settings.deployments_available_after {
+        let (_, n) = deployments::reconcile(db, delay, &mut timers.deployments, at);
+        next = earliest(next, n);
     }
     next
 }

@@ -11,7 +11,7 @@ use crate::namespaces::CONTROLLER_MANAGER;
 use crate::objects::{self, Mode, WriteOpts};
 use crate::registry::Resource;
 use crate::state::Db;
-use crate::store::Key;
+use crate::store::{Event, EventType, Key};
 use crate::util::{finalizers, meta_mut, str_of};
 
 /// One `metadata.ownerReferences` entry.
@@ -22,16 +22,6 @@ struct OwnerRef {
     name: String,
     uid: String,
     block: bool,
-}
-
-/// What the collector needs of one object.
-#[derive(Debug)]
-struct Node {
-    key: Key,
-    uid: String,
-    owners: Vec<OwnerRef>,
-    deleting: bool,
-    finalizers: Vec<String>,
 }
 
 /// How an owner reference resolves (`classifyReferences`).
@@ -81,25 +71,6 @@ fn owner_refs(obj: &Value) -> Vec<OwnerRef> {
         .collect()
 }
 
-/// The objects the collector has to look at: those with owners, and those being deleted.
-fn nodes(db: &Db) -> Vec<Node> {
-    db.store
-        .iter()
-        .filter(|(_, o)| {
-            let m = o.get("metadata");
-            m.and_then(|m| m.get("ownerReferences")).is_some()
-                || m.and_then(|m| m.get("deletionTimestamp")).is_some()
-        })
-        .map(|(k, o)| Node {
-            key: k.clone(),
-            uid: str_of(o.pointer("/metadata/uid")).to_string(),
-            owners: owner_refs(o),
-            deleting: o.pointer("/metadata/deletionTimestamp").is_some(),
-            finalizers: finalizers(o),
-        })
-        .collect()
-}
-
 fn resolve(db: &Db, dependent: &Key, r: &OwnerRef) -> Owner {
     let group = r.api_version.split_once('/').map_or("", |(g, _)| g);
     let Some(res) = db.registry.by_kind(group, &r.kind) else {
@@ -132,30 +103,174 @@ fn resolve(db: &Db, dependent: &Key, r: &OwnerRef) -> Owner {
     }
 }
 
-/// Decides, for a snapshot of the store, what the collector does next.
-fn plan(db: &Db) -> Vec<Action> {
-    let nodes = nodes(db);
-    // owner uid -> (dependent index, blockOwnerDeletion)
-    let mut dependents: HashMap<&str, Vec<(usize, bool)>> = HashMap::new();
-    for (i, n) in nodes.iter().enumerate() {
-        for r in &n.owners {
-            dependents
-                .entry(r.uid.as_str())
-                .or_default()
-                .push((i, r.block));
+fn uid_of(o: &Value) -> &str {
+    str_of(o.pointer("/metadata/uid"))
+}
+
+fn deleting(o: &Value) -> bool {
+    o.pointer("/metadata/deletionTimestamp").is_some()
+}
+
+/// The collector's view of the ownership graph, kept up to date from the store's events, and
+/// the objects to look at next. Only objects an event touched are looked at, so a write costs
+/// the collector the size of its neighbourhood, not of the store.
+#[derive(Default)]
+pub struct Collector {
+    /// owner uid -> the objects that name it.
+    dependents: HashMap<String, HashSet<Key>>,
+    /// uid -> object.
+    by_uid: HashMap<String, Key>,
+    /// object -> the uids it names as owners.
+    owners_of: HashMap<Key, Vec<String>>,
+    /// Objects to look at, as dependents and as owners.
+    dirty: HashSet<Key>,
+    /// Rebuild everything from the store (at start, after missed events, when kinds changed).
+    full: bool,
+}
+
+impl Collector {
+    pub fn new() -> Self {
+        Collector {
+            full: true,
+            ..Default::default()
         }
     }
-    let mut actions = Vec::new();
-    for n in &nodes {
-        if n.owners.is_empty() || n.deleting {
-            continue;
+
+    /// Events were missed: start over from the store.
+    pub fn lagged(&mut self) {
+        self.full = true;
+    }
+
+    fn forget(&mut self, key: &Key) {
+        for owner in self.owners_of.remove(key).unwrap_or_default() {
+            if let Some(set) = self.dependents.get_mut(&owner) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.dependents.remove(&owner);
+                }
+            }
         }
-        let states: Vec<Owner> = n.owners.iter().map(|r| resolve(db, &n.key, r)).collect();
+    }
+
+    fn learn(&mut self, key: &Key, obj: &Value) {
+        let uid = uid_of(obj);
+        if !uid.is_empty() {
+            self.by_uid.insert(uid.to_string(), key.clone());
+        }
+        let owners: Vec<String> = owner_refs(obj).into_iter().map(|r| r.uid).collect();
+        for o in &owners {
+            self.dependents
+                .entry(o.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        if !owners.is_empty() {
+            self.owners_of.insert(key.clone(), owners);
+        }
+    }
+
+    fn mark_owners(&mut self, uids: &[String]) {
+        for u in uids {
+            if let Some(k) = self.by_uid.get(u) {
+                self.dirty.insert(k.clone());
+            }
+        }
+    }
+
+    fn mark_dependents(&mut self, uid: &str) {
+        if let Some(deps) = self.dependents.get(uid) {
+            self.dirty.extend(deps.iter().cloned());
+        }
+    }
+
+    /// Takes in one change of the store.
+    pub fn observe(&mut self, e: &Event) {
+        if self.full {
+            return;
+        }
+        if e.key.group == "apiextensions.k8s.io" {
+            // Kinds came or went: owner references may resolve differently now.
+            self.full = true;
+            return;
+        }
+        let before = self.owners_of.get(&e.key).cloned().unwrap_or_default();
+        self.forget(&e.key);
+        if let Some(old) = &e.old {
+            let old_uid = uid_of(old);
+            if old_uid != uid_of(&e.object) || e.kind == EventType::Deleted {
+                self.by_uid.remove(old_uid);
+                // Its dependents may have lost their owner.
+                self.mark_dependents(old_uid);
+            }
+        }
+        // Owners in the foreground wait on it; they may be free now.
+        self.mark_owners(&before);
+        if e.kind == EventType::Deleted {
+            return;
+        }
+        self.learn(&e.key, &e.object);
+        self.dirty.insert(e.key.clone());
+        if deleting(&e.object) {
+            // Its dependents see an owner being deleted (in the foreground, it waits for them).
+            self.mark_dependents(uid_of(&e.object));
+        }
+    }
+
+    fn rebuild(&mut self, db: &Db) {
+        self.dependents.clear();
+        self.by_uid.clear();
+        self.owners_of.clear();
+        self.dirty.clear();
+        let all: Vec<(Key, Value)> = db
+            .store
+            .iter()
+            .map(|(k, o)| (k.clone(), o.clone()))
+            .collect();
+        for (k, o) in &all {
+            self.learn(k, o);
+            if o.pointer("/metadata/ownerReferences").is_some() || deleting(o) {
+                self.dirty.insert(k.clone());
+            }
+        }
+        self.full = false;
+    }
+
+    /// Looks at every object an event touched and acts; returns whether it changed anything.
+    pub fn run(&mut self, db: &mut Db) -> bool {
+        if self.full {
+            self.rebuild(db);
+        }
+        let dirty: Vec<Key> = self.dirty.drain().collect();
+        let mut actions = Vec::new();
+        for key in dirty {
+            let Some(obj) = db.store.get(&key) else {
+                continue;
+            };
+            if deleting(obj) {
+                self.as_owner(db, &key, obj, &mut actions);
+            } else {
+                self.as_dependent(db, &key, obj, &mut actions);
+            }
+        }
+        let mut changed = false;
+        for a in actions {
+            changed |= apply(db, a);
+        }
+        changed
+    }
+
+    /// `attemptToDeleteItem`: a dependent without a solid owner goes; references to owners that
+    /// are gone (or waiting for their dependents) leave a dependent that still has a solid one.
+    fn as_dependent(&self, db: &Db, key: &Key, obj: &Value, actions: &mut Vec<Action>) {
+        let refs = owner_refs(obj);
+        if refs.is_empty() {
+            return;
+        }
+        let states: Vec<Owner> = refs.iter().map(|r| resolve(db, key, r)).collect();
         if states.contains(&Owner::Unresolvable) {
-            continue;
+            return;
         }
-        let released: HashSet<String> = n
-            .owners
+        let released: HashSet<String> = refs
             .iter()
             .zip(&states)
             .filter(|(_, s)| matches!(s, Owner::Absent | Owner::Waiting))
@@ -164,15 +279,16 @@ fn plan(db: &Db) -> Vec<Action> {
         if states.contains(&Owner::Solid) {
             if !released.is_empty() {
                 actions.push(Action::RemoveOwnerRefs {
-                    key: n.key.clone(),
+                    key: key.clone(),
                     uids: released,
                 });
             }
-            continue;
+            return;
         }
-        let has = |f: &str| n.finalizers.iter().any(|x| x == f);
-        let policy = if states.contains(&Owner::Waiting) && dependents.contains_key(n.uid.as_str())
-        {
+        let fins = finalizers(obj);
+        let has = |f: &str| fins.iter().any(|x| x == f);
+        let uid = uid_of(obj);
+        let policy = if states.contains(&Owner::Waiting) && self.dependents.contains_key(uid) {
             Propagation::Foreground
         } else if has(ORPHAN) {
             Propagation::Orphan
@@ -182,36 +298,48 @@ fn plan(db: &Db) -> Vec<Action> {
             Propagation::Background
         };
         actions.push(Action::Delete {
-            key: n.key.clone(),
-            uid: n.uid.clone(),
+            key: key.clone(),
+            uid: uid.to_string(),
             policy,
         });
     }
-    for n in nodes.iter().filter(|n| n.deleting) {
-        let deps = dependents
-            .get(n.uid.as_str())
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        if n.finalizers.iter().any(|f| f == ORPHAN) {
-            for (i, _) in deps {
+
+    /// An owner being deleted: `orphan` releases its dependents, `foregroundDeletion` waits for
+    /// the blocking ones.
+    fn as_owner(&self, db: &Db, key: &Key, obj: &Value, actions: &mut Vec<Action>) {
+        let uid = uid_of(obj);
+        let fins = finalizers(obj);
+        let deps: Vec<&Key> = self
+            .dependents
+            .get(uid)
+            .map(|d| d.iter().collect())
+            .unwrap_or_default();
+        if fins.iter().any(|f| f == ORPHAN) {
+            for d in &deps {
                 actions.push(Action::RemoveOwnerRefs {
-                    key: nodes[*i].key.clone(),
-                    uids: HashSet::from([n.uid.clone()]),
+                    key: (*d).clone(),
+                    uids: HashSet::from([uid.to_string()]),
                 });
             }
             actions.push(Action::RemoveFinalizer {
-                key: n.key.clone(),
+                key: key.clone(),
                 finalizer: ORPHAN,
             });
         }
-        if n.finalizers.iter().any(|f| f == FOREGROUND) && !deps.iter().any(|(_, block)| *block) {
-            actions.push(Action::RemoveFinalizer {
-                key: n.key.clone(),
-                finalizer: FOREGROUND,
+        if fins.iter().any(|f| f == FOREGROUND) {
+            let blocked = deps.iter().any(|d| {
+                db.store
+                    .get(d)
+                    .is_some_and(|dep| owner_refs(dep).iter().any(|r| r.uid == uid && r.block))
             });
+            if !blocked {
+                actions.push(Action::RemoveFinalizer {
+                    key: key.clone(),
+                    finalizer: FOREGROUND,
+                });
+            }
         }
     }
-    actions
 }
 
 /// Writes `new` over the object at `key` as the controller manager (an update without a
@@ -303,13 +431,4 @@ fn apply(db: &mut Db, action: Action) -> bool {
                 && db.store.rv() != before
         }
     }
-}
-
-/// One collector pass over the whole store. Returns whether it changed anything.
-pub fn collect(db: &mut Db) -> bool {
-    let mut changed = false;
-    for action in plan(db) {
-        changed |= apply(db, action);
-    }
-    changed
 }
