@@ -390,14 +390,60 @@ async fn namespaces_terminate_refuse_new_content_and_go() {
             .map(|_| ())
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let still = nss
-        .get("team")
-        .await
-        .expect("team kept while content remains");
+    let still = eventually("the remaining content reported", || async {
+        let ns = nss
+            .get("team")
+            .await
+            .expect("team kept while content remains");
+        let reported = ns
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "NamespaceFinalizersRemaining" && c.status == "True")
+            });
+        reported.then_some(ns)
+    })
+    .await;
+    let status = still.status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Terminating"));
+    let conditions: Vec<(String, String, String)> = status
+        .conditions
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.type_, c.status, c.message.unwrap_or_default()))
+        .collect();
+    let t = |ty: &str, st: &str, m: &str| (ty.to_string(), st.to_string(), m.to_string());
     assert_eq!(
-        still.status.and_then(|s| s.phase).as_deref(),
-        Some("Terminating")
+        conditions,
+        [
+            t(
+                "NamespaceDeletionDiscoveryFailure",
+                "False",
+                "All resources successfully discovered"
+            ),
+            t(
+                "NamespaceDeletionGroupVersionParsingFailure",
+                "False",
+                "All legacy kube types successfully parsed"
+            ),
+            t(
+                "NamespaceDeletionContentFailure",
+                "False",
+                "All content successfully deleted, may be waiting on finalization"
+            ),
+            t(
+                "NamespaceContentRemaining",
+                "True",
+                "Some resources are remaining: configmaps. has 1 resource instances"
+            ),
+            t(
+                "NamespaceFinalizersRemaining",
+                "True",
+                "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
+            ),
+        ]
     );
 
     in_team
