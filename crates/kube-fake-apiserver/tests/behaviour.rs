@@ -174,6 +174,65 @@ async fn foreground_keeps_the_owner_until_blocking_dependents_are_gone() {
     gone(&widgets(&c), "owner").await;
 }
 
+/// The reference a ConfigMap dependent holds to ConfigMap `owner`.
+fn cm_owner_ref(owner: &ConfigMap) -> OwnerReference {
+    OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: owner.metadata.name.clone().expect("name"),
+        uid: owner.metadata.uid.clone().expect("uid"),
+        block_owner_deletion: Some(true),
+        controller: None,
+    }
+}
+
+#[tokio::test]
+async fn foreground_cascades_through_dependents_that_have_dependents() {
+    let (_s, c) = with_widgets().await;
+    let owner = create_widget(&c, "owner").await;
+    let child = dependent(&c, "child", vec![owner_ref(&owner, true)], &[]).await;
+    dependent(
+        &c,
+        "grandchild",
+        vec![cm_owner_ref(&child)],
+        &["example.com/hold"],
+    )
+    .await;
+    widgets(&c)
+        .delete("owner", &DeleteParams::foreground())
+        .await
+        .expect("delete");
+    // The child has a dependent of its own, so it is deleted in the foreground too: it waits
+    // for the grandchild, which its finalizer holds.
+    let held = eventually("the child waiting for its dependent", || async {
+        let ch = cms(&c).get("child").await.expect("child");
+        let waiting = ch
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == "foregroundDeletion");
+        waiting.then_some(ch)
+    })
+    .await;
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert!(
+        widgets(&c).get_opt("owner").await.unwrap().is_some(),
+        "the owner waits too"
+    );
+    cms(&c)
+        .patch(
+            "grandchild",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("finalizer removed");
+    gone(&cms(&c), "grandchild").await;
+    gone(&cms(&c), "child").await;
+    gone(&widgets(&c), "owner").await;
+}
+
 #[tokio::test]
 async fn orphan_removes_the_owner_reference_from_dependents() {
     let (_s, c) = with_widgets().await;
