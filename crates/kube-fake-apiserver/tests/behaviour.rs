@@ -756,7 +756,7 @@ const WIDGET_CRD: &str =
 #[tokio::test]
 async fn crds_are_established_after_the_delay() {
     let s = FakeApiServer::builder()
-        .crd_establish_delay(Duration::from_millis(400))
+        .crd_establish_delay(Duration::from_millis(1500))
         .start()
         .await
         .unwrap();
@@ -861,7 +861,7 @@ fn counts(d: &Deployment) -> (Option<i64>, [Option<i32>; 4]) {
 #[tokio::test]
 async fn deployments_become_available_after_the_delay() {
     let s = FakeApiServer::builder()
-        .deployments_become_available(Some(Duration::from_millis(1500)))
+        .deployments_become_available(Some(Duration::from_millis(2500)))
         .start()
         .await
         .unwrap();
