@@ -3,7 +3,10 @@ use serde_json::{Value, json};
 
 use crate::registry::{Resource, ScalePaths, Version};
 use crate::schema::Cause;
-use crate::util::{now, str_of};
+use std::collections::HashSet;
+
+use crate::state::Db;
+use crate::util::{meta_str, now, str_list, str_of};
 
 fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     str_of(path.iter().try_fold(v, |cur, k| cur.get(*k)))
@@ -93,9 +96,166 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
     })
 }
 
-/// The status the apiextensions controllers would set: names accepted, established.
-pub fn set_status(crd: &mut Value) {
-    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+/// The `Established` condition once the establishing controller has run.
+fn established_true(time: &str) -> Value {
+    json!({"type": "Established", "status": "True", "lastTransitionTime": time,
+           "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"})
+}
+
+/// Whether the CRD's resources are served (`Established=True`).
+pub fn is_established(crd: &Value) -> bool {
+    condition(crd, "Established").is_some_and(|c| str_of(c.get("status")) == "True")
+}
+
+/// Waiting for the establishing controller (`Established=False`, reason `Installing`).
+pub fn is_installing(crd: &Value) -> bool {
+    condition(crd, "Established").is_some_and(|c| {
+        str_of(c.get("status")) == "False" && str_of(c.get("reason")) == "Installing"
+    })
+}
+
+pub fn names_accepted(crd: &Value) -> bool {
+    condition(crd, "NamesAccepted").is_some_and(|c| str_of(c.get("status")) == "True")
+}
+
+fn condition<'a>(crd: &'a Value, ty: &str) -> Option<&'a Value> {
+    crd.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| str_of(c.get("type")) == ty)
+}
+
+/// Sets (or replaces) a condition as `SetCRDCondition` does: the transition time moves only
+/// when the status does.
+fn set_condition(crd: &mut Value, mut cond: Value) {
+    if !crd.get("status").is_some_and(Value::is_object) {
+        crd["status"] = json!({});
+    }
+    let conds = &mut crd["status"]["conditions"];
+    if !conds.is_array() {
+        *conds = json!([]);
+    }
+    let Some(list) = conds.as_array_mut() else {
+        return;
+    };
+    let ty = str_of(cond.get("type")).to_string();
+    match list.iter_mut().find(|c| str_of(c.get("type")) == ty) {
+        Some(old) => {
+            if old.get("status") == cond.get("status") {
+                cond["lastTransitionTime"] = old["lastTransitionTime"].clone();
+            }
+            *old = cond;
+        }
+        None => list.push(cond),
+    }
+}
+
+/// The accepted names of the other CRDs of `group`: (resource names, kind names).
+fn claimed(db: &Db, group: &str, own: &str) -> (HashSet<String>, HashSet<String>) {
+    let mut resources = HashSet::new();
+    let mut kinds = HashSet::new();
+    for (k, other) in db
+        .store
+        .list("apiextensions.k8s.io", "customresourcedefinitions", None)
+    {
+        if k.name == own || s(&other, &["spec", "group"]) != group {
+            continue;
+        }
+        let acc = other
+            .pointer("/status/acceptedNames")
+            .unwrap_or(&Value::Null);
+        resources.insert(s(acc, &["plural"]).to_string());
+        resources.insert(s(acc, &["singular"]).to_string());
+        resources.extend(str_list(acc.get("shortNames")));
+        kinds.insert(s(acc, &["kind"]).to_string());
+        kinds.insert(s(acc, &["listKind"]).to_string());
+    }
+    (resources, kinds)
+}
+
+/// `equalToAcceptedOrFresh`.
+fn fresh(requested: &str, accepted: &str, used: &HashSet<String>) -> Result<(), String> {
+    if requested == accepted || !used.contains(requested) {
+        Ok(())
+    } else {
+        Err(format!("\"{requested}\" is already in use"))
+    }
+}
+
+/// The naming controller: which requested names can be accepted next to the other CRDs of the
+/// group, and the `NamesAccepted` condition (the last conflict found names the reason).
+fn accept_names(db: &Db, crd: &Value) -> (Value, Option<(&'static str, String)>) {
+    let group = s(crd, &["spec", "group"]);
+    let (resources, kinds) = claimed(db, group, meta_str(crd, "name"));
+    let req = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    let acc = crd
+        .pointer("/status/acceptedNames")
+        .cloned()
+        .unwrap_or(json!({}));
+    let mut out = acc.clone();
+    if !out.is_object() {
+        out = json!({});
+    }
+    let mut conflict = None;
+    let take = |field: &str, used: &HashSet<String>, reason: &'static str, out: &mut Value| {
+        let r = s(&req, &[field]);
+        match fresh(r, s(&acc, &[field]), used) {
+            Ok(()) => {
+                if !r.is_empty() {
+                    out[field] = json!(r);
+                }
+                None
+            }
+            Err(m) => Some((reason, m)),
+        }
+    };
+    if let Some(c) = take("plural", &resources, "PluralConflict", &mut out) {
+        conflict = Some(c);
+    }
+    if let Some(c) = take("singular", &resources, "SingularConflict", &mut out) {
+        conflict = Some(c);
+    }
+    let req_short = str_list(req.get("shortNames"));
+    let acc_short = str_list(acc.get("shortNames"));
+    if req_short != acc_short {
+        let errs: Vec<String> = req_short
+            .iter()
+            .filter(|n| !acc_short.contains(n))
+            .filter(|n| *n != s(&acc, &["plural"]) && *n != s(&acc, &["singular"]))
+            .filter_map(|n| fresh(n, "", &resources).err())
+            .collect();
+        match errs.len() {
+            0 if req_short.is_empty() => {
+                out.as_object_mut().map(|o| o.remove("shortNames"));
+            }
+            0 => out["shortNames"] = json!(req_short),
+            1 => conflict = Some(("ShortNamesConflict", errs[0].clone())),
+            _ => conflict = Some(("ShortNamesConflict", format!("[{}]", errs.join(", ")))),
+        }
+    }
+    if let Some(c) = take("kind", &kinds, "KindConflict", &mut out) {
+        conflict = Some(c);
+    }
+    if out.get("kind").is_none() {
+        // `kind` has no omitempty: an unaccepted kind shows as "".
+        out["kind"] = json!("");
+    }
+    if let Some(c) = take("listKind", &kinds, "ListKindConflict", &mut out) {
+        conflict = Some(c);
+    }
+    match req.get("categories") {
+        Some(c) => out["categories"] = c.clone(),
+        None => {
+            out.as_object_mut().map(|o| o.remove("categories"));
+        }
+    }
+    (out, conflict)
+}
+
+/// The status the apiextensions controllers would set: accepted names and `NamesAccepted` from
+/// the naming controller, `Established` (at once, or `Installing` while
+/// `crd_establish_delay` runs), stored versions.
+pub fn set_status(db: &Db, crd: &mut Value) {
     let storage: Vec<Value> = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
@@ -116,20 +276,35 @@ pub fn set_status(crd: &mut Value) {
             stored.push(v);
         }
     }
-    // Keep the transition time when the conditions are already true, so re-applying is a no-op.
-    let t = crd
-        .pointer("/status/conditions/0/lastTransitionTime")
-        .and_then(Value::as_str)
-        .map(String::from)
-        .unwrap_or_else(now);
-    crd["status"] = json!({
-        "acceptedNames": names,
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": t, "reason": "NoConflicts",
-             "message": "no conflicts found"},
-            {"type": "Established", "status": "True", "lastTransitionTime": t, "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted"}
-        ],
-        "storedVersions": stored,
-    });
+    let t = now();
+    let (names, conflict) = accept_names(db, crd);
+    let accepted = conflict.is_none();
+    let names_cond = match conflict {
+        None => json!({"type": "NamesAccepted", "status": "True", "lastTransitionTime": t,
+                       "reason": "NoConflicts", "message": "no conflicts found"}),
+        Some((reason, message)) => json!({"type": "NamesAccepted", "status": "False",
+                       "lastTransitionTime": t, "reason": reason, "message": message}),
+    };
+    let old_established = condition(crd, "Established").cloned();
+    let established = match old_established {
+        Some(c) if str_of(c.get("status")) == "True" => c,
+        _ if accepted && db.crd_establish_delay.is_zero() => established_true(&t),
+        _ if accepted => json!({"type": "Established", "status": "False", "lastTransitionTime": t,
+                                "reason": "Installing", "message": "the initial names have been accepted"}),
+        Some(c) => c,
+        None => json!({"type": "Established", "status": "False", "lastTransitionTime": t,
+                       "reason": "NotAccepted", "message": "not all names are accepted"}),
+    };
+    if !crd.get("status").is_some_and(Value::is_object) {
+        crd["status"] = json!({});
+    }
+    crd["status"]["acceptedNames"] = names;
+    set_condition(crd, names_cond);
+    set_condition(crd, established);
+    crd["status"]["storedVersions"] = json!(stored);
+}
+
+/// What the establishing controller writes once the delay is over.
+pub fn establish(crd: &mut Value) {
+    set_condition(crd, established_true(&now()));
 }

@@ -35,6 +35,8 @@ pub(crate) struct FaultState {
     fail: Mutex<Vec<FailRule>>,
     latency: Mutex<Duration>,
     pub recording: AtomicBool,
+    /// Lists (with a continue token or an exact resourceVersion) still to answer 410.
+    expire_lists: AtomicUsize,
 }
 
 impl FaultState {
@@ -54,6 +56,12 @@ impl FaultState {
     }
     pub fn latency(&self) -> Duration {
         *self.latency.lock()
+    }
+    /// Whether this list must answer 410 as if its snapshot were compacted (counts one down).
+    pub fn take_list_expiry(&self) -> bool {
+        self.expire_lists
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
     }
     /// Events after which every watch ends (0: never).
     pub fn end_after(&self) -> usize {
@@ -90,6 +98,17 @@ impl Faults {
     /// Forgets the event history: the next watch (or list) from an older resourceVersion gets 410 Expired.
     pub fn compact(&self) {
         self.shared.db.lock().store.compact();
+    }
+
+    /// The next `n` lists that could expire answer 410 `Expired` as if their snapshot had been
+    /// compacted: a list with a `continue` token gets the "continue parameter is too old" Status
+    /// carrying the inconsistent-continue token in `metadata.continue`, a list at an exact
+    /// resourceVersion (`resourceVersionMatch=Exact`, or a `limit` with a resourceVersion) gets
+    /// "The resourceVersion for the provided list is too old.". Other lists are served and do not
+    /// count. Lets a test drive a client's fallback (relist from scratch, or continue
+    /// inconsistently) without compacting the history.
+    pub fn expire_lists(&self, n: usize) {
+        self.shared.faults.expire_lists.store(n, Ordering::Relaxed);
     }
 
     /// The next `count` requests fail with `code` (500, 429 with `Retry-After`, 503, ...).

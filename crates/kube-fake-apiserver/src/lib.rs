@@ -1,5 +1,9 @@
 //! An in-memory Kubernetes API server for tests: real HTTP protocol, real watch semantics, fault injection.
 //!
+//! The controllers tests depend on run in-process: a garbage collector, the namespace lifecycle,
+//! CRD naming/establishing and, when asked for, a deployment status stand-in (see
+//! [`ServerBuilder`]).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), kube_fake_apiserver::Error> {
 //! let server = kube_fake_apiserver::FakeApiServer::start().await?;
@@ -10,11 +14,16 @@
 //! ```
 
 mod builtin_defaults;
+mod controllers;
 mod crd;
+mod deletion;
+mod deployments;
 mod faults;
+mod gc;
 mod handlers;
 mod http;
 mod kubeconfig;
+mod namespaces;
 mod objects;
 pub mod openapi;
 mod proto;
@@ -32,6 +41,7 @@ mod util;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -62,6 +72,9 @@ pub struct ServerBuilder {
     builtins: bool,
     port: u16,
     require_namespaces: bool,
+    garbage_collector: bool,
+    crd_establish_delay: Duration,
+    deployments_available_after: Option<Duration>,
 }
 
 impl Default for ServerBuilder {
@@ -72,6 +85,9 @@ impl Default for ServerBuilder {
             builtins: true,
             port: 0,
             require_namespaces: false,
+            garbage_collector: true,
+            crd_establish_delay: Duration::ZERO,
+            deployments_available_after: None,
         }
     }
 }
@@ -88,7 +104,8 @@ impl ServerBuilder {
         self
     }
     /// Register the built-in kinds (namespaces, configmaps, secrets, events, services, pods,
-    /// serviceaccounts, deployments, events.k8s.io events, leases) and the `default` namespace.
+    /// serviceaccounts, deployments, events.k8s.io events, leases) and the namespaces a cluster
+    /// starts with (`default`, `kube-system`, `kube-public`, `kube-node-lease`).
     pub fn builtins(mut self, on: bool) -> Self {
         self.builtins = on;
         self
@@ -99,6 +116,29 @@ impl ServerBuilder {
         self.require_namespaces = on;
         self
     }
+    /// Run the garbage collector (on by default): dependents whose owners (matched by uid) are
+    /// gone are deleted, and DELETE with `propagationPolicy` `Orphan` or `Foreground` gets the
+    /// `orphan` / `foregroundDeletion` finalizer semantics. Off: owners go at once and
+    /// dependents stay, for tests that want to see orphans.
+    pub fn garbage_collector(mut self, on: bool) -> Self {
+        self.garbage_collector = on;
+        self
+    }
+    /// How long a new CRD stays `Established=False` (reason `Installing`) before it is
+    /// established and its resources are served. Zero (the default): at once.
+    pub fn crd_establish_delay(mut self, delay: Duration) -> Self {
+        self.crd_establish_delay = delay;
+        self
+    }
+    /// A stand-in for the deployment controller: with `Some(delay)`, every Deployment's
+    /// `status.observedGeneration` follows its generation at once, and `delay` after each new
+    /// generation `replicas`, `updatedReplicas`, `readyReplicas` and `availableReplicas` equal
+    /// `spec.replicas` (with an `Available` condition). `None` (the default): nothing writes
+    /// Deployment status but the clients.
+    pub fn deployments_become_available(mut self, delay: Option<Duration>) -> Self {
+        self.deployments_available_after = delay;
+        self
+    }
     /// Port on 127.0.0.1 (0: any free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -106,7 +146,13 @@ impl ServerBuilder {
     }
 
     pub async fn start(self) -> Result<FakeApiServer, Error> {
-        let shared = Shared::new(self.history_limit, self.builtins, self.require_namespaces);
+        let shared = Shared::new(&state::Settings {
+            history_limit: self.history_limit,
+            builtins: self.builtins,
+            require_namespaces: self.require_namespaces,
+            gc_enabled: self.garbage_collector,
+            crd_establish_delay: self.crd_establish_delay,
+        });
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|source| Error::Bind {
@@ -128,10 +174,19 @@ impl ServerBuilder {
             listener,
             tls.as_ref().map(|t| t.acceptor.clone()),
         );
+        let controllers = controllers::spawn(
+            shared.clone(),
+            controllers::ControllerSettings {
+                gc: self.garbage_collector,
+                crd_establish_delay: self.crd_establish_delay,
+                deployments_available_after: self.deployments_available_after,
+            },
+        );
         Ok(FakeApiServer {
             shared,
             addr,
             accept: Some(accept),
+            controllers: Some(controllers),
             ca_pem: tls.as_ref().map(|t| t.cert_pem.clone()),
             ca_der: tls.map(|t| t.cert_der),
         })
@@ -143,6 +198,8 @@ pub struct FakeApiServer {
     shared: Arc<Shared>,
     addr: SocketAddr,
     accept: Option<JoinHandle<()>>,
+    /// The controllers' task (garbage collector, namespaces, CRDs, deployments).
+    controllers: Option<JoinHandle<()>>,
     ca_pem: Option<String>,
     ca_der: Option<Vec<u8>>,
 }
@@ -300,6 +357,9 @@ impl FakeApiServer {
     fn stop(&mut self) {
         if let Some(a) = self.accept.take() {
             a.abort();
+        }
+        if let Some(c) = self.controllers.take() {
+            c.abort();
         }
         self.shared.drop_watches();
         self.shared.drop_connections();

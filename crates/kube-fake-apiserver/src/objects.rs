@@ -347,6 +347,8 @@ pub fn create(
             "resourceVersion should not be set on objects to be created",
         ));
     }
+    // Admission (before the name is generated and the object validated).
+    crate::namespaces::admit_create(db, res, ns, &name)?;
     let name = if name.is_empty() {
         format!("{generate}{}", name_suffix())
     } else {
@@ -387,7 +389,7 @@ pub fn create(
         None,
     );
     if is_crd(res) {
-        crd::set_status(&mut obj);
+        crd::set_status(db, &mut obj);
     }
     let key = key_of(res, ns, &name);
     if db.store.get(&key).is_some() {
@@ -427,7 +429,10 @@ fn register_crd(db: &mut Db, crd_obj: &Value) -> Result<(), ApiError> {
             "the resource is built in",
         ));
     }
-    db.registry.insert(r);
+    // Served once established (names accepted, and after `crd_establish_delay`).
+    if crd::is_established(crd_obj) {
+        db.registry.insert(r);
+    }
     Ok(())
 }
 
@@ -547,7 +552,7 @@ pub fn update(
         meta_mut(&mut new).insert("generation".into(), json!(g + 1));
     }
     if is_crd(res) && mode == Mode::Main {
-        crd::set_status(&mut new);
+        crd::set_status(db, &mut new);
     }
     // A write that changes nothing is not a write: no new resourceVersion, no event.
     let strip = |o: &Value| {
@@ -572,7 +577,7 @@ pub fn update(
     if opts.dry_run {
         return Ok(view(res, version, &new));
     }
-    if deleting && finalizers(&new).is_empty() {
+    if deleting && finalizers(&new).is_empty() && !crate::namespaces::awaits_finalize(res, &new) {
         // The last finalizer is gone: the object is deleted now.
         let last = remove(db, res, &key, Some(new));
         return Ok(view(res, version, &last.unwrap_or_default()));
@@ -585,7 +590,7 @@ pub fn update(
 }
 
 /// Removes an object for good (a CRD takes its resources and their objects with it).
-fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option<Value> {
+pub fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option<Value> {
     let current = db.store.get(key)?.clone();
     if is_crd(res) {
         // Objects go first, so their watchers see them deleted before the watch ends with the CRD.
@@ -603,76 +608,6 @@ fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Option
         }
     }
     db.store.delete_as(key, last)
-}
-
-/// `DeleteOptions.preconditions`.
-#[derive(Debug, Clone, Default)]
-pub struct Preconditions {
-    pub uid: Option<String>,
-    pub resource_version: Option<String>,
-}
-
-/// `DELETE` of one object. Returns the HTTP code (200 deleted, 202 pending finalizers) and the body.
-pub fn delete(
-    db: &mut Db,
-    res: &Arc<Resource>,
-    version: &str,
-    ns: Option<&str>,
-    name: &str,
-    pre: &Preconditions,
-    dry_run: bool,
-) -> Result<(u16, Value), ApiError> {
-    let key = key_of(res, ns, name);
-    let old = stored(db, res, &key)?;
-    let checks = [
-        (&pre.uid, "uid", "UID"),
-        (&pre.resource_version, "resourceVersion", "ResourceVersion"),
-    ];
-    for (want, field, label) in checks {
-        let actual = meta_str(&old, field);
-        if let Some(want) = want
-            && want != actual
-        {
-            return Err(ApiError::conflict(
-                &res.group,
-                &res.plural,
-                name,
-                &format!(
-                    "Precondition failed: {label} in precondition: {want}, {label} in object meta: {actual}"
-                ),
-            ));
-        }
-    }
-    if !finalizers(&old).is_empty() {
-        if old.pointer("/metadata/deletionTimestamp").is_some() {
-            return Ok((202, view(res, version, &old)));
-        }
-        let mut new = old.clone();
-        let m = meta_mut(&mut new);
-        m.insert("deletionTimestamp".into(), json!(now()));
-        m.insert("deletionGracePeriodSeconds".into(), json!(0));
-        if let Some(g) = m.get("generation").and_then(Value::as_i64) {
-            m.insert("generation".into(), json!(g + 1));
-        }
-        if dry_run {
-            return Ok((202, view(res, version, &new)));
-        }
-        let stored = db.store.put(key, new);
-        return Ok((202, view(res, version, &stored)));
-    }
-    let last = if dry_run {
-        old
-    } else {
-        remove(db, res, &key, None).unwrap_or(old)
-    };
-    if res.return_deleted {
-        Ok((200, view(res, version, &last)))
-    } else {
-        Ok((
-            200,
-            crate::status::success_status(&res.group, &res.plural, name, meta_str(&last, "uid")),
-        ))
-    }
 }
 
 /// Server-side apply as create-or-merge: maps merge recursively, everything else is replaced.

@@ -55,6 +55,15 @@ impl Resource {
     pub fn version(&self, v: &str) -> Option<&Version> {
         self.versions.iter().find(|x| x.name == v && x.served)
     }
+    /// The version objects are stored in (the first served one when none is marked).
+    pub fn storage_version(&self) -> &str {
+        self.versions
+            .iter()
+            .find(|v| v.storage && v.served)
+            .or_else(|| self.versions.iter().find(|v| v.served))
+            .map(|v| v.name.as_str())
+            .unwrap_or("v1")
+    }
     pub fn api_version(&self, v: &str) -> String {
         if self.group.is_empty() {
             v.to_string()
@@ -110,6 +119,12 @@ impl Registry {
         let r = self.get(group, plural)?;
         r.version(version)?;
         Some(r.clone())
+    }
+    /// The resource serving `kind` in `group` (what an owner reference names).
+    pub fn by_kind(&self, group: &str, kind: &str) -> Option<&Arc<Resource>> {
+        self.resources
+            .values()
+            .find(|r| r.group == group && r.kind == kind)
     }
     /// Groups with their served versions in priority order.
     pub fn groups(&self) -> Vec<(String, Vec<String>)> {

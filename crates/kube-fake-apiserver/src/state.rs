@@ -1,5 +1,6 @@
 //! Shared server state: registry + store behind one lock, faults, recorded requests.
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
@@ -14,6 +15,21 @@ pub(crate) struct Db {
     pub store: Store,
     /// Creating in a namespace that does not exist is a 404, as with the real server.
     pub require_namespaces: bool,
+    /// DELETE adds the `orphan` / `foregroundDeletion` finalizers only when a collector will
+    /// remove them (as kube-apiserver with `--enable-garbage-collector=false` does not).
+    pub gc_enabled: bool,
+    /// How long a new CRD stays `Established=False` (zero: established by the create itself).
+    pub crd_establish_delay: Duration,
+}
+
+/// What [`Shared::new`] sets up, from the builder.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub history_limit: usize,
+    pub builtins: bool,
+    pub require_namespaces: bool,
+    pub gc_enabled: bool,
+    pub crd_establish_delay: Duration,
 }
 
 pub(crate) struct Shared {
@@ -29,35 +45,23 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(history_limit: usize, builtins: bool, require_namespaces: bool) -> Arc<Self> {
+    pub fn new(settings: &Settings) -> Arc<Self> {
         let mut reg = Registry::default();
         reg.insert(registry::crd_resource());
-        let mut store = Store::new(history_limit);
-        if builtins {
+        let mut store = Store::new(settings.history_limit);
+        if settings.builtins {
             for r in registry::builtins() {
                 reg.insert(r);
             }
-            let ns = serde_json::json!({
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {"name": "default", "uid": crate::util::uid(), "creationTimestamp": crate::util::now(),
-                             "labels": {"kubernetes.io/metadata.name": "default"}},
-                "spec": {"finalizers": ["kubernetes"]},
-                "status": {"phase": "Active"}
-            });
-            let key = crate::store::Key {
-                group: String::new(),
-                resource: "namespaces".into(),
-                namespace: String::new(),
-                name: "default".into(),
-            };
-            store.put(key, ns);
+            crate::namespaces::create_initial(&mut store);
         }
         Arc::new(Shared {
             db: Mutex::new(Db {
                 registry: reg,
                 store,
-                require_namespaces,
+                require_namespaces: settings.require_namespaces,
+                gc_enabled: settings.gc_enabled,
+                crd_establish_delay: settings.crd_establish_delay,
             }),
             faults: {
                 let f = FaultState::default();

@@ -13,6 +13,8 @@ pub struct ApiError {
     pub details: Option<Value>,
     /// Extra response headers (e.g. `Retry-After`).
     pub retry_after: Option<u64>,
+    /// `metadata.continue` of the Status (the inconsistent-continue token of an expired list).
+    pub list_continue: Option<Box<String>>,
 }
 
 /// `foos.example.com` or `configmaps` (core group) as the server prints a group-resource.
@@ -32,6 +34,7 @@ impl ApiError {
             message: message.into(),
             details: None,
             retry_after: None,
+            list_continue: None,
         }
     }
 
@@ -52,6 +55,9 @@ impl ApiError {
         });
         if let Some(d) = &self.details {
             s["details"] = d.clone();
+        }
+        if let Some(c) = &self.list_continue {
+            s["metadata"] = json!({"continue": c});
         }
         if self.reason.is_empty()
             && let Some(m) = s.as_object_mut()
@@ -110,6 +116,18 @@ impl ApiError {
             ),
         )
         .with_details(Self::resource_details(group, plural, name))
+    }
+
+    /// 403 as `errors.NewForbidden` renders it (no name: `<resource> is forbidden: ...`).
+    pub fn forbidden(group: &str, plural: &str, name: &str, why: &str) -> Self {
+        let what = qualified(group, plural);
+        let message = if name.is_empty() {
+            format!("{what} is forbidden: {why}")
+        } else {
+            format!("{what} \"{name}\" is forbidden: {why}")
+        };
+        Self::new(403, "Forbidden", message)
+            .with_details(Self::resource_details(group, plural, name))
     }
 
     pub fn stale(group: &str, plural: &str, name: &str) -> Self {

@@ -89,6 +89,10 @@ impl Store {
     pub fn get(&self, key: &Key) -> Option<&Value> {
         self.objects.get(key)
     }
+    /// Every object, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Value)> {
+        self.objects.iter()
+    }
 
     fn prefix_range<'a>(
         &'a self,

@@ -753,3 +753,195 @@ async fn kubectl_shows_every_cause_of_an_invalid_crd() {
         );
     }
 }
+
+/// A ConfigMap in `default` owned by CronTab `owner` (uid `uid`), made through kube.
+async fn owned_configmap(srv: &FakeApiServer, name: &str, owner: &str, uid: &str, block: bool) {
+    let cm: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": name, "ownerReferences": [{
+            "apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": owner, "uid": uid,
+            "blockOwnerDeletion": block,
+        }]},
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::ConfigMap>::default_namespaced(srv.client())
+        .create(&Default::default(), &cm)
+        .await
+        .unwrap_or_else(|e| panic!("configmap {name}: {e}"));
+}
+
+/// CronTab `owner` with ConfigMaps `<owner>-block` (blockOwnerDeletion) and `<owner>-free`.
+async fn owner_with_dependents(srv: &FakeApiServer, k: &Kubectl, owner: &str) {
+    k.create(&crontab(owner, "web")).await;
+    let uid = k.jsonpath(&[owner], "{.metadata.uid}").await;
+    owned_configmap(srv, &format!("{owner}-block"), owner, &uid, true).await;
+    owned_configmap(srv, &format!("{owner}-free"), owner, &uid, false).await;
+}
+
+/// `kubectl get cm <names> --ignore-not-found -o name`: the names that exist.
+async fn configmaps(k: &Kubectl, names: &[&str]) -> Vec<String> {
+    let out = k
+        .ok(&[&["get", "cm", "--ignore-not-found", "-o", "name"], names].concat())
+        .await;
+    out.lines()
+        .map(|l| l.trim_start_matches("configmap/").to_string())
+        .collect()
+}
+
+/// Polls `kubectl get cm` until none of `names` is left.
+async fn wait_configmaps_gone(k: &Kubectl, names: &[&str]) {
+    let deadline = tokio::time::Instant::now() + LINE_TIMEOUT;
+    loop {
+        let left = configmaps(k, names).await;
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "configmaps {left:?} still there after {LINE_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `kubectl delete --cascade=background|foreground|orphan` of an owner: the garbage collector
+/// deletes or releases its dependents as a cluster's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_delete_cascades() {
+    let (srv, k) = crontabs_or_skip!();
+
+    owner_with_dependents(&srv, &k, "bg").await;
+    let out = k.ok(&["delete", "ct", "bg", "--cascade=background"]).await;
+    assert_has(&out, "crontab.stable.example.com \"bg\" deleted");
+    wait_configmaps_gone(&k, &["bg-block", "bg-free"]).await;
+
+    // Foreground: kubectl waits for the owner, which waits for its blocking dependent.
+    owner_with_dependents(&srv, &k, "fg").await;
+    let out = k.ok(&["delete", "ct", "fg", "--cascade=foreground"]).await;
+    assert_has(&out, "crontab.stable.example.com \"fg\" deleted");
+    assert_eq!(configmaps(&k, &["fg-block"]).await, Vec::<String>::new());
+    wait_configmaps_gone(&k, &["fg-free"]).await;
+
+    owner_with_dependents(&srv, &k, "or").await;
+    let out = k.ok(&["delete", "ct", "or", "--cascade=orphan"]).await;
+    assert_has(&out, "crontab.stable.example.com \"or\" deleted");
+    let gone = k.run(&["get", "ct", "or"], None).await;
+    assert!(!gone.ok, "the owner is still there: {}", gone.stdout);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        configmaps(&k, &["or-block", "or-free"]).await,
+        ["or-block", "or-free"]
+    );
+    let refs = k
+        .ok(&[
+            "get",
+            "cm",
+            "or-block",
+            "or-free",
+            "-o",
+            "jsonpath={.items[*].metadata.ownerReferences}",
+        ])
+        .await;
+    assert_eq!(refs.trim(), "", "owner references left on orphans");
+    srv.shutdown().await;
+}
+
+/// `kubectl delete ns`: the namespace is `Terminating` while content with a finalizer remains,
+/// kubectl's creates in it are refused with the real message, and it goes once it is empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_delete_namespace() {
+    let (srv, k) = crontabs_or_skip!();
+    k.ok(&["create", "namespace", "team"]).await;
+    k.ok(&["create", "configmap", "plain", "-n", "team"]).await;
+    k.ok(&["create", "configmap", "held", "-n", "team"]).await;
+    k.ok(&[
+        "patch",
+        "cm",
+        "held",
+        "-n",
+        "team",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ])
+    .await;
+
+    let out = k.ok(&["delete", "ns", "team", "--wait=false"]).await;
+    assert_has(&out, "namespace \"team\" deleted");
+    let phase = k
+        .ok(&["get", "ns", "team", "-o", "jsonpath={.status.phase}"])
+        .await;
+    assert_eq!(phase, "Terminating");
+    let refused = k
+        .fails(&["create", "configmap", "late", "-n", "team"], None)
+        .await;
+    assert_has(
+        &refused,
+        "configmaps \"late\" is forbidden: unable to create new content in namespace team because it is being terminated",
+    );
+
+    k.ok(&[
+        "patch",
+        "cm",
+        "held",
+        "-n",
+        "team",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ])
+    .await;
+    // Silent when the namespace is already gone by the time kubectl looks.
+    k.ok(&["wait", "--for=delete", "ns/team", "--timeout=20s"])
+        .await;
+    let gone = k.fails(&["get", "ns", "team"], None).await;
+    assert_has(&gone, "namespaces \"team\" not found");
+    // The namespaces a cluster starts with, one of which may not be deleted.
+    let all = k.ok(&["get", "ns", "-o", "name"]).await;
+    for ns in ["default", "kube-node-lease", "kube-public", "kube-system"] {
+        assert_has(&all, &format!("namespace/{ns}"));
+    }
+    let refused = k.fails(&["delete", "ns", "kube-system"], None).await;
+    assert_has(&refused, "this namespace may not be deleted");
+    srv.shutdown().await;
+}
+
+/// kubectl 1.32 asks `/api` and `/apis` for aggregated discovery first; with it, `api-resources`
+/// needs no per-group-version documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_api_resources_uses_aggregated_discovery() {
+    let (srv, k) = crontabs_or_skip!();
+    // A kubectl with an empty discovery cache.
+    let fresh = Kubectl::new(k.bin.clone(), &srv);
+    srv.faults().clear_requests();
+    let out = fresh.ok(&["api-resources"]).await;
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("crontabs "))
+        .unwrap_or_else(|| panic!("no crontabs in:\n{out}"));
+    assert_eq!(
+        cells(line),
+        ["crontabs", "ct", "stable.example.com/v1", "true", "CronTab"]
+    );
+    assert!(
+        out.lines()
+            .any(|l| cells(l).first() == Some(&"deployments")),
+        "{out}"
+    );
+    let requests = srv.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert!(
+        paths.contains(&"/api") && paths.contains(&"/apis"),
+        "{paths:?}"
+    );
+    let per_group: Vec<&&str> = paths
+        .iter()
+        .filter(|p| p.starts_with("/apis/") || p.starts_with("/api/"))
+        .collect();
+    assert!(
+        per_group.is_empty(),
+        "kubectl fell back to per-group discovery: {per_group:?}"
+    );
+    srv.shutdown().await;
+}

@@ -1,4 +1,4 @@
-//! Discovery documents: /version, /api, /apis, /apis/<g>, /api/v1, /apis/<g>/<v>.
+//! Discovery documents: `/version`, `/api`, `/apis`, `/apis/<g>`, `/api/v1`, `/apis/<g>/<v>`.
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -60,7 +60,7 @@ pub fn group(shared: &Arc<Shared>, name: &str) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-const VERBS: &[&str] = &[
+pub const VERBS: &[&str] = &[
     "create",
     "delete",
     "deletecollection",

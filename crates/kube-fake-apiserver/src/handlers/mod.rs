@@ -1,5 +1,7 @@
 //! Request handlers, one module per family of verbs.
+pub mod continuation;
 pub mod discovery;
+pub mod discovery_aggregated;
 pub mod patch;
 pub mod read;
 pub mod watch;
@@ -28,8 +30,16 @@ pub async fn dispatch(
             .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
             .body(full("ok"))
             .unwrap_or_else(|_| Response::new(full("ok")))),
-        Route::ApiVersions => Ok(json_response(200, &discovery::api_versions(shared))),
-        Route::GroupList => Ok(json_response(200, &discovery::group_list(shared))),
+        Route::ApiVersions | Route::GroupList => {
+            let core = route == Route::ApiVersions;
+            Ok(
+                match discovery_aggregated::wanted(req.header(header::ACCEPT)) {
+                    Some(v) => discovery_aggregated::respond(shared, core, v),
+                    None if core => json_response(200, &discovery::api_versions(shared)),
+                    None => json_response(200, &discovery::group_list(shared)),
+                },
+            )
+        }
         Route::Group(g) => discovery::group(shared, &g).map(|v| json_response(200, &v)),
         Route::GroupVersion(g, v) => {
             discovery::resource_list(shared, &g, &v).map(|v| json_response(200, &v))

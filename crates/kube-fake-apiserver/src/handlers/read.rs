@@ -1,10 +1,9 @@
 //! get and list, with Table / PartialObjectMetadata output, selectors and pagination.
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use http::Response;
 use serde_json::{Value, json};
 
 use super::Ctx;
+use super::continuation::{self, Continue};
 use crate::http::{Body, Output, json_response};
 use crate::objects::view;
 use crate::registry::Version;
@@ -91,32 +90,6 @@ pub fn selectors(ctx: &Ctx) -> Result<(LabelSelector, FieldSelector), ApiError> 
     Ok((l, f))
 }
 
-fn encode_continue(rv: u64, last: &Key) -> String {
-    let token = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{}/{}", last.namespace, last.name)});
-    STANDARD.encode(token.to_string())
-}
-
-fn decode_continue(token: &str) -> Result<(u64, String, String), ApiError> {
-    let bad = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
-    let raw = STANDARD
-        .decode(token)
-        .map_err(|_| bad("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
-    let v: Value =
-        serde_json::from_slice(&raw).map_err(|_| bad("incorrect encoded start resourceVersion"))?;
-    let rv = v
-        .get("rv")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| bad("incorrect encoded start resourceVersion"))?;
-    let start = v
-        .get("start")
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad("missing start key"))?;
-    let (ns, name) = start
-        .split_once('/')
-        .ok_or_else(|| bad("malformed start key"))?;
-    Ok((rv, ns.to_string(), name.to_string()))
-}
-
 /// Checks `resourceVersion` / `resourceVersionMatch` the way `ValidateListOptions` does.
 pub fn check_rv_options(ctx: &Ctx) -> Result<(), ApiError> {
     let rv = ctx.req.q("resourceVersion").unwrap_or("");
@@ -157,6 +130,77 @@ pub fn parse_rv(s: &str) -> Result<u64, ApiError> {
         .map_err(|_| ApiError::bad_request(format!("invalid resource version \"{s}\"")))
 }
 
+/// The items a list reads (before selectors and paging), the resourceVersion it reports, and
+/// where it continues from.
+type Snapshot = (Vec<(Key, Value)>, u64, Option<Continue>);
+
+/// Reads the list's snapshot: current, at an exact resourceVersion, or where a continue token
+/// points (410 once the history no longer reaches back to it).
+fn snapshot(ctx: &Ctx, limit: usize) -> Result<Snapshot, ApiError> {
+    let res = &ctx.res;
+    let db = ctx.shared.db.lock();
+    let current = db.store.rv();
+    let rv = ctx.req.q("resourceVersion").unwrap_or("");
+    if let Some(token) = ctx.req.q("continue").filter(|c| !c.is_empty()) {
+        let token = Continue::decode(token, ctx.ns(), res.namespaced)?;
+        if !rv.is_empty() && rv != "0" {
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        let Some(at) = token.rv else {
+            let items = db.store.list(&res.group, &res.plural, ctx.ns());
+            return Ok((items, current, Some(token)));
+        };
+        if ctx.shared.faults.take_list_expiry() {
+            return Err(continuation::expired(&token, ctx.ns()));
+        }
+        let items = db
+            .store
+            .snapshot(&res.group, &res.plural, ctx.ns(), at)
+            .map_err(|_| continuation::expired(&token, ctx.ns()))?;
+        return Ok((items, at, Some(token)));
+    }
+    if rv.is_empty() || rv == "0" {
+        return Ok((
+            db.store.list(&res.group, &res.plural, ctx.ns()),
+            current,
+            None,
+        ));
+    }
+    let n = parse_rv(rv)?;
+    if n > current {
+        return Err(ApiError::new(
+            504,
+            "Timeout",
+            format!("Too large resource version: {n}, current: {current}"),
+        )
+        .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1})));
+    }
+    // `Exact`, or the legacy exact match: a limit with a resourceVersion and no match given.
+    let exact = match ctx.req.q("resourceVersionMatch").unwrap_or("") {
+        "Exact" => true,
+        "" => limit > 0,
+        _ => false,
+    };
+    if !exact {
+        return Ok((
+            db.store.list(&res.group, &res.plural, ctx.ns()),
+            current,
+            None,
+        ));
+    }
+    let too_old = || ApiError::expired("The resourceVersion for the provided list is too old.");
+    if ctx.shared.faults.take_list_expiry() {
+        return Err(too_old());
+    }
+    let items = db
+        .store
+        .snapshot(&res.group, &res.plural, ctx.ns(), n)
+        .map_err(|_| too_old())?;
+    Ok((items, n, None))
+}
+
 pub fn list(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = selectors(ctx)?;
     check_rv_options(ctx)?;
@@ -168,61 +212,9 @@ pub fn list(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
         _ => 0,
     };
     let res = &ctx.res;
-    let (items, list_rv, after) = {
-        let db = ctx.shared.db.lock();
-        let current = db.store.rv();
-        match ctx.req.q("continue").filter(|c| !c.is_empty()) {
-            Some(token) => {
-                let (rv, ns, name) = decode_continue(token)?;
-                let items = db.store.snapshot(&res.group, &res.plural, ctx.ns(), rv).map_err(|_| {
-                    ApiError::expired(
-                        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-                    )
-                })?;
-                (items, rv, Some((ns, name)))
-            }
-            None => {
-                let rv = ctx.req.q("resourceVersion").unwrap_or("");
-                let exact = ctx.req.q("resourceVersionMatch") == Some("Exact");
-                if rv.is_empty() || rv == "0" {
-                    (
-                        db.store.list(&res.group, &res.plural, ctx.ns()),
-                        current,
-                        None,
-                    )
-                } else {
-                    let n = parse_rv(rv)?;
-                    if n > current {
-                        return Err(ApiError::new(
-                            504,
-                            "Timeout",
-                            format!("Too large resource version: {n}, current: {current}"),
-                        )
-                        .with_details(json!({"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1})));
-                    }
-                    if exact {
-                        let items = db
-                            .store
-                            .snapshot(&res.group, &res.plural, ctx.ns(), n)
-                            .map_err(|floor| ApiError::too_old(n, floor))?;
-                        (items, n, None)
-                    } else {
-                        (
-                            db.store.list(&res.group, &res.plural, ctx.ns()),
-                            current,
-                            None,
-                        )
-                    }
-                }
-            }
-        }
-    };
+    let (items, list_rv, after) = snapshot(ctx, limit)?;
     let mut matching = items.into_iter().filter(|(k, o)| {
-        after
-            .as_ref()
-            .is_none_or(|(ns, name)| (&k.namespace, &k.name) > (ns, name))
-            && labels.matches(o)
-            && fields.matches(o)
+        after.as_ref().is_none_or(|c| c.includes(k)) && labels.matches(o) && fields.matches(o)
     });
     let mut page: Vec<(Key, Value)> = Vec::new();
     for it in matching.by_ref() {
@@ -237,7 +229,7 @@ pub fn list(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
         page.pop();
         let remaining = 1 + matching.count();
         if let Some((last, _)) = page.last() {
-            meta["continue"] = json!(encode_continue(list_rv, last));
+            meta["continue"] = json!(Continue::after(Some(list_rv), last).encode(ctx.ns()));
         }
         if labels.is_empty() && fields.is_empty() {
             meta["remainingItemCount"] = json!(remaining);

@@ -3,8 +3,9 @@ use http::Response;
 use serde_json::{Value, json};
 
 use super::{Ctx, decode_body, write_opts};
+use crate::deletion::{self, DeleteOpts, Propagation};
 use crate::http::{Body, json_response};
-use crate::objects::{self, Mode, Preconditions};
+use crate::objects::{self, Mode};
 use crate::registry::{Resource, ScalePaths};
 use crate::status::ApiError;
 use crate::util::{get_path, meta_str, set_path};
@@ -25,10 +26,14 @@ pub fn update(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
     Ok(json_response(200, &obj))
 }
 
-/// `DeleteOptions` from the body (optional) and query.
-fn delete_options(ctx: &Ctx) -> Result<(Preconditions, bool), ApiError> {
-    let mut dry_run = write_opts(ctx.req)?.dry_run;
-    let mut pre = Preconditions::default();
+/// `DeleteOptions` from the body (optional) and the query.
+fn delete_options(ctx: &Ctx) -> Result<DeleteOpts, ApiError> {
+    let mut opts = DeleteOpts {
+        dry_run: write_opts(ctx.req)?.dry_run,
+        ..Default::default()
+    };
+    let mut policy = ctx.req.q("propagationPolicy").map(String::from);
+    let mut orphan = ctx.req.q("orphanDependents").map(|v| v == "true");
     if !ctx.req.body.is_empty() {
         let v: Value = serde_json::from_slice(&ctx.req.body).map_err(|e| {
             ApiError::bad_request(format!("the request body is not valid DeleteOptions: {e}"))
@@ -38,39 +43,54 @@ fn delete_options(ctx: &Ctx) -> Result<(Preconditions, bool), ApiError> {
                 "the request body is not a DeleteOptions object",
             ));
         }
-        pre.uid = v
-            .pointer("/preconditions/uid")
-            .and_then(Value::as_str)
-            .map(String::from);
-        pre.resource_version = v
-            .pointer("/preconditions/resourceVersion")
-            .and_then(Value::as_str)
-            .map(String::from);
+        let text = |p: &str| v.pointer(p).and_then(Value::as_str).map(String::from);
+        opts.preconditions.uid = text("/preconditions/uid");
+        opts.preconditions.resource_version = text("/preconditions/resourceVersion");
         if let Some(d) = v.get("dryRun").and_then(Value::as_array) {
-            dry_run |= d.iter().any(|x| x == "All");
+            opts.dry_run |= d.iter().any(|x| x == "All");
         }
+        policy = text("/propagationPolicy").or(policy);
+        orphan = v
+            .get("orphanDependents")
+            .and_then(Value::as_bool)
+            .or(orphan);
     }
-    Ok((pre, dry_run))
+    if let Some(p) = policy.filter(|p| !p.is_empty()) {
+        if let Some(o) = orphan {
+            return Err(ApiError::invalid_options(
+                "DeleteOptions",
+                "orphanDependents",
+                "FieldValueInvalid",
+                &format!(
+                    "Invalid value: {o}: OrphanDependents and PropagationPolicy cannot be both set"
+                ),
+            ));
+        }
+        opts.propagation = Some(Propagation::parse(&p)?);
+    }
+    opts.orphan_dependents = orphan;
+    Ok(opts)
 }
 
 pub fn delete(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
-    let (pre, dry_run) = delete_options(ctx)?;
+    let opts = delete_options(ctx)?;
     let mut db = ctx.shared.db.lock();
-    let (code, body) = objects::delete(
+    let (code, body) = deletion::delete(
         &mut db,
         &ctx.res,
         ctx.version(),
         ctx.ns(),
         ctx.name(),
-        &pre,
-        dry_run,
+        &opts,
     )?;
     Ok(json_response(code, &body))
 }
 
 pub fn delete_collection(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = super::read::selectors(ctx)?;
-    let (_, dry_run) = delete_options(ctx)?;
+    let mut opts = delete_options(ctx)?;
+    // Preconditions name one object; a collection delete has none.
+    opts.preconditions = Default::default();
     let mut db = ctx.shared.db.lock();
     let targets: Vec<String> = db
         .store
@@ -83,15 +103,7 @@ pub fn delete_collection(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     for t in targets {
         let (ns, name) = t.split_once('/').unwrap_or(("", &t));
         let ns = if ctx.res.namespaced { Some(ns) } else { None };
-        let (_, body) = objects::delete(
-            &mut db,
-            &ctx.res,
-            ctx.version(),
-            ns,
-            name,
-            &Preconditions::default(),
-            dry_run,
-        )?;
+        let (_, body) = deletion::delete(&mut db, &ctx.res, ctx.version(), ns, name, &opts)?;
         if body.get("kind").and_then(Value::as_str) != Some("Status") {
             items.push(body);
         }

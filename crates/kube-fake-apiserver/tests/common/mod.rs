@@ -237,3 +237,25 @@ pub async fn with_widgets() -> (FakeApiServer, kube::Client) {
     let c = s.in_process_client();
     (s, c)
 }
+
+/// How long [`eventually`] waits for the server's controllers.
+pub const EVENTUALLY: Duration = Duration::from_secs(10);
+
+/// Polls `check` every 20 ms until it returns `Some`; fails naming `what` after [`EVENTUALLY`].
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + EVENTUALLY;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {EVENTUALLY:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

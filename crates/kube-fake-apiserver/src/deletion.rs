@@ -1,0 +1,271 @@
+//! `DELETE` of one object as the generic registry does it: preconditions, the propagation policy
+//! turned into the garbage collector's finalizers (`orphan`, `foregroundDeletion`), and graceful
+//! (pending) deletion while any finalizer remains.
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::objects::{self, key_of, stored, view};
+use crate::registry::Resource;
+use crate::state::Db;
+use crate::status::ApiError;
+use crate::util::{finalizers, meta_mut, meta_str, now};
+
+/// Finalizer the collector removes once it has taken the owner references off the dependents.
+pub const ORPHAN: &str = "orphan";
+/// Finalizer the collector removes once no dependent with `blockOwnerDeletion` is left.
+pub const FOREGROUND: &str = "foregroundDeletion";
+
+/// `DeleteOptions.propagationPolicy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    Orphan,
+    Background,
+    Foreground,
+}
+
+impl Propagation {
+    /// Parses the wire value; anything else is the 422 `ValidateDeleteOptions` answers.
+    pub fn parse(s: &str) -> Result<Self, ApiError> {
+        match s {
+            "Orphan" => Ok(Propagation::Orphan),
+            "Background" => Ok(Propagation::Background),
+            "Foreground" => Ok(Propagation::Foreground),
+            other => Err(ApiError::invalid_options(
+                "DeleteOptions",
+                "propagationPolicy",
+                "FieldValueNotSupported",
+                &format!(
+                    "Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                ),
+            )),
+        }
+    }
+}
+
+/// `DeleteOptions.preconditions`.
+#[derive(Debug, Clone, Default)]
+pub struct Preconditions {
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
+}
+
+/// What a DELETE asked for.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOpts {
+    pub preconditions: Preconditions,
+    pub dry_run: bool,
+    pub propagation: Option<Propagation>,
+    /// The deprecated `orphanDependents` (overrides everything when set).
+    pub orphan_dependents: Option<bool>,
+}
+
+/// Kinds whose strategy defaults to orphaning for backward compatibility (`batch/v1` jobs,
+/// `v1` replication controllers, the pre-`apps/v1` workload versions); everything else,
+/// custom resources included, defaults to background deletion.
+fn orphans_by_default(res: &Resource, version: &str) -> bool {
+    matches!(
+        (res.group.as_str(), version, res.plural.as_str()),
+        ("batch", "v1", "jobs")
+            | ("", "v1", "replicationcontrollers")
+            | ("extensions", "v1beta1", _)
+            | ("apps", "v1beta1" | "v1beta2", _)
+    )
+}
+
+/// The finalizers an object gets on DELETE (`deletionFinalizersForGarbageCollection`): the GC
+/// finalizers are replaced by the one the policy asks for.
+fn gc_finalizers(res: &Resource, version: &str, old: &[String], opts: &DeleteOpts) -> Vec<String> {
+    let has = |f: &str| old.iter().any(|x| x == f);
+    let orphan = match (opts.orphan_dependents, opts.propagation) {
+        (Some(o), _) => o,
+        (None, Some(p)) => p == Propagation::Orphan,
+        (None, None) if has(ORPHAN) => true,
+        (None, None) if has(FOREGROUND) => false,
+        (None, None) => orphans_by_default(res, version),
+    };
+    let foreground = match (opts.orphan_dependents, opts.propagation) {
+        (Some(_), _) => false,
+        (None, Some(p)) => p == Propagation::Foreground,
+        (None, None) => has(FOREGROUND),
+    };
+    let mut out: Vec<String> = old
+        .iter()
+        .filter(|f| *f != ORPHAN && *f != FOREGROUND)
+        .cloned()
+        .collect();
+    if orphan {
+        out.push(ORPHAN.into());
+    }
+    if foreground {
+        out.push(FOREGROUND.into());
+    }
+    out
+}
+
+fn check_preconditions(
+    res: &Resource,
+    name: &str,
+    old: &Value,
+    pre: &Preconditions,
+) -> Result<(), ApiError> {
+    let checks = [
+        (&pre.uid, "uid", "UID"),
+        (&pre.resource_version, "resourceVersion", "ResourceVersion"),
+    ];
+    for (want, field, label) in checks {
+        let actual = meta_str(old, field);
+        if let Some(want) = want
+            && want != actual
+        {
+            return Err(ApiError::conflict(
+                &res.group,
+                &res.plural,
+                name,
+                &format!(
+                    "Precondition failed: {label} in precondition: {want}, {label} in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `DELETE` of one object. Returns the HTTP code and the body: the object while finalizers keep
+/// it (200, or 202 when `orphanDependents: false` asked for cascading), else the deleted object or
+/// a success `Status`, as the resource does.
+pub fn delete(
+    db: &mut Db,
+    res: &Arc<Resource>,
+    version: &str,
+    ns: Option<&str>,
+    name: &str,
+    opts: &DeleteOpts,
+) -> Result<(u16, Value), ApiError> {
+    let key = key_of(res, ns, name);
+    let old = stored(db, res, &key)?;
+    check_preconditions(res, name, &old, &opts.preconditions)?;
+    if crate::namespaces::is_namespaces(res) {
+        return crate::namespaces::delete(db, res, version, &key, old, opts.dry_run);
+    }
+    let before = finalizers(&old);
+    let after = if db.gc_enabled {
+        gc_finalizers(res, version, &before, opts)
+    } else {
+        before.clone()
+    };
+    let pending_code = if opts.orphan_dependents == Some(false) {
+        202
+    } else {
+        200
+    };
+    if !after.is_empty() {
+        let deleting = old.pointer("/metadata/deletionTimestamp").is_some();
+        if deleting && after == before {
+            return Ok((pending_code, view(res, version, &old)));
+        }
+        let mut new = old.clone();
+        let m = meta_mut(&mut new);
+        m.insert("finalizers".into(), json!(after));
+        if !deleting {
+            m.insert("deletionTimestamp".into(), json!(now()));
+            m.insert("deletionGracePeriodSeconds".into(), json!(0));
+            // Graceful deletion bumps the generation of objects that have one.
+            if let Some(g) = m.get("generation").and_then(Value::as_i64) {
+                m.insert("generation".into(), json!(g + 1));
+            }
+        }
+        if opts.dry_run {
+            return Ok((pending_code, view(res, version, &new)));
+        }
+        let stored = db.store.put(key, new);
+        return Ok((pending_code, view(res, version, &stored)));
+    }
+    let last = if opts.dry_run {
+        old
+    } else {
+        objects::remove(db, res, &key, None).unwrap_or(old)
+    };
+    if res.return_deleted {
+        Ok((200, view(res, version, &last)))
+    } else {
+        Ok((
+            200,
+            crate::status::success_status(&res.group, &res.plural, name, meta_str(&last, "uid")),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn custom() -> Resource {
+        Resource {
+            custom: true,
+            ..crate::registry::crd_resource()
+        }
+    }
+
+    fn opts(p: Option<Propagation>, orphan: Option<bool>) -> DeleteOpts {
+        DeleteOpts {
+            propagation: p,
+            orphan_dependents: orphan,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn policy_becomes_finalizers() {
+        let r = custom();
+        let none: Vec<String> = Vec::new();
+        assert!(gc_finalizers(&r, "v1", &none, &opts(None, None)).is_empty());
+        assert_eq!(
+            gc_finalizers(&r, "v1", &none, &opts(Some(Propagation::Orphan), None)),
+            [ORPHAN]
+        );
+        assert_eq!(
+            gc_finalizers(
+                &r,
+                "v1",
+                &["x".into()],
+                &opts(Some(Propagation::Foreground), None)
+            ),
+            ["x", FOREGROUND]
+        );
+        // An existing GC finalizer stands in for a missing policy; an explicit one replaces it.
+        let orphaning = vec![ORPHAN.to_string()];
+        assert_eq!(
+            gc_finalizers(&r, "v1", &orphaning, &opts(None, None)),
+            [ORPHAN]
+        );
+        assert!(
+            gc_finalizers(
+                &r,
+                "v1",
+                &orphaning,
+                &opts(Some(Propagation::Background), None)
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            gc_finalizers(
+                &r,
+                "v1",
+                &none,
+                &opts(Some(Propagation::Foreground), Some(true))
+            ),
+            [ORPHAN]
+        );
+        let jobs = Resource {
+            group: "batch".into(),
+            plural: "jobs".into(),
+            ..custom()
+        };
+        assert_eq!(
+            gc_finalizers(&jobs, "v1", &none, &opts(None, None)),
+            [ORPHAN]
+        );
+        assert!(Propagation::parse("Sideways").is_err());
+    }
+}
