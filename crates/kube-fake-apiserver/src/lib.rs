@@ -21,7 +21,7 @@ mod proto;
 mod registry;
 pub mod schema;
 pub mod selector;
-pub(crate) mod ssa;
+mod ssa;
 mod state;
 pub mod status;
 mod store;
@@ -279,11 +279,19 @@ impl FakeApiServer {
                 body,
                 &opts,
                 objects::Mode::Main,
-                "Update",
+                ssa::Operation::Update,
                 &crd_json,
             )
         } else {
-            objects::create(&mut db, &res, "v1", None, crd_json, &opts, "Update")
+            objects::create(
+                &mut db,
+                &res,
+                "v1",
+                None,
+                crd_json,
+                &opts,
+                ssa::Operation::Update,
+            )
         };
         result.map(|_| ()).map_err(|e| Error::Rejected {
             code: e.code,

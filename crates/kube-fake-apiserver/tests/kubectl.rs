@@ -764,3 +764,131 @@ async fn kubectl_shows_every_cause_of_an_invalid_crd() {
         );
     }
 }
+
+const GATEWAY_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gateways.net.example.com
+spec:
+  group: net.example.com
+  scope: Namespaced
+  names: {plural: gateways, singular: gateway, kind: Gateway, listKind: GatewayList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              listeners:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    port: {type: integer}
+"#;
+
+fn gateway(listeners: &str) -> String {
+    format!(
+        "apiVersion: net.example.com/v1\nkind: Gateway\nmetadata:\n  name: gw\nspec:\n  listeners:\n{listeners}"
+    )
+}
+
+/// `kubectl apply --server-side` by two field managers on a list-map field: each keeps its own
+/// element, a change to the other's element is refused with the server's conflict text, and
+/// `--force-conflicts` takes the field over.
+#[tokio::test]
+async fn kubectl_server_side_apply_by_two_managers_on_a_list_map() {
+    let Some(bin) = kubectl_or_skip("kubectl_server_side_apply_by_two_managers_on_a_list_map")
+    else {
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    k.apply(GATEWAY_CRD).await;
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gateways.net.example.com",
+        "--timeout=20s",
+    ])
+    .await;
+    let ssa = |manager: &'static str| {
+        vec![
+            "apply",
+            "--server-side",
+            "--field-manager",
+            manager,
+            "-f",
+            "-",
+        ]
+    };
+    let out = k
+        .ok_stdin(
+            &ssa("team-a"),
+            Some(&gateway("  - name: http\n    port: 80\n")),
+        )
+        .await;
+    assert_has(&out, "gateway.net.example.com/gw serverside-applied");
+    k.ok_stdin(
+        &ssa("team-b"),
+        Some(&gateway("  - name: https\n    port: 443\n")),
+    )
+    .await;
+    let get = || {
+        k.ok(&[
+            "get",
+            "gateway",
+            "gw",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])
+    };
+    let obj: Value = serde_json::from_str(&get().await).unwrap();
+    assert_eq!(
+        obj["spec"]["listeners"],
+        json!([{"name": "http", "port": 80}, {"name": "https", "port": 443}])
+    );
+    let owned = |obj: &Value, manager: &str| {
+        obj["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == manager)
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or_else(|| panic!("no entry for {manager}"))
+    };
+    assert_eq!(
+        owned(&obj, "team-b"),
+        json!({"f:spec": {"f:listeners": {"k:{\"name\":\"https\"}": {".": {}, "f:name": {}, "f:port": {}}}}})
+    );
+
+    let change_http = gateway("  - name: http\n    port: 8080\n");
+    let err = k.fails(&ssa("team-b"), Some(&change_http)).await;
+    assert_has(
+        &err,
+        "Apply failed with 1 conflict: conflict with \"team-a\": .spec.listeners[name=\"http\"].port",
+    );
+    let mut forced = ssa("team-b");
+    forced.insert(2, "--force-conflicts");
+    k.ok_stdin(&forced, Some(&change_http)).await;
+    let obj: Value = serde_json::from_str(&get().await).unwrap();
+    // team-b's apply no longer holds https, which only it owned: gone; http is now on 8080.
+    assert_eq!(
+        obj["spec"]["listeners"],
+        json!([{"name": "http", "port": 8080}])
+    );
+    assert_eq!(
+        owned(&obj, "team-a"),
+        json!({"f:spec": {"f:listeners": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}}}}})
+    );
+}
