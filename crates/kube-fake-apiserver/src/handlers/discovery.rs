@@ -1,4 +1,4 @@
-//! Discovery documents: /version, /api, /apis, /apis/<g>, /api/v1, /apis/<g>/<v>.
+//! Discovery documents: `/version`, `/api`, `/apis`, `/apis/<g>`, `/api/v1`, `/apis/<g>/<v>`.
 use std::sync::Arc;
 
 use serde_json::{Value, json};
