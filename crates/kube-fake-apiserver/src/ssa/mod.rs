@@ -89,15 +89,15 @@ pub struct Writer<'a> {
     pub subresource: Option<&'a str>,
     /// The apiVersion the request used (recorded in the entry).
     pub api_version: String,
-    /// The resource's apply schema (see [`shape::for_resource`]).
-    schema: Value,
+    /// The resource's apply schema (see [`shape::schema_of`]).
+    schema: Option<&'a Value>,
     /// Top-level fields this endpoint does not write, so nobody owns them through it.
     ignored: &'static [&'static str],
 }
 
 impl<'a> Writer<'a> {
     pub fn new(
-        res: &Resource,
+        res: &'a Resource,
         version: &str,
         manager: &'a str,
         operation: Operation,
@@ -114,13 +114,13 @@ impl<'a> Writer<'a> {
             operation,
             subresource,
             api_version: res.api_version(version),
-            schema: shape::for_resource(res, version),
+            schema: shape::schema_of(res, version),
             ignored,
         }
     }
 
-    fn shape(&self) -> Shape<'_> {
-        Shape(Some(&self.schema))
+    fn shape(&self) -> Shape<'a> {
+        Shape::root(self.schema)
     }
 
     fn is_me(&self, e: &Entry) -> bool {

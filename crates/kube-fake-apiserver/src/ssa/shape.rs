@@ -20,30 +20,49 @@ pub enum ListType {
     Map(Vec<String>),
 }
 
-/// A schema node (or none, where the schema says nothing).
+/// A schema node (or none, where the schema says nothing). At the root, `metadata` is
+/// `ObjectMeta` whatever the schema says.
 #[derive(Debug, Clone, Copy)]
-pub struct Shape<'a>(pub Option<&'a Value>);
+pub struct Shape<'a> {
+    node: Option<&'a Value>,
+    root: bool,
+}
 
 impl<'a> Shape<'a> {
+    /// The shape of a whole object with this schema.
+    pub fn root(schema: Option<&'a Value>) -> Shape<'a> {
+        Shape {
+            node: schema,
+            root: true,
+        }
+    }
+
+    fn inner(node: Option<&'a Value>) -> Shape<'a> {
+        Shape { node, root: false }
+    }
+
     fn get(self, key: &str) -> Option<&'a Value> {
-        self.0?.as_object()?.get(key)
+        self.node?.as_object()?.get(key)
     }
 
     /// The schema of `key` inside this object node, and whether `key` is a declared field
     /// (a map entry under `additionalProperties` is not; it is owned as a node of its own).
     pub fn child(self, key: &str) -> (Shape<'a>, bool) {
+        if self.root && key == "metadata" {
+            return (Shape::inner(Some(&OBJECT_META)), true);
+        }
         if let Some(p) = self.get("properties").and_then(|p| p.get(key)) {
-            return (Shape(Some(p)), true);
+            return (Shape::inner(Some(p)), true);
         }
         match self.get("additionalProperties") {
-            Some(v @ Value::Object(_)) => (Shape(Some(v)), false),
-            Some(Value::Bool(true)) => (Shape(None), false),
-            _ => (Shape(None), true),
+            Some(v @ Value::Object(_)) => (Shape::inner(Some(v)), false),
+            Some(Value::Bool(true)) => (Shape::inner(None), false),
+            _ => (Shape::inner(None), true),
         }
     }
 
     pub fn items(self) -> Shape<'a> {
-        Shape(self.get("items").filter(|v| v.is_object()))
+        Shape::inner(self.get("items").filter(|v| v.is_object()))
     }
 
     pub fn list_type(self) -> ListType {
@@ -79,21 +98,12 @@ impl<'a> Shape<'a> {
     }
 }
 
-/// The apply schema of `res` served as `version`: its structural schema (built-ins: the known
-/// list types), with `metadata` described as `ObjectMeta` is.
-pub fn for_resource(res: &Resource, version: &str) -> Value {
-    let mut schema = res
-        .version(version)
-        .and_then(|v| v.schema.clone())
-        .or_else(|| builtin(&res.group, &res.plural).cloned())
-        .unwrap_or_else(|| json!({"type": "object"}));
-    if let Some(root) = schema.as_object_mut() {
-        let props = root.entry("properties").or_insert_with(|| json!({}));
-        if let Some(props) = props.as_object_mut() {
-            props.insert("metadata".into(), OBJECT_META.clone());
-        }
-    }
-    schema
+/// The schema apply follows for `res` served as `version`: its structural schema, or for a
+/// built-in kind the list types kube-apiserver declares (none: every list atomic).
+pub fn schema_of<'r>(res: &'r Resource, version: &str) -> Option<&'r Value> {
+    res.version(version)
+        .and_then(|v| v.schema.as_ref())
+        .or_else(|| builtin(&res.group, &res.plural))
 }
 
 fn list_map(keys: &[&str], items: Value) -> Value {

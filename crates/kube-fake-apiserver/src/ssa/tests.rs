@@ -24,7 +24,7 @@ fn widgets() -> Resource {
     res
 }
 
-fn writer<'a>(res: &Resource, manager: &'a str, op: Operation) -> Writer<'a> {
+fn writer<'a>(res: &'a Resource, manager: &'a str, op: Operation) -> Writer<'a> {
     Writer::new(res, "v1", manager, op, None)
 }
 

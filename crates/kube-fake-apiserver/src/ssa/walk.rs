@@ -304,7 +304,7 @@ mod tests {
         let config = json!({"spec": {
             "containers": [{"name": "c", "image": "z"}, {"name": "a", "port": 80}],
             "tags": ["t2", "t1"], "args": ["3"], "selector": {"k": "v2"}}});
-        let out = merge(Some(&live), &config, Shape(Some(&s)), 0);
+        let out = merge(Some(&live), &config, Shape::root(Some(&s)), 0);
         assert_eq!(
             out["spec"],
             json!({
@@ -320,7 +320,7 @@ mod tests {
         let v = json!({"spec": {"containers": [{"name": "a", "image": "x"}], "tags": ["t"],
                        "args": ["1"], "selector": {"k": "v"}}});
         let mut set = FieldSet::default();
-        field_set(&v, Shape(Some(&s)), &mut Vec::new(), &mut set);
+        field_set(&v, Shape::root(Some(&s)), &mut Vec::new(), &mut set);
         assert_eq!(
             set.to_fields_v1(),
             json!({"f:spec": {
@@ -334,7 +334,7 @@ mod tests {
         let s = containers_schema();
         let old = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b"}]}});
         let new = json!({"spec": {"containers": [{"name": "b"}, {"name": "a", "image": "y"}]}});
-        let d = diff(&old, &new, Shape(Some(&s)));
+        let d = diff(&old, &new, Shape::root(Some(&s)));
         let shown: Vec<String> = d
             .changed
             .iter()
@@ -348,7 +348,7 @@ mod tests {
             Element::field("containers"),
             Element::Key(vec![("name".into(), "\"b\"".into())]),
         ];
-        assert!(remove(&mut obj, &item, Shape(Some(&s))));
+        assert!(remove(&mut obj, &item, Shape::root(Some(&s))));
         assert_eq!(
             obj["spec"]["containers"],
             json!([{"name": "a", "image": "y"}])
