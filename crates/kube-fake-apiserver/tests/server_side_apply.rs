@@ -233,3 +233,30 @@ async fn deployments_merge_containers_by_name_and_env_by_name() {
         .collect();
     assert_eq!(env, ["A", "B"]);
 }
+
+#[tokio::test]
+async fn an_applied_list_map_repeating_a_key_is_refused() {
+    let (_srv, api) = server().await;
+    let err = api
+        .patch(
+            "gw",
+            &PatchParams::apply("team-a"),
+            &Patch::Apply(gateway(json!({
+            "listeners": [{"name": "http", "port": 80}, {"name": "http", "port": 81}]}))),
+        )
+        .await
+        .expect_err("duplicate key refused");
+    let kube::Error::Api(status) = err else {
+        panic!("not an API error: {err:?}")
+    };
+    assert_eq!(status.code, 500);
+    assert_eq!(
+        status.message,
+        "failed to create typed patch object (default/gw; net.example.com/v1, Kind=Gateway): \
+         .spec.listeners: duplicate entries for key [name=\"http\"]"
+    );
+    assert!(
+        api.get_opt("gw").await.unwrap().is_none(),
+        "nothing was created"
+    );
+}

@@ -108,6 +108,15 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             ctx.name()
         )));
     }
+    let sub = (mode == Mode::Status).then_some("status");
+    let writer = ssa::Writer::new(
+        &ctx.res,
+        ctx.version(),
+        &opts.manager,
+        Operation::Apply,
+        sub,
+    );
+    writer.check_config(&applied, ctx.ns().unwrap_or(""), ctx.name())?;
     let mut db = ctx.shared.db.lock();
     let key = key_of(&ctx.res, ctx.ns(), ctx.name());
     match db.store.get(&key).cloned() {
@@ -122,14 +131,6 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
         }
         Some(old) => {
             let force = ctx.req.flag("force");
-            let sub = (mode == Mode::Status).then_some("status");
-            let writer = ssa::Writer::new(
-                &ctx.res,
-                ctx.version(),
-                &opts.manager,
-                Operation::Apply,
-                sub,
-            );
             let merged = writer.apply(&view(&ctx.res, ctx.version(), &old), &applied, force)?;
             let obj = ctx.update(&mut db, merged, &opts, mode, Operation::Apply, &applied)?;
             Ok(json_response(200, &obj))

@@ -148,6 +148,41 @@ impl<'a> Writer<'a> {
         )
     }
 
+    /// Refuses a configuration that holds an element of a granular list twice, with the error
+    /// kube-apiserver answers (a 500 without reason: the field manager's error is not a
+    /// `Status`). `namespace` and `name` are the object's, as the message names it.
+    pub fn check_config(
+        &self,
+        config: &Value,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), ApiError> {
+        let mut errors = Vec::new();
+        walk::duplicates(config, self.shape(), &mut Vec::new(), &mut errors);
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let (group, version) = match self.api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", self.api_version.as_str()),
+        };
+        let kind = str_of(config.get("kind"));
+        // One error stands alone; several are listed under `errors:`, indented.
+        let listed = if let [one] = errors.as_slice() {
+            one.clone()
+        } else {
+            let lines: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+            format!("errors:\n{}", lines.join("\n"))
+        };
+        Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to create typed patch object ({namespace}/{name}; {group}/{version}, Kind={kind}): {listed}"
+            ),
+        ))
+    }
+
     /// Server-side apply of `config` onto `live` (both in the request's version). Fails with the
     /// server's 409 when another manager owns a field whose value would change, unless `force`.
     /// Fields this manager applied before and applies no longer are removed unless someone

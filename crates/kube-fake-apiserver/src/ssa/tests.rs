@@ -207,3 +207,58 @@ fn built_in_pods_merge_containers_by_name_and_ports_by_port_and_protocol() {
         json!({"f:finalizers": {"v:\"b/y\"": {}}})
     );
 }
+
+#[test]
+fn a_configuration_repeating_an_element_is_refused_as_the_server_does() {
+    let res = widgets();
+    let w = writer(&res, "a", Operation::Apply);
+    let config = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "spec": {"ports": [{"name": "x"}, {"name": "x", "port": 1}], "tags": ["t"]}});
+    let err = w.check_config(&config, "default", "w1").unwrap_err();
+    assert_eq!((err.code, err.reason.as_str()), (500, ""));
+    assert_eq!(
+        err.message,
+        "failed to create typed patch object (default/w1; example.com/v1, Kind=Widget): \
+         .spec.ports: duplicate entries for key [name=\"x\"]"
+    );
+    let two = json!({"kind": "Widget", "spec": {"ports": [{"name": "x"}, {"name": "x"}], "tags": ["t", "t"]}});
+    let err = w.check_config(&two, "default", "w1").unwrap_err();
+    assert!(
+        err.message.ends_with(
+            "Kind=Widget): errors:\n  .spec.ports: duplicate entries for key [name=\"x\"]\n  \
+             .spec.tags: duplicate entries for key [=\"t\"]"
+        ),
+        "{}",
+        err.message
+    );
+    assert!(
+        w.check_config(&json!({"spec": {"tags": ["t", "u"]}}), "", "w1")
+            .is_ok()
+    );
+}
+
+#[test]
+fn status_writers_are_named_with_their_subresource() {
+    let res = widgets();
+    let old = json!({"metadata": {}, "spec": {"color": "red"}});
+    let mut obj = json!({"metadata": {}, "spec": {"color": "red"}, "status": {"phase": "Ready"}});
+    let source = obj.clone();
+    Writer::new(&res, "v1", "ctl", Operation::Update, Some("status")).record(
+        Some(&old),
+        &mut obj,
+        &source,
+    );
+    assert_eq!(
+        fields_of(&obj, "ctl"),
+        &json!({"f:status": {"f:phase": {}}}),
+        "a /status write owns only status"
+    );
+    let me = Writer::new(&res, "v1", "me", Operation::Apply, Some("status"));
+    let err = me
+        .apply(&obj, &json!({"status": {"phase": "Failed"}}), false)
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"ctl\" with subresource \"status\" using example.com/v1: .status.phase"
+    );
+}

@@ -196,6 +196,42 @@ pub fn merge(live: Option<&Value>, config: &Value, shape: Shape<'_>, depth: usiz
     }
 }
 
+/// Every granular list below `at` that holds one element twice, as structured-merge-diff
+/// reports it: `.spec.ports: duplicate entries for key [name="a"]`.
+pub fn duplicates(v: &Value, shape: Shape<'_>, at: &mut Path, out: &mut Vec<String>) {
+    if at.len() > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(m) if !shape.atomic_map() => {
+            for (k, child) in m {
+                at.push(Element::field(k));
+                duplicates(child, shape.child(k).0, at, out);
+                at.pop();
+            }
+        }
+        Value::Array(items) if granular(&shape.list_type()) => {
+            let lt = shape.list_type();
+            let mut seen: Vec<Element> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let e = item_element(&lt, shape, i, item);
+                if seen.contains(&e) {
+                    out.push(format!(
+                        "{}: duplicate entries for key {e}",
+                        super::fieldpath::display(at)
+                    ));
+                    continue;
+                }
+                at.push(e.clone());
+                duplicates(item, shape.items(), at, out);
+                at.pop();
+                seen.push(e);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Removes the field at `p` (a map key, or a list element by key, value or index). Returns
 /// whether something was removed.
 pub fn remove(obj: &mut Value, p: &[Element], shape: Shape<'_>) -> bool {
