@@ -3,7 +3,7 @@
 //! client never sees what the server pruned (e.g. the contents of objects nested under
 //! `additionalProperties: true`), so no typed value could be expected to drop it.
 //!
-//! The stored form is the sample after structural pruning (`kube_fake_apiserver::schema::prune`) with the root
+//! The stored form is the sample after structural pruning (`kube_fake_apiserver::structural::prune`) with the root
 //! `metadata` decoded and re-encoded as `ObjectMeta` (the server does that too: unknown metadata fields and nulls
 //! vanish), then defaulted (`apply_defaults`). JSON numbers compare by value, because the wire cannot tell `1` from `1.0` and the server itself
 //! re-encodes numbers (`-0.0` comes back as `0`); an integer and a float are equal only when the float is exactly
@@ -28,11 +28,11 @@ pub struct Stored {
 /// required field with a default is filled in before validation, so a sample may rightly omit it).
 pub fn stored_form(schema: &Value, sample: &Value) -> Stored {
     let mut value = sample.clone();
-    kube_fake_apiserver::schema::prune(schema, &mut value);
+    kube_fake_apiserver::structural::prune(schema, &mut value);
     normalise_metadata(&mut value);
     let pruned = first_difference(sample, &value).is_some();
     let before = value.clone();
-    kube_fake_apiserver::schema::apply_defaults(schema, &mut value);
+    kube_fake_apiserver::structural::apply_defaults(schema, &mut value);
     let defaulted = first_difference(&before, &value).is_some();
     Stored {
         value,

@@ -12,6 +12,25 @@
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```
+//!
+//! # Public API
+//!
+//! - [`FakeApiServer`]: a running server (start, clients, kubeconfig, CRDs and extra kinds,
+//!   recorded requests, shutdown) and [`ServerBuilder`], its options (`FakeApiServer::builder()`).
+//! - [`Faults`]: fault injection (dropped watches, failures, latency, compaction, restarts), and
+//!   [`RecordedRequest`], one request the server received.
+//! - [`KindSpec`]: a kind served without a CRD, like the built-ins.
+//! - [`Error`]: why starting the server or registering a kind or CRD failed.
+//! - [`structural`]: the structural-schema pruning, defaulting and validation the server applies
+//!   to custom resources, for tools that check samples the same way.
+//!
+//! Everything else (routing, storage, OpenAPI, tables, selectors, server-side apply) is
+//! implementation, reached through HTTP.
+//!
+//! # Features
+//!
+//! - `cli` (default): the `kube-fake-apiserver` binary and its dependencies (clap, anyhow). A test
+//!   that only uses the library can depend on this crate with `default-features = false`.
 
 mod builtin_defaults;
 mod controllers;
@@ -25,16 +44,16 @@ mod http;
 mod kubeconfig;
 mod namespaces;
 mod objects;
-pub mod openapi;
+mod openapi;
 mod proto;
 mod registry;
-pub mod schema;
-pub mod selector;
-pub(crate) mod ssa;
+mod schema;
+mod selector;
+mod ssa;
 mod state;
-pub mod status;
+mod status;
 mod store;
-pub mod table;
+mod table;
 mod tls;
 mod util;
 
@@ -48,18 +67,25 @@ use tokio::task::JoinHandle;
 
 pub use faults::{Faults, RecordedRequest};
 pub use registry::KindSpec;
+
+/// Structural-schema handling exactly as the server applies it to custom resources: pruning,
+/// defaulting and validation against a CRD version's `openAPIV3Schema`.
+pub mod structural {
+    pub use crate::schema::{Cause, apply_defaults, prune, validate};
+}
 use state::Shared;
 
 /// Errors starting or controlling the server.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The port could not be bound on 127.0.0.1.
     #[error("binding 127.0.0.1:{port}: {source}")]
     Bind { port: u16, source: std::io::Error },
+    /// The self-signed certificate could not be made.
     #[error("TLS setup: {0}")]
     Tls(String),
-    #[error("building the kube client: {0}")]
-    Client(String),
-    /// A CRD given to `register_crd` was rejected (the message is the Status message).
+    /// A CRD given to `register_crd`, or a kind given to `register_kind`, was refused (the
+    /// message is the `Status` message the API would answer).
     #[error("CRD rejected ({code}): {message}")]
     Rejected { code: u16, message: String },
 }
@@ -145,6 +171,7 @@ impl ServerBuilder {
         self
     }
 
+    /// Binds the port and starts serving.
     pub async fn start(self) -> Result<FakeApiServer, Error> {
         let shared = Shared::new(&state::Settings {
             history_limit: self.history_limit,
@@ -218,10 +245,12 @@ impl FakeApiServer {
         Self::builder().start().await
     }
 
+    /// Options for a server: TLS, history size, built-in kinds, namespaces, port.
     pub fn builder() -> ServerBuilder {
         ServerBuilder::default()
     }
 
+    /// The address it listens on (127.0.0.1).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -271,6 +300,7 @@ impl FakeApiServer {
         kubeconfig::render(&self.url(), self.ca_pem.as_deref())
     }
 
+    /// Writes [`kubeconfig_yaml`](Self::kubeconfig_yaml) to `path`.
     pub fn write_kubeconfig(&self, path: &std::path::Path) -> std::io::Result<()> {
         std::fs::write(path, self.kubeconfig_yaml())
     }
@@ -336,11 +366,19 @@ impl FakeApiServer {
                 body,
                 &opts,
                 objects::Mode::Main,
-                "Update",
+                ssa::Operation::Update,
                 &crd_json,
             )
         } else {
-            objects::create(&mut db, &res, "v1", None, crd_json, &opts, "Update")
+            objects::create(
+                &mut db,
+                &res,
+                "v1",
+                None,
+                crd_json,
+                &opts,
+                ssa::Operation::Update,
+            )
         };
         result.map(|_| ()).map_err(|e| Error::Rejected {
             code: e.code,

@@ -2,12 +2,12 @@
 //! server-managed metadata, schema pruning/defaulting/validation, generation, finalizers, CRD hooks.
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::crd;
 use crate::registry::{Resource, Version};
 use crate::schema::{self, Cause};
-use crate::ssa;
+use crate::ssa::{self, Operation};
 use crate::state::Db;
 use crate::status::ApiError;
 use crate::store::Key;
@@ -203,119 +203,7 @@ fn spec_part(ver: &Version, obj: &Value) -> Value {
     o
 }
 
-/// `fieldsV1` for the fields present in `v` (lists are treated as atomic).
-pub fn fields_v1(v: &Value, root: bool) -> Value {
-    let mut out = Map::new();
-    if let Value::Object(m) = v {
-        for (k, val) in m {
-            if root && (k == "apiVersion" || k == "kind") {
-                continue;
-            }
-            let sub = if root && k == "metadata" {
-                let mut keep = Map::new();
-                for f in ["labels", "annotations", "finalizers", "ownerReferences"] {
-                    if let Some(x) = val.get(f) {
-                        keep.insert(f.into(), x.clone());
-                    }
-                }
-                if keep.is_empty() {
-                    continue;
-                }
-                fields_v1(&Value::Object(keep), false)
-            } else if val.as_object().is_some_and(|o| !o.is_empty()) {
-                fields_v1(val, false)
-            } else {
-                json!({})
-            };
-            out.insert(format!("f:{k}"), sub);
-        }
-    }
-    Value::Object(out)
-}
-
-/// Records `manager`'s operation in `managedFields` (see `ssa::record`): an applier owns what it
-/// applied, an updater what it changed (on create: everything it sent).
-#[allow(clippy::too_many_arguments)]
-fn record_manager(
-    obj: &mut Value,
-    old: Option<&Value>,
-    manager: &str,
-    operation: &str,
-    api_version: &str,
-    source: &Value,
-    subresource: Option<&str>,
-) {
-    if manager.is_empty() {
-        return;
-    }
-    let old_entries: Vec<Value> = old
-        .and_then(|o| o.pointer("/metadata/managedFields"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let changed = match old {
-        Some(o) => {
-            let strip = |v: &Value| {
-                let mut v = v.clone();
-                if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-                    m.remove("managedFields");
-                }
-                v
-            };
-            ssa::diff(&strip(o), &strip(obj))
-                .into_iter()
-                .filter(is_tracked)
-                .collect()
-        }
-        None => ssa::object_paths(source),
-    };
-    let mine = if operation == "Apply" || old.is_none() {
-        ssa::object_paths(source)
-    } else {
-        let mut mine: Vec<ssa::Path> = old_entries
-            .iter()
-            .filter(|e| {
-                e.get("manager").and_then(Value::as_str) == Some(manager)
-                    && e.get("operation").and_then(Value::as_str) == Some(operation)
-                    && e.get("subresource").and_then(Value::as_str) == subresource
-            })
-            .flat_map(|e| ssa::leaves(e.get("fieldsV1").unwrap_or(&Value::Null)))
-            .collect();
-        for c in &changed {
-            if !mine.contains(c) {
-                mine.push(c.clone());
-            }
-        }
-        mine
-    };
-    let entries = ssa::record(
-        &old_entries,
-        manager,
-        operation,
-        subresource,
-        mine,
-        &changed,
-        api_version,
-        &now(),
-    );
-    meta_mut(obj).insert("managedFields".into(), Value::Array(entries));
-}
-
-/// Whether a changed path is one `managedFields` tracks (not apiVersion/kind or server metadata).
-fn is_tracked(p: &ssa::Path) -> bool {
-    match p.first().map(String::as_str) {
-        Some("apiVersion" | "kind") | None => false,
-        Some("metadata") => {
-            matches!(
-                p.get(1).map(String::as_str),
-                Some("labels" | "annotations" | "finalizers" | "ownerReferences")
-            )
-        }
-        _ => true,
-    }
-}
-
-/// `POST` (and apply of a missing object). `operation` is `Update` or `Apply`.
+/// `POST` (and apply of a missing object).
 pub fn create(
     db: &mut Db,
     res: &Arc<Resource>,
@@ -323,7 +211,7 @@ pub fn create(
     ns: Option<&str>,
     mut obj: Value,
     opts: &WriteOpts,
-    operation: &str,
+    operation: Operation,
 ) -> Result<Value, ApiError> {
     let ver = typed_for(res, version, &mut obj)?;
     check_namespace(res, ns, &mut obj)?;
@@ -379,15 +267,7 @@ pub fn create(
         }
     }
     admit(res, &ver, &mut obj, opts)?;
-    record_manager(
-        &mut obj,
-        None,
-        &opts.manager,
-        operation,
-        &res.api_version(version),
-        &source,
-        None,
-    );
+    ssa::Writer::new(res, version, &opts.manager, operation, None).record(None, &mut obj, &source);
     if is_crd(res) {
         crd::set_status(db, &mut obj);
     }
@@ -447,7 +327,7 @@ pub fn update(
     mut obj: Value,
     opts: &WriteOpts,
     mode: Mode,
-    operation: &str,
+    operation: Operation,
     source: &Value,
 ) -> Result<Value, ApiError> {
     let ver = typed_for(res, version, &mut obj)?;
@@ -565,14 +445,10 @@ pub fn update(
         return Ok(view(res, version, &old));
     }
     let sub = (mode == Mode::Status).then_some("status");
-    record_manager(
-        &mut new,
+    ssa::Writer::new(res, version, &opts.manager, operation, sub).record(
         Some(&old),
-        &opts.manager,
-        operation,
-        &res.api_version(version),
+        &mut new,
         source,
-        sub,
     );
     if opts.dry_run {
         return Ok(view(res, version, &new));
@@ -608,23 +484,4 @@ pub fn remove(db: &mut Db, res: &Resource, key: &Key, last: Option<Value>) -> Op
         }
     }
     db.store.delete_as(key, last)
-}
-
-/// Server-side apply as create-or-merge: maps merge recursively, everything else is replaced.
-pub fn apply_merge(dst: &mut Value, src: &Value) {
-    match (dst, src) {
-        (Value::Object(d), Value::Object(s)) => {
-            for (k, v) in s {
-                match d.get_mut(k) {
-                    Some(existing) if existing.is_object() && v.is_object() => {
-                        apply_merge(existing, v)
-                    }
-                    _ => {
-                        d.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        (d, s) => *d = s.clone(),
-    }
 }

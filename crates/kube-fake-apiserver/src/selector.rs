@@ -87,6 +87,7 @@ impl LabelSelector {
         self.requirements.is_empty()
     }
     /// The requirements, sorted by key.
+    #[cfg(test)]
     pub fn requirements(&self) -> &[Requirement] {
         &self.requirements
     }
@@ -598,6 +599,7 @@ impl FieldSelector {
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
+    #[cfg(test)]
     pub fn requirements(&self) -> &[FieldRequirement] {
         &self.requirements
     }

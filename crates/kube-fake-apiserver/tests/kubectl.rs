@@ -1,7 +1,8 @@
 //! kubectl — a real client nobody here wrote — against the in-memory server: apply a CRD, wait for
 //! `Established`, create/apply, `get -o json`, label selectors, the printer-column table, merge
 //! patches (and a 422), `explain`, `api-resources`, delete, and `get --watch` while objects change.
-//! Skipped with a message when kubectl is not installed.
+//! When kubectl is not installed each test prints a `SKIPPED` line and passes, except under
+//! `CI=true`, where a missing kubectl fails the run.
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -94,6 +95,22 @@ fn find_kubectl() -> Option<PathBuf> {
         .split(':')
         .map(|d| Path::new(d).join("kubectl"))
         .find(|p| p.is_file())
+}
+
+/// The kubectl to run, or `None` after saying the test did not run: a `SKIPPED` line written
+/// straight to stderr (the test harness captures `eprintln!` of passing tests, so a skip would
+/// otherwise look like a pass). Under `CI=true` a missing kubectl fails the test instead.
+fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
+    if let Some(bin) = find_kubectl() {
+        return Some(bin);
+    }
+    let why = "kubectl is not installed (looked for /usr/bin/kubectl and on PATH)";
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: {why}; CI=true requires it");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+    None
 }
 
 /// A kubectl bound to the server's kubeconfig, with its HOME and caches inside a temp dir.
@@ -235,17 +252,13 @@ fn assert_has(text: &str, part: &str) {
     assert!(text.contains(part), "{part:?} not in:\n{text}");
 }
 
-/// [`with_crontabs`], or return from the test when kubectl is not installed.
+/// [`with_crontabs`], or return from the test `$test` when kubectl is not installed (see
+/// [`kubectl_or_skip`]).
 macro_rules! crontabs_or_skip {
-    () => {
-        match find_kubectl() {
+    ($test:literal) => {
+        match kubectl_or_skip($test) {
             Some(bin) => with_crontabs(bin).await,
-            None => {
-                eprintln!(
-                    "skipping: kubectl is not installed (looked for /usr/bin/kubectl and on PATH)"
-                );
-                return;
-            }
+            None => return,
         }
     };
 }
@@ -267,7 +280,7 @@ fn cells(line: &str) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_crd_and_custom_resource_lifecycle() {
-    let (srv, k) = crontabs_or_skip!();
+    let (srv, k) = crontabs_or_skip!("kubectl_crd_and_custom_resource_lifecycle");
 
     // Discovery: the kind is listed with its short name.
     let resources = k
@@ -571,7 +584,7 @@ impl Watcher {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_watch_prints_events_while_objects_change() {
-    let (srv, k) = crontabs_or_skip!();
+    let (srv, k) = crontabs_or_skip!("kubectl_watch_prints_events_while_objects_change");
     k.apply(&crontab("first", "web")).await;
 
     let mut w = k.watch(&["get", "crontabs", "--watch", "--output-watch-events"]);
@@ -610,7 +623,7 @@ async fn kubectl_watch_prints_events_while_objects_change() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_watch_with_names_and_a_selector() {
-    let (srv, k) = crontabs_or_skip!();
+    let (srv, k) = crontabs_or_skip!("kubectl_watch_with_names_and_a_selector");
     k.apply(&crontab("seed", "web")).await;
 
     let mut w = k.watch(&["get", "ct", "--watch", "-l", "app=web", "-o", "name"]);
@@ -636,7 +649,7 @@ async fn kubectl_watch_with_names_and_a_selector() {
 /// with a 400 for unknown fields; `--validate=warn` gets `Warning` headers instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_field_validation_reports_unknown_fields() {
-    let (srv, k) = crontabs_or_skip!();
+    let (srv, k) = crontabs_or_skip!("kubectl_field_validation_reports_unknown_fields");
     let extra =
         crontab("strict", "web").replace("image: my-image", "image: my-image\n  unknownField: x");
 
@@ -669,8 +682,7 @@ fn testdata(rel: &str) -> PathBuf {
 /// same again.
 #[tokio::test]
 async fn kubectl_and_the_server_read_the_yaml_table_alike() {
-    let Some(bin) = find_kubectl() else {
-        eprintln!("skipping: kubectl is not installed");
+    let Some(bin) = kubectl_or_skip("kubectl_and_the_server_read_the_yaml_table_alike") else {
         return;
     };
     let srv = FakeApiServer::start().await.expect("server starts");
@@ -719,8 +731,7 @@ async fn kubectl_and_the_server_read_the_yaml_table_alike() {
 /// kubectl prints the server's 422 for a CRD the validator refuses, every cause with its field.
 #[tokio::test]
 async fn kubectl_shows_every_cause_of_an_invalid_crd() {
-    let Some(bin) = find_kubectl() else {
-        eprintln!("skipping: kubectl is not installed");
+    let Some(bin) = kubectl_or_skip("kubectl_shows_every_cause_of_an_invalid_crd") else {
         return;
     };
     let srv = FakeApiServer::start().await.expect("server starts");
@@ -944,4 +955,132 @@ async fn kubectl_api_resources_uses_aggregated_discovery() {
         "kubectl fell back to per-group discovery: {per_group:?}"
     );
     srv.shutdown().await;
+}
+
+const GATEWAY_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gateways.net.example.com
+spec:
+  group: net.example.com
+  scope: Namespaced
+  names: {plural: gateways, singular: gateway, kind: Gateway, listKind: GatewayList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              listeners:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    port: {type: integer}
+"#;
+
+fn gateway(listeners: &str) -> String {
+    format!(
+        "apiVersion: net.example.com/v1\nkind: Gateway\nmetadata:\n  name: gw\nspec:\n  listeners:\n{listeners}"
+    )
+}
+
+/// `kubectl apply --server-side` by two field managers on a list-map field: each keeps its own
+/// element, a change to the other's element is refused with the server's conflict text, and
+/// `--force-conflicts` takes the field over.
+#[tokio::test]
+async fn kubectl_server_side_apply_by_two_managers_on_a_list_map() {
+    let Some(bin) = kubectl_or_skip("kubectl_server_side_apply_by_two_managers_on_a_list_map")
+    else {
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    k.apply(GATEWAY_CRD).await;
+    k.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gateways.net.example.com",
+        "--timeout=20s",
+    ])
+    .await;
+    let ssa = |manager: &'static str| {
+        vec![
+            "apply",
+            "--server-side",
+            "--field-manager",
+            manager,
+            "-f",
+            "-",
+        ]
+    };
+    let out = k
+        .ok_stdin(
+            &ssa("team-a"),
+            Some(&gateway("  - name: http\n    port: 80\n")),
+        )
+        .await;
+    assert_has(&out, "gateway.net.example.com/gw serverside-applied");
+    k.ok_stdin(
+        &ssa("team-b"),
+        Some(&gateway("  - name: https\n    port: 443\n")),
+    )
+    .await;
+    let get = || {
+        k.ok(&[
+            "get",
+            "gateway",
+            "gw",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])
+    };
+    let obj: Value = serde_json::from_str(&get().await).unwrap();
+    assert_eq!(
+        obj["spec"]["listeners"],
+        json!([{"name": "http", "port": 80}, {"name": "https", "port": 443}])
+    );
+    let owned = |obj: &Value, manager: &str| {
+        obj["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == manager)
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or_else(|| panic!("no entry for {manager}"))
+    };
+    assert_eq!(
+        owned(&obj, "team-b"),
+        json!({"f:spec": {"f:listeners": {"k:{\"name\":\"https\"}": {".": {}, "f:name": {}, "f:port": {}}}}})
+    );
+
+    let change_http = gateway("  - name: http\n    port: 8080\n");
+    let err = k.fails(&ssa("team-b"), Some(&change_http)).await;
+    assert_has(
+        &err,
+        "Apply failed with 1 conflict: conflict with \"team-a\": .spec.listeners[name=\"http\"].port",
+    );
+    let mut forced = ssa("team-b");
+    forced.insert(2, "--force-conflicts");
+    k.ok_stdin(&forced, Some(&change_http)).await;
+    let obj: Value = serde_json::from_str(&get().await).unwrap();
+    // team-b's apply no longer holds https, which only it owned: gone; http is now on 8080.
+    assert_eq!(
+        obj["spec"]["listeners"],
+        json!([{"name": "http", "port": 8080}])
+    );
+    assert_eq!(
+        owned(&obj, "team-a"),
+        json!({"f:spec": {"f:listeners": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}}}}})
+    );
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kube_fake_apiserver::schema::{Cause, validate};
+use kube_fake_apiserver::structural::{Cause, validate};
 use xtask::roundtrip::Verdict;
 
 use super::Generation;

@@ -16,6 +16,7 @@ use crate::http::router::{Route, Target};
 use crate::http::{Body, Req, full, json_response, negotiate};
 use crate::objects::{self, Mode, WriteOpts, key_of};
 use crate::registry::{Resource, Version};
+use crate::ssa::Operation;
 use crate::state::{Db, Shared};
 use crate::status::ApiError;
 
@@ -91,7 +92,7 @@ impl Ctx<'_> {
         db: &mut Db,
         obj: Value,
         opts: &WriteOpts,
-        operation: &str,
+        operation: Operation,
     ) -> Result<Value, ApiError> {
         objects::create(
             db,
@@ -110,7 +111,7 @@ impl Ctx<'_> {
         obj: Value,
         opts: &WriteOpts,
         mode: Mode,
-        operation: &str,
+        operation: Operation,
         source: &Value,
     ) -> Result<Value, ApiError> {
         objects::update(

@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::{Ctx, write_opts};
 use crate::http::{Body, json_response};
 use crate::objects::{Mode, key_of, view};
-use crate::ssa;
+use crate::ssa::{self, Operation};
 use crate::status::ApiError;
 use crate::util::{meta_mut, meta_str, str_of};
 
@@ -68,7 +68,7 @@ pub fn patch(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
         let out = super::write::write_scale(ctx, &mut db, &doc, &patch_doc)?;
         return Ok(json_response(200, &out));
     }
-    let obj = ctx.update(&mut db, doc, &opts, mode, "Update", &patch_doc)?;
+    let obj = ctx.update(&mut db, doc, &opts, mode, Operation::Update, &patch_doc)?;
     Ok(json_response(200, &obj))
 }
 
@@ -108,6 +108,15 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             ctx.name()
         )));
     }
+    let sub = (mode == Mode::Status).then_some("status");
+    let writer = ssa::Writer::new(
+        &ctx.res,
+        ctx.version(),
+        &opts.manager,
+        Operation::Apply,
+        sub,
+    );
+    writer.check_config(&applied, ctx.ns().unwrap_or(""), ctx.name())?;
     let mut db = ctx.shared.db.lock();
     let key = key_of(&ctx.res, ctx.ns(), ctx.name());
     match db.store.get(&key).cloned() {
@@ -117,18 +126,13 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             ctx.name(),
         )),
         None => {
-            let obj = ctx.create(&mut db, applied, &opts, "Apply")?;
+            let obj = ctx.create(&mut db, applied, &opts, Operation::Apply)?;
             Ok(json_response(201, &obj))
         }
         Some(old) => {
             let force = ctx.req.flag("force");
-            let merged = ssa::merge(
-                &view(&ctx.res, ctx.version(), &old),
-                &applied,
-                &opts.manager,
-                force,
-            )?;
-            let obj = ctx.update(&mut db, merged, &opts, mode, "Apply", &applied)?;
+            let merged = writer.apply(&view(&ctx.res, ctx.version(), &old), &applied, force)?;
+            let obj = ctx.update(&mut db, merged, &opts, mode, Operation::Apply, &applied)?;
             Ok(json_response(200, &obj))
         }
     }

@@ -7,6 +7,7 @@ use crate::deletion::{self, DeleteOpts, Propagation};
 use crate::http::{Body, json_response};
 use crate::objects::{self, Mode};
 use crate::registry::{Resource, ScalePaths};
+use crate::ssa::Operation;
 use crate::status::ApiError;
 use crate::util::{get_path, meta_str, set_path};
 
@@ -14,7 +15,7 @@ pub fn create(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let mut db = ctx.shared.db.lock();
-    let obj = ctx.create(&mut db, body, &opts, "Update")?;
+    let obj = ctx.create(&mut db, body, &opts, Operation::Update)?;
     Ok(json_response(201, &obj))
 }
 
@@ -22,7 +23,7 @@ pub fn update(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let mut db = ctx.shared.db.lock();
-    let obj = ctx.update(&mut db, body.clone(), &opts, mode, "Update", &body)?;
+    let obj = ctx.update(&mut db, body.clone(), &opts, mode, Operation::Update, &body)?;
     Ok(json_response(200, &obj))
 }
 
@@ -203,7 +204,7 @@ pub fn write_scale(
     let mut new = objects::view(&ctx.res, ctx.version(), &old);
     set_path(&mut new, &paths.spec_replicas, replicas);
     let opts = write_opts(ctx.req)?;
-    let obj = ctx.update(db, new, &opts, Mode::Main, "Update", source)?;
+    let obj = ctx.update(db, new, &opts, Mode::Main, Operation::Update, source)?;
     Ok(to_scale(&ctx.res, &paths, &obj))
 }
 

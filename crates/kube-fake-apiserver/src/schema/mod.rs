@@ -22,9 +22,9 @@ pub(crate) use gofmt::go_number;
 /// exhausting the stack. Real CRD schemas and objects stay far below this.
 pub(crate) const MAX_DEPTH: usize = 128;
 
-/// One field error (`Status.details.causes`) and the 422 message: one definition, shared with the
-/// generator's CRD validation.
-pub use kube_codegen_crd::{Cause, invalid_message};
+/// One field error (`Status.details.causes`): one definition, shared with the generator's CRD
+/// validation.
+pub use kube_codegen_crd::Cause;
 
 /// Validates `obj` (a whole custom resource) against the version's `openAPIV3Schema`.
 /// Run it on the pruned and defaulted object, as the server does.

@@ -1,5 +1,6 @@
 //! Behaviour of pruning, defaulting and validation on tricky schemas.
 use super::*;
+use kube_codegen_crd::invalid_message;
 use serde_json::json;
 
 fn pruned(schema: &Value, obj: Value) -> Value {
