@@ -306,3 +306,45 @@ async fn the_last_error_is_kept_while_rounds_fail_and_cleared_by_a_sync() {
     .await;
     task.abort();
 }
+
+/// The workqueue's Prometheus provider exports informer metrics too.
+#[cfg(feature = "prometheus")]
+#[tokio::test]
+async fn the_prometheus_provider_exports_informer_metrics() {
+    use kube_codegen_runtime::workqueue::PrometheusMetricsProvider;
+    use prometheus_client::registry::Registry;
+
+    let (server, api) = server_with(&["a", "b"]).await;
+    let mut registry = Registry::default();
+    let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
+    let options = InformerOptions::default()
+        .reflector(fast_reflector())
+        .metrics(provider, "cms");
+    let (informer, task) = run(&server, options);
+    let handler = informer
+        .add_event_handler(EventHandlerFns::<ConfigMap>::new())
+        .unwrap();
+    within("the sync", informer.wait_for_sync()).await;
+    let rv = server_rv(&api).await;
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    let has = |line: &str| text.lines().any(|l| l == line);
+    assert!(has(r#"reflector_lists_total{name="cms"} 1"#), "{text}");
+    assert!(has(r#"reflector_watches_total{name="cms"} 1"#), "{text}");
+    assert!(
+        has(r#"reflector_items_per_list_sum{name="cms"} 2.0"#),
+        "{text}"
+    );
+    assert!(
+        has(&format!(
+            r#"reflector_last_resource_version{{name="cms"}} {rv:.1}"#
+        )),
+        "{text}"
+    );
+    let backlog = format!(
+        r#"informer_handler_backlog{{name="cms",handler="{}"}}"#,
+        handler.id()
+    );
+    assert!(text.lines().any(|l| l.starts_with(&backlog)), "{text}");
+    task.abort();
+}

@@ -58,6 +58,8 @@ pub use self::informer::{
 };
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
+#[cfg(feature = "prometheus")]
+pub(crate) use self::metrics::InformerFamilies;
 pub use self::metrics::InformerMetricsProvider;
 pub use self::reader::StoreReader;
 pub use self::reflector::{Reflector, ReflectorHealth, ReflectorStore, Synced};
