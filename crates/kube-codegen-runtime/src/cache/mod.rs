@@ -3,9 +3,11 @@
 //! listers (client-go's `tools/cache` `Indexer`, `MetaNamespaceKeyFunc` and listers).
 //!
 //! A [`SharedIndexInformer`] runs a [`Reflector`] that keeps a [`Store`] in step with the API
-//! server (list, then watch, relist on `410 Gone`) and tells its [`EventHandler`]s what
-//! changed; controllers read the store through a [`Lister`] and carry [`key_of`] keys through
-//! their workqueue.
+//! server (a streaming watch-list, or a list when the server refuses one, then a watch; relist
+//! on `410 Gone`) and tells its [`EventHandler`]s what changed; controllers read the store
+//! through a [`Lister`] and carry [`key_of`] keys through their workqueue. What the informer
+//! does shows in [`InformerMetricsProvider`] metrics and
+//! [`last_error`](SharedIndexInformer::last_error).
 //!
 //! ```
 //! use std::sync::Arc;
