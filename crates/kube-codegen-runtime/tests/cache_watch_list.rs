@@ -375,3 +375,131 @@ async fn an_in_process_source_that_refuses_is_listed_and_one_without_support_nev
         task.abort();
     }
 }
+
+/// An in-process source whose watches replay scripted streams, one per watch request.
+struct Scripted {
+    streams: Mutex<Vec<Vec<kube::api::WatchEvent<ConfigMap>>>>,
+    asked: Mutex<Vec<(bool, String)>>,
+}
+
+impl ListWatch<ConfigMap> for Scripted {
+    fn list<'a>(
+        &'a self,
+        _: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<ConfigMap>, kube::Error>> {
+        async { panic!("a watch-list source is never listed here") }.boxed()
+    }
+
+    fn watch<'a>(
+        &'a self,
+        params: &'a WatchParams,
+        rv: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<ConfigMap>, kube::Error>> {
+        self.asked
+            .lock()
+            .push((params.send_initial_events, rv.to_owned()));
+        let mut streams = self.streams.lock();
+        let events = if streams.is_empty() {
+            None
+        } else {
+            Some(streams.remove(0))
+        };
+        async move {
+            let stream: WatchStream<ConfigMap> = match events {
+                // Then stay open, as a quiet watch does.
+                Some(events) => futures::stream::iter(events.into_iter().map(Ok))
+                    .chain(futures::stream::pending())
+                    .boxed(),
+                None => futures::stream::pending().boxed(),
+            };
+            Ok(stream)
+        }
+        .boxed()
+    }
+
+    fn supports_watch_list(&self) -> bool {
+        true
+    }
+}
+
+/// Records every replace the reflector makes.
+#[derive(Default)]
+struct Replaces(Mutex<Vec<(Vec<String>, String)>>);
+
+impl kube_codegen_runtime::cache::ReflectorStore<ConfigMap> for Replaces {
+    fn replace(&self, objects: Vec<ConfigMap>, rv: &str) {
+        let names = objects
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect();
+        self.0.lock().push((names, rv.to_owned()));
+    }
+    fn add(&self, _: ConfigMap) {}
+    fn update(&self, _: ConfigMap) {}
+    fn delete(&self, _: ConfigMap) {}
+}
+
+fn bookmark(rv: &str, end: bool) -> kube::api::WatchEvent<ConfigMap> {
+    let annotations = if end {
+        r#","annotations":{"k8s.io/initial-events-end":"true"}"#
+    } else {
+        ""
+    };
+    let json = format!(
+        r#"{{"kind":"ConfigMap","apiVersion":"v1","metadata":{{"resourceVersion":"{rv}"{annotations}}}}}"#
+    );
+    kube::api::WatchEvent::Bookmark(serde_json::from_str(&json).unwrap())
+}
+
+fn added(name: &str, rv: &str) -> kube::api::WatchEvent<ConfigMap> {
+    let mut c = cm(name, name);
+    c.metadata.namespace = Some("default".into());
+    c.metadata.resource_version = Some(rv.into());
+    kube::api::WatchEvent::Added(c)
+}
+
+#[tokio::test]
+async fn only_the_annotated_bookmark_ends_the_initial_events_and_a_410_in_them_retries_at_a_consistent_read()
+ {
+    use kube::api::WatchEvent;
+    let gone = || {
+        let status = Status::failure("too old resource version", "Expired").with_code(410);
+        WatchEvent::Error(Box::new(status))
+    };
+    let source = Arc::new(Scripted {
+        streams: Mutex::new(vec![
+            // Synced at 9, then the watch part of the stream expires: relist.
+            vec![added("a", "3"), bookmark("9", true), gone()],
+            // The watch-list from 9: a plain bookmark inside the initial events, then a 410.
+            vec![added("a", "3"), bookmark("10", false), gone()],
+            // From "": complete.
+            vec![added("a", "3"), added("b", "11"), bookmark("12", true)],
+        ]),
+        asked: Mutex::new(Vec::new()),
+    });
+    let store = Arc::new(Replaces::default());
+    let reflector =
+        Reflector::from_shared(source.clone(), store.clone()).with_options(fast_reflector());
+    let task = tokio::spawn(reflector.run());
+    eventually("two replaces", || async { store.0.lock().len() >= 2 }).await;
+    let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        *store.0.lock(),
+        [
+            (names(&["a"]), "9".to_owned()),
+            (names(&["a", "b"]), "12".to_owned())
+        ],
+        "nothing stored from the watch-list the 410 cut"
+    );
+    let asked = source.asked.lock().clone();
+    assert_eq!(
+        asked,
+        [
+            (true, String::new()),
+            (true, "9".to_owned()),
+            (true, String::new())
+        ],
+        "the relist from the last version, then from a consistent read; no LIST"
+    );
+    task.abort();
+}

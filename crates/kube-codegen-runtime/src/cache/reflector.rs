@@ -9,8 +9,9 @@
 //!   `k8s.io/initial-events-end: "true"` arrives, and the same stream goes on as the watch. It
 //!   asks for resourceVersion `""` the first time (and after a 410), the last one seen after.
 //!   A watch-list cut before that bookmark stores nothing and is opened again (after the
-//!   backoff delay); one the server refuses (any other error) falls back to a LIST for this
-//!   round, as client-go does; the next round tries the watch-list again.
+//!   backoff delay); a 410 opens it again at `""` (a 410 even there lists instead, where
+//!   client-go would loop); one the server refuses (any other error) falls back to a LIST for
+//!   this round, as client-go does; the next round tries the watch-list again.
 //! - **LIST** otherwise: at `"0"` first (any cached state is fine: the server answers whole
 //!   from its watch cache), then at the last resourceVersion seen ("not older than", whole);
 //!   after a 410 on a list, at `""` (a consistent read, in pages of 500, a later page whose
