@@ -27,7 +27,8 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 use crate::cache::{
-    InformerOptions, ListWatch, ReflectorOptions, SharedIndexInformer, WatchStream,
+    InformerMetricsProvider, InformerOptions, ListWatch, ReflectorOptions, SharedIndexInformer,
+    WatchStream,
 };
 
 /// A [`SharedInformerFactoryBuilder::tweak_list_params`] closure.
@@ -86,6 +87,10 @@ where
         (tweaked.label_selector, tweaked.field_selector) =
             self.selectors(&params.label_selector, &params.field_selector);
         async move { self.inner.watch(&tweaked, resource_version).await }.boxed()
+    }
+
+    fn supports_watch_list(&self) -> bool {
+        self.inner.supports_watch_list()
     }
 }
 
@@ -160,6 +165,7 @@ pub struct SharedInformerFactoryBuilder {
     reflector: ReflectorOptions,
     tweak: Option<Tweak>,
     transform: Option<MetaTransform>,
+    metrics: Option<Arc<dyn InformerMetricsProvider>>,
 }
 
 impl fmt::Debug for SharedInformerFactoryBuilder {
@@ -171,6 +177,7 @@ impl fmt::Debug for SharedInformerFactoryBuilder {
             .field("reflector", &self.reflector)
             .field("tweak_list_params", &self.tweak.is_some())
             .field("transform", &self.transform.is_some())
+            .field("metrics", &self.metrics.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -223,6 +230,20 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// Turns every informer's streaming watch-list on (the default) or off
+    /// ([`ReflectorOptions::watch_list`]).
+    pub fn watch_list(mut self, on: bool) -> Self {
+        self.reflector.watch_list = on;
+        self
+    }
+
+    /// Records every informer's metrics through `provider`, each labelled with its resource
+    /// (`configmaps`, `widgets.example.com`).
+    pub fn metrics(mut self, provider: Arc<dyn InformerMetricsProvider>) -> Self {
+        self.metrics = Some(provider);
+        self
+    }
+
     /// The factory.
     pub fn build(self) -> SharedInformerFactory {
         SharedInformerFactory {
@@ -234,6 +255,7 @@ impl SharedInformerFactoryBuilder {
                 reflector: self.reflector,
                 tweak: self.tweak,
                 transform: self.transform,
+                metrics: self.metrics,
                 entries: Mutex::new(HashMap::new()),
             }),
         }
@@ -255,7 +277,19 @@ struct Inner {
     reflector: ReflectorOptions,
     tweak: Option<Tweak>,
     transform: Option<MetaTransform>,
+    metrics: Option<Arc<dyn InformerMetricsProvider>>,
     entries: Mutex<HashMap<TypeId, Entry>>,
+}
+
+/// A kind's resource as metrics name it: the plural, and the group after a dot if any.
+fn resource_name<K: Resource<DynamicType = ()>>() -> String {
+    let group = K::group(&());
+    let plural = K::plural(&());
+    if group.is_empty() {
+        plural.into_owned()
+    } else {
+        format!("{plural}.{group}")
+    }
 }
 
 /// `None` for a zero period: client-go's "no resync".
@@ -306,6 +340,7 @@ impl SharedInformerFactory {
             reflector: ReflectorOptions::default(),
             tweak: None,
             transform: None,
+            metrics: None,
         }
     }
 
@@ -328,6 +363,9 @@ impl SharedInformerFactory {
                 self.inner.namespace.as_deref(),
             );
             let mut options = InformerOptions::default().reflector(self.inner.reflector.clone());
+            if let Some(provider) = self.inner.metrics.clone() {
+                options = options.metrics(provider, resource_name::<K>());
+            }
             let resync = match self.inner.custom_resync.get(&TypeId::of::<K>()) {
                 Some(custom) => *custom,
                 None => self.inner.resync,

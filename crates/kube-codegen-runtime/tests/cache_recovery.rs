@@ -118,6 +118,10 @@ async fn after_an_outage_the_informer_converges_as_soon_as_the_server_answers() 
     server.faults().compact();
     // Long enough for the backoff to grow past two seconds (0.1, 0.2, 0.4, 0.8, 1.6, 3.2 s...).
     tokio::time::sleep(Duration::from_secs(5)).await;
+    let during = informer
+        .last_error()
+        .expect("the outage shows as the last error");
+    assert!(during.consecutive >= 2, "failures in a row: {during}");
     proxy.bring_up();
 
     let keys = || {
@@ -140,6 +144,11 @@ async fn after_an_outage_the_informer_converges_as_soon_as_the_server_answers() 
     assert!(
         lag <= Duration::from_secs(2),
         "converged {lag:?} after the server first answered again"
+    );
+    assert!(
+        informer.last_error().is_none(),
+        "healthy again: {:?}",
+        informer.last_error()
     );
     run.abort();
 }

@@ -1,5 +1,6 @@
 //! The reflector against the in-memory API server: list, watch, re-watch after a dropped
-//! watch, relist after 410, retries after server errors, paginated lists.
+//! watch, relist after 410, retries after server errors, paginated lists. These pin the LIST
+//! then WATCH path, so most turn the watch-list off (`cache_watch_list.rs` covers that one).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,13 +13,17 @@ use kube_fake_apiserver::FakeApiServer;
 mod support;
 use support::{client, cm, eventually, fast_reflector};
 
-/// Starts a reflector over every namespace's config maps with fast retries.
+/// Starts a reflector over every namespace's config maps with fast retries, listing (no
+/// watch-list) with a consistent first list in pages of `page_size`.
 fn reflect(
     server: &FakeApiServer,
     page_size: u32,
 ) -> (Arc<Store<ConfigMap>>, tokio::task::JoinHandle<()>) {
     let store = Arc::new(Store::with_namespace_index());
-    let options = fast_reflector().page_size(page_size);
+    let options = fast_reflector()
+        .watch_list(false)
+        .consistent_first_list(true)
+        .page_size(page_size);
     let reflector =
         Reflector::new(Api::<ConfigMap>::all(client(server)), store.clone()).with_options(options);
     (store, tokio::spawn(reflector.run()))
@@ -207,8 +212,7 @@ async fn large_lists_are_read_in_pages() {
         .collect();
     assert_eq!(pages.len(), 3, "25 objects in pages of 10: {pages:?}");
     assert!(pages.iter().all(|q| q.contains("limit=10")));
-    // kube-client leaves out resourceVersion=0 when a limit is set (a server would ignore the
-    // limit for it), so the first list is a consistent read in pages.
+    // A consistent first list: no resourceVersion, in pages.
     assert!(!pages[0].contains("continue=") && !pages[0].contains("resourceVersion"));
     assert!(pages[1].contains("continue=") && !pages[1].contains("resourceVersion"));
     task.abort();
@@ -229,13 +233,15 @@ async fn the_watch_error_handler_sees_each_failed_round() {
     let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let record = seen.clone();
     let store = Arc::new(Store::with_namespace_index());
-    let options = fast_reflector().watch_error_handler(move |e| {
-        let code = match e {
-            kube::Error::Api(s) => s.code,
-            _ => 0,
-        };
-        record.lock().push(code);
-    });
+    let options = fast_reflector()
+        .watch_list(false)
+        .watch_error_handler(move |e| {
+            let code = match e {
+                kube::Error::Api(s) => s.code,
+                _ => 0,
+            };
+            record.lock().push(code);
+        });
     let reflector =
         Reflector::new(Api::<ConfigMap>::all(client(&server)), store.clone()).with_options(options);
     let task = tokio::spawn(reflector.run());

@@ -26,12 +26,16 @@ use tokio::sync::{Notify, mpsc, watch};
 
 use super::error::CacheError;
 use super::handler::{Deleted, EventHandler, Notification};
+use super::health::{Health, ReflectorError};
 use super::keys::key_of;
 use super::lister::Lister;
+use super::metrics::InformerMetricsProvider;
 use super::reader::StoreReader;
-use super::reflector::{Reflector, ReflectorOptions, ReflectorStore};
+use super::reflector::{Reflector, ReflectorStore};
+use super::reflector_options::ReflectorOptions;
 use super::source::ListWatch;
 use super::store::{Indexers, Key, NAMESPACE_INDEX, Store};
+use crate::workqueue::SettableGaugeMetric;
 
 /// Rewrites each object before it is cached (e.g. drops `managedFields` to save memory). It
 /// runs on the ingest path, so it should be quick, and it sees every listed and watched object.
@@ -114,9 +118,28 @@ impl<K> InformerOptions<K> {
         self
     }
 
-    /// Sets the reflector's settings.
+    /// Sets the reflector's settings (replacing what [`watch_list`](Self::watch_list) and
+    /// [`metrics`](Self::metrics) set before).
     pub fn reflector(mut self, options: ReflectorOptions) -> Self {
         self.reflector = options;
+        self
+    }
+
+    /// Turns the reflector's streaming watch-list on (the default) or off
+    /// ([`ReflectorOptions::watch_list`]).
+    pub fn watch_list(mut self, on: bool) -> Self {
+        self.reflector.watch_list = on;
+        self
+    }
+
+    /// Records the reflector's metrics and each handler's backlog through `provider`,
+    /// labelled `name` (see [`InformerMetricsProvider`]).
+    pub fn metrics(
+        mut self,
+        provider: Arc<dyn InformerMetricsProvider>,
+        name: impl Into<String>,
+    ) -> Self {
+        self.reflector = self.reflector.metrics(provider, name);
         self
     }
 
@@ -167,6 +190,8 @@ struct Inner<K> {
     max_backlog: Option<usize>,
     /// Wakes the resync loop when a handler with a resync period is added or removed.
     resync_changed: Notify,
+    /// The reflector's failures, across runs.
+    health: Health,
 }
 
 struct Dispatch<K> {
@@ -198,6 +223,8 @@ struct ListenerState {
     drained: Notify,
     /// The handler was removed: its queue is dropped and nobody waits for it.
     gone: AtomicBool,
+    /// Reports `queued` (the informer's metrics provider's handler backlog).
+    backlog_metric: Option<Box<dyn SettableGaugeMetric>>,
 }
 
 impl ListenerState {
@@ -211,7 +238,11 @@ impl ListenerState {
 
     /// One notification handled; wakes waiters when the backlog reaches `low`.
     fn handled(&self, low: usize) {
-        if self.queued.fetch_sub(1, Ordering::AcqRel) - 1 == low {
+        let left = self.queued.fetch_sub(1, Ordering::AcqRel) - 1;
+        if let Some(m) = &self.backlog_metric {
+            m.set(left as f64);
+        }
+        if left == low {
             self.drained.notify_waiters();
         }
     }
@@ -233,7 +264,10 @@ impl<K> Listener<K> {
         if matches!(n, Notification::Add(_, true)) {
             self.state.initial_pending.fetch_add(1, Ordering::AcqRel);
         }
-        self.state.queued.fetch_add(1, Ordering::AcqRel);
+        let queued = self.state.queued.fetch_add(1, Ordering::AcqRel) + 1;
+        if let Some(m) = &self.state.backlog_metric {
+            m.set(queued as f64);
+        }
         // A closed queue means the handler was removed: nothing to deliver to.
         let _ = self.tx.send(n);
     }
@@ -265,6 +299,16 @@ impl fmt::Debug for Registration {
 }
 
 impl Registration {
+    /// This handler's number within its informer (the label of its backlog metric).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Notifications queued for this handler and not yet handled (0 once it is removed).
+    pub fn backlog(&self) -> usize {
+        self.state.len()
+    }
+
     /// True once the informer has listed and this handler has returned from every add of the
     /// initial list (client-go's per-registration `HasSynced`).
     pub fn has_synced(&self) -> bool {
@@ -303,6 +347,7 @@ where
                 next_id: AtomicU64::new(0),
                 max_backlog: options.max_handler_backlog,
                 resync_changed: Notify::new(),
+                health: Health::default(),
             }),
         }
     }
@@ -321,6 +366,12 @@ where
     /// True once the first list is in the cache.
     pub fn has_synced(&self) -> bool {
         *self.inner.synced.borrow()
+    }
+
+    /// The reflector's last failure, while nothing has worked since (`None`: healthy); see
+    /// [`ReflectorHealth::last_error`](super::ReflectorHealth::last_error).
+    pub fn last_error(&self) -> Option<ReflectorError> {
+        self.inner.health.last_error()
     }
 
     /// Waits until the first list is in the cache.
@@ -363,10 +414,19 @@ where
             .or_else(|| self.inner.runtime.clone())
             .ok_or(CacheError::NoRuntime)?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Notification<K>>();
-        let state = Arc::new(ListenerState::default());
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let state = Arc::new(ListenerState {
+            backlog_metric: self
+                .inner
+                .reflector_options
+                .metrics
+                .as_ref()
+                .map(|m| m.provider.new_handler_backlog_metric(&m.name, id)),
+            ..ListenerState::default()
+        });
         let low = self.inner.max_backlog.map_or(0, |max| max / 2);
         let listener = Listener {
-            id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
+            id,
             tx,
             state: state.clone(),
             resync: resync.map(|p| (p, tokio::time::Instant::now() + p)),
@@ -409,6 +469,9 @@ where
     /// Removes a handler; notifications still queued for it are dropped. Idempotent.
     pub fn remove_event_handler(&self, registration: &Registration) {
         registration.state.gone.store(true, Ordering::Release);
+        if let Some(m) = &registration.state.backlog_metric {
+            m.set(0.0);
+        }
         registration.state.drained.notify_waiters();
         self.inner
             .dispatch
@@ -428,7 +491,8 @@ where
             inner: self.inner.clone(),
         });
         let reflector = Reflector::from_shared(self.inner.api.clone(), sink)
-            .with_options(self.inner.reflector_options.clone());
+            .with_options(self.inner.reflector_options.clone())
+            .with_health(self.inner.health.clone());
         let resync = async {
             loop {
                 let next = self

@@ -3,9 +3,11 @@
 //! listers (client-go's `tools/cache` `Indexer`, `MetaNamespaceKeyFunc` and listers).
 //!
 //! A [`SharedIndexInformer`] runs a [`Reflector`] that keeps a [`Store`] in step with the API
-//! server (list, then watch, relist on `410 Gone`) and tells its [`EventHandler`]s what
-//! changed; controllers read the store through a [`Lister`] and carry [`key_of`] keys through
-//! their workqueue.
+//! server (a streaming watch-list, or a list when the server refuses one, then a watch; relist
+//! on `410 Gone`) and tells its [`EventHandler`]s what changed; controllers read the store
+//! through a [`Lister`] and carry [`key_of`] keys through their workqueue. What the informer
+//! does shows in [`InformerMetricsProvider`] metrics and
+//! [`last_error`](SharedIndexInformer::last_error).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -37,23 +39,32 @@
 mod backoff;
 mod error;
 mod handler;
+mod health;
 mod informer;
+mod initial_events;
 mod keys;
 mod lister;
+mod metrics;
 mod reader;
 mod reflector;
+mod reflector_options;
 mod source;
 mod store;
 
 pub use self::error::{CacheError, NotSynced};
 pub use self::handler::{Deleted, EventHandler, EventHandlerFns};
+pub use self::health::ReflectorError;
 pub use self::informer::{
     DEFAULT_MAX_HANDLER_BACKLOG, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration,
     SharedIndexInformer, Transform,
 };
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
+#[cfg(feature = "prometheus")]
+pub(crate) use self::metrics::InformerFamilies;
+pub use self::metrics::InformerMetricsProvider;
 pub use self::reader::StoreReader;
-pub use self::reflector::{Reflector, ReflectorOptions, ReflectorStore, Synced, WatchErrorHandler};
+pub use self::reflector::{Reflector, ReflectorHealth, ReflectorStore, Synced};
+pub use self::reflector_options::{ReflectorOptions, WatchErrorHandler};
 pub use self::source::{ListWatch, WatchStream};
 pub use self::store::{IndexFn, Indexers, NAMESPACE_INDEX, Store, namespace_index};

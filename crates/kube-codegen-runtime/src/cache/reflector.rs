@@ -1,19 +1,28 @@
-//! [`Reflector`]: keeps a store in step with the API server by listing, then watching from the
-//! list's resourceVersion (client-go's `tools/cache/reflector.go`).
+//! [`Reflector`]: keeps a store in step with the API server (client-go's
+//! `tools/cache/reflector.go`, 1.35 semantics).
 //!
-//! One round (`list_and_watch`): list (pages of 500 when reading at `""` or `"0"`), replace the
-//! store, then watch from the last resourceVersion with bookmarks on and a timeout picked in
-//! [5, 10) minutes. A watch the server ends normally is reopened at once from the last seen
-//! resourceVersion; a `410 Gone` (the history no longer reaches it) ends the round, and the next
-//! one relists. Rounds are separated by a jittered exponential backoff (800 ms doubling to 30 s,
-//! back to the start two minutes after the last reset, as client-go's `DelayWithReset`), also
-//! after a clean end, so a failing server is never hammered.
+//! One round (`list_and_watch`) gets the full state, replaces the store with it, then follows
+//! changes on a watch with bookmarks on and a timeout picked in [5, 10) minutes:
+//! - **watch-list** (the default, when the source supports it): a watch with
+//!   `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`; its initial `ADDED` events
+//!   are collected aside and stored as one replace when the bookmark annotated
+//!   `k8s.io/initial-events-end: "true"` arrives, and the same stream goes on as the watch. It
+//!   asks for resourceVersion `""` the first time (and after a 410), the last one seen after.
+//!   A watch-list cut before that bookmark stores nothing and is opened again (after the
+//!   backoff delay); a 410 opens it again at `""` (a 410 even there lists instead, where
+//!   client-go would loop); one the server refuses (any other error) falls back to a LIST for
+//!   this round, as client-go does; the next round tries the watch-list again.
+//! - **LIST** otherwise: at `"0"` first (any cached state is fine: the server answers whole
+//!   from its watch cache), then at the last resourceVersion seen ("not older than", whole);
+//!   after a 410 on a list, at `""` (a consistent read, in pages of 500, a later page whose
+//!   continue token expired replaced by one full list).
+//!   [`ReflectorOptions::consistent_first_list`] makes the first list a consistent paged read.
 //!
-//! resourceVersion of each list, as client-go picks it: `"0"` first (any cached state is fine),
-//! then the last one seen ("not older than"); after a 410 on a list, `""` (a consistent read).
-//! One difference: kube-client leaves `resourceVersion=0` out of a request that has a limit
-//! (a server ignores the limit for it and sends everything), so the first list is a
-//! consistent read in pages, as in kube-runtime, where client-go reads the watch cache whole.
+//! A watch the server ends normally is reopened at once from the last seen resourceVersion; a
+//! `410 Gone` (the history no longer reaches it) ends the round, and the next one relists.
+//! Rounds are separated by a jittered exponential backoff (800 ms doubling to 30 s, back to the
+//! start two minutes after the last reset, as client-go's `DelayWithReset`), also after a clean
+//! end, so a failing server is never hammered.
 
 use std::fmt;
 use std::sync::Arc;
@@ -27,7 +36,11 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::backoff::Backoff;
-use super::source::ListWatch;
+use super::health::{Health, ReflectorError};
+use super::initial_events::{InitialEvents, ends_initial_events};
+use super::metrics::ReflectorMetrics;
+use super::reflector_options::ReflectorOptions;
+use super::source::{ListWatch, WatchStream};
 use super::store::Store;
 
 /// Where a reflector writes what it sees (client-go's `Store` as the reflector uses it).
@@ -72,79 +85,12 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
     }
 }
 
-/// Called with every error that ends a list-and-watch round (a failed list, a watch that could
-/// not start or failed), before the reflector backs off and relists: client-go's
-/// `WatchErrorHandler`, for programs that want to see or count what otherwise is a log line.
-pub type WatchErrorHandler = Arc<dyn Fn(&kube::Error) + Send + Sync>;
-
 /// How a list-and-watch round ended without an error.
 enum Round {
     /// The watch's resourceVersion expired (410): relist.
     Expired,
     /// The watch closed within a second without an event (client-go's `VeryShortWatchError`).
     VeryShort,
-}
-
-/// Tuning of a [`Reflector`]; the defaults are client-go's.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct ReflectorOptions {
-    /// First delay between rounds (doubles each round up to `backoff_cap`). Default 800 ms.
-    pub backoff_initial: Duration,
-    /// Largest delay between rounds before jitter (which adds up to as much again). Default 30 s.
-    pub backoff_cap: Duration,
-    /// Page size of lists read at `""` or `"0"`. Default 500.
-    pub page_size: u32,
-    /// Shortest watch timeout asked of the server; each watch picks one in [min, 2 min).
-    /// Default 5 min.
-    pub min_watch_timeout: Duration,
-    /// See [`WatchErrorHandler`]; errors are logged either way.
-    pub watch_error_handler: Option<WatchErrorHandler>,
-}
-
-impl fmt::Debug for ReflectorOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReflectorOptions")
-            .field("backoff_initial", &self.backoff_initial)
-            .field("backoff_cap", &self.backoff_cap)
-            .field("page_size", &self.page_size)
-            .field("min_watch_timeout", &self.min_watch_timeout)
-            .field("watch_error_handler", &self.watch_error_handler.is_some())
-            .finish()
-    }
-}
-
-impl Default for ReflectorOptions {
-    fn default() -> Self {
-        ReflectorOptions {
-            backoff_initial: Duration::from_millis(800),
-            backoff_cap: Duration::from_secs(30),
-            page_size: 500,
-            min_watch_timeout: Duration::from_secs(300),
-            watch_error_handler: None,
-        }
-    }
-}
-
-impl ReflectorOptions {
-    /// Sets the first and the largest delay between rounds.
-    pub fn backoff(mut self, initial: Duration, cap: Duration) -> Self {
-        self.backoff_initial = initial;
-        self.backoff_cap = cap.max(initial);
-        self
-    }
-
-    /// Sets the list page size (at least 1).
-    pub fn page_size(mut self, n: u32) -> Self {
-        self.page_size = n.max(1);
-        self
-    }
-
-    /// Sets the [`WatchErrorHandler`].
-    pub fn watch_error_handler(mut self, f: impl Fn(&kube::Error) + Send + Sync + 'static) -> Self {
-        self.watch_error_handler = Some(Arc::new(f));
-        self
-    }
 }
 
 /// Whether a reflector has stored its first full list.
@@ -171,6 +117,8 @@ pub struct Reflector<K> {
     store: Arc<dyn ReflectorStore<K>>,
     options: ReflectorOptions,
     synced: watch::Sender<bool>,
+    health: Health,
+    metrics: Option<ReflectorMetrics>,
 }
 
 impl<K> fmt::Debug for Reflector<K> {
@@ -211,6 +159,28 @@ impl Position {
     }
 }
 
+/// A watch already open when the watch phase starts: the rest of a watch-list's stream.
+struct OpenWatch<K> {
+    stream: WatchStream<K>,
+    started: Instant,
+    events: u64,
+}
+
+/// How a watch-list's initial phase ended.
+enum Initial {
+    /// The end bookmark arrived, at this resourceVersion.
+    Done(String),
+    /// The stream ended cleanly before the end bookmark.
+    Interrupted,
+    /// The resourceVersion asked for is too old (410).
+    Gone,
+    /// An error event or a broken stream.
+    Failed(kube::Error),
+}
+
+/// How often a watch-list still waiting for its end bookmark is logged (client-go's 10 s).
+const BOOKMARK_WAIT_WARNING: Duration = Duration::from_secs(10);
+
 impl<K> Reflector<K>
 where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
@@ -227,12 +197,21 @@ where
             store,
             options: ReflectorOptions::default(),
             synced: watch::channel(false).0,
+            health: Health::default(),
+            metrics: None,
         }
     }
 
     /// Replaces the options.
     pub fn with_options(mut self, options: ReflectorOptions) -> Self {
+        self.metrics = options.metrics.as_ref().map(ReflectorMetrics::new);
         self.options = options;
+        self
+    }
+
+    /// Reports failures to `health` (an informer's, which outlives its runs).
+    pub(crate) fn with_health(mut self, health: Health) -> Self {
+        self.health = health;
         self
     }
 
@@ -241,8 +220,14 @@ where
         Synced(self.synced.subscribe())
     }
 
-    /// Runs until the future is dropped (there is nothing else to stop it: errors are logged
-    /// and retried after the backoff).
+    /// A handle on the reflector's failures, usable while it runs.
+    pub fn health(&self) -> ReflectorHealth {
+        ReflectorHealth(self.health.clone())
+    }
+
+    /// Runs until the future is dropped (there is nothing else to stop it: errors are logged,
+    /// passed to the [watch error handler](ReflectorOptions::watch_error_handler), kept for
+    /// [`ReflectorHealth::last_error`], and retried after the backoff).
     ///
     /// The backoff grows while the server cannot be reached, and starts again from the initial
     /// delay as soon as the server answers anything: an expired resourceVersion (410) relists
@@ -276,6 +261,7 @@ where
                         // The server answered: it is reachable, only this request failed.
                         backoff.reset();
                     }
+                    self.health.failed(e);
                     Some(backoff.next_delay())
                 }
             };
@@ -290,11 +276,181 @@ where
         pos: &mut Position,
         backoff: &mut Backoff,
     ) -> Result<Round, kube::Error> {
-        self.list(pos).await?;
-        match self.watch(pos, backoff).await {
+        let mut open = None;
+        if self.options.watch_list && self.api.supports_watch_list() {
+            match self.watch_list(pos, backoff).await {
+                Ok(watch) => open = Some(watch),
+                Err(e) => {
+                    tracing::info!("reflector: watch-list failed ({e}); listing instead");
+                    if let Some(m) = &self.metrics {
+                        m.fallback();
+                    }
+                }
+            }
+        }
+        if open.is_none() {
+            self.list(pos).await?;
+        }
+        match self.watch(pos, backoff, open).await {
             WatchEnd::Relist => Ok(Round::Expired),
             WatchEnd::Failed(e) => Err(e),
             WatchEnd::VeryShort => Ok(Round::VeryShort),
+        }
+    }
+
+    /// Stores a full state and marks the reflector synced.
+    fn stored(&self, pos: &mut Position, objects: Vec<K>, rv: String) {
+        self.store.replace(objects, &rv);
+        pos.unavailable = false;
+        pos.resource_version = rv;
+        self.moved(pos);
+        self.health.recovered();
+        self.synced.send_replace(true);
+    }
+
+    /// Reports a new position to the metrics.
+    fn moved(&self, pos: &Position) {
+        if let Some(m) = &self.metrics {
+            m.resource_version(&pos.resource_version);
+        }
+    }
+
+    /// A streaming watch-list (client-go's `watchList()`): the initial events are collected
+    /// until the end bookmark, stored as one replace, and the stream is handed on as the
+    /// round's watch. Errors that ask for a retry (429, no connection, 410, a stream cut
+    /// before the bookmark) open a new one; any other is returned, and the round lists instead.
+    async fn watch_list(
+        &self,
+        pos: &mut Position,
+        backoff: &mut Backoff,
+    ) -> Result<OpenWatch<K>, kube::Error> {
+        loop {
+            let at = if pos.unavailable {
+                String::new()
+            } else {
+                pos.resource_version.clone()
+            };
+            let timeout = backoff.spread(self.options.min_watch_timeout);
+            let params =
+                WatchParams::streaming_lists().timeout(timeout.as_secs().clamp(1, 3600) as u32);
+            if let Some(m) = &self.metrics {
+                m.list_started();
+                m.watch_started();
+            }
+            let started = Instant::now();
+            let stream = match self.api.watch(&params, &at).await {
+                Ok(stream) => Some(stream),
+                // A consistent read cannot be too old: a 410 for it would loop.
+                Err(e) if is_gone(&e) && !at.is_empty() => None,
+                Err(e) if is_retryable_watch_start(&e) => {
+                    self.list_failed(started);
+                    self.retrying(e);
+                    tokio::time::sleep(backoff.next_delay()).await;
+                    continue;
+                }
+                Err(e) => {
+                    self.list_failed(started);
+                    return Err(e);
+                }
+            };
+            let Some(mut stream) = stream else {
+                self.list_failed(started);
+                pos.unavailable = true;
+                continue;
+            };
+            let mut initial = InitialEvents::new();
+            let mut events = 0u64;
+            let ended = self
+                .initial_events(&mut stream, &mut initial, &mut events)
+                .await;
+            match ended {
+                Initial::Done(rv) => {
+                    let n = initial.len();
+                    self.stored(pos, initial.into_objects(), rv);
+                    if let Some(m) = &self.metrics {
+                        m.list_ended(started.elapsed(), Some(n));
+                    }
+                    return Ok(OpenWatch {
+                        stream,
+                        started,
+                        events,
+                    });
+                }
+                other => {
+                    self.list_failed(started);
+                    if let Some(m) = &self.metrics {
+                        m.watch_ended(started.elapsed(), events);
+                    }
+                    match other {
+                        Initial::Gone if !at.is_empty() => pos.unavailable = true,
+                        Initial::Gone => return Err(gone_for_consistent_read()),
+                        Initial::Failed(e) => return Err(e),
+                        _ => {
+                            tracing::debug!(
+                                "reflector: watch-list ended before its initial events did \
+                                 ({} objects dropped); opening it again",
+                                initial.len()
+                            );
+                            tokio::time::sleep(backoff.next_delay()).await;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads a watch-list's stream up to the end bookmark.
+    async fn initial_events(
+        &self,
+        stream: &mut WatchStream<K>,
+        initial: &mut InitialEvents<K>,
+        events: &mut u64,
+    ) -> Initial {
+        let mut warn = tokio::time::interval_at(
+            Instant::now() + BOOKMARK_WAIT_WARNING,
+            BOOKMARK_WAIT_WARNING,
+        );
+        loop {
+            let event = tokio::select! {
+                event = stream.next() => event,
+                _ = warn.tick() => {
+                    tracing::warn!(
+                        "reflector: awaiting the bookmark that ends the watch-list's initial \
+                         events ({} objects so far)",
+                        initial.len()
+                    );
+                    continue;
+                }
+            };
+            let Some(event) = event else {
+                return Initial::Interrupted;
+            };
+            *events += 1;
+            match event {
+                Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj)) => initial.put(obj),
+                Ok(WatchEvent::Deleted(obj)) => initial.remove(&obj),
+                Ok(WatchEvent::Bookmark(b)) if ends_initial_events(&b) => {
+                    return Initial::Done(b.metadata.resource_version);
+                }
+                Ok(WatchEvent::Bookmark(_)) => {}
+                Ok(WatchEvent::Error(status)) if status.code == 410 => return Initial::Gone,
+                Ok(WatchEvent::Error(status)) => return Initial::Failed(kube::Error::Api(status)),
+                Err(e) => return Initial::Failed(e),
+            }
+        }
+    }
+
+    /// A watch could not start and is tried again within the round (429, no connection):
+    /// client-go only logs these, but a program asking about the reflector's health should see
+    /// that it cannot reach the server.
+    fn retrying(&self, e: kube::Error) {
+        tracing::debug!("reflector: watch not started ({e}); trying again after backoff");
+        self.health.failed(e);
+    }
+
+    fn list_failed(&self, started: Instant) {
+        if let Some(m) = &self.metrics {
+            m.list_ended(started.elapsed(), None);
         }
     }
 
@@ -306,32 +462,41 @@ where
         } else {
             pos.resource_version.clone()
         };
-        let (objects, rv) = match self.list_at(&at).await {
+        if let Some(m) = &self.metrics {
+            m.list_started();
+        }
+        let started = Instant::now();
+        let listed = match self.list_at(&at).await {
             Err(e) if is_gone(&e) && !at.is_empty() => {
                 // The server no longer has that version: read the current state instead.
                 pos.unavailable = true;
-                self.list_at("").await?
+                self.list_at("").await
             }
-            other => other?,
+            other => other,
         };
-        pos.unavailable = false;
-        self.store.replace(objects, &rv);
-        pos.resource_version = rv;
-        self.synced.send_replace(true);
+        let (objects, rv) = listed.inspect_err(|_| self.list_failed(started))?;
+        let n = objects.len();
+        self.stored(pos, objects, rv);
+        if let Some(m) = &self.metrics {
+            m.list_ended(started.elapsed(), Some(n));
+        }
         Ok(())
     }
 
-    /// All objects at `rv` and the list's resourceVersion. Reads at `""` or `"0"` come in pages
-    /// (a later page whose continue token expired is replaced by one full list); reads at a
-    /// given version ask for no limit, so the server can answer from its watch cache.
+    /// All objects at `rv` and the list's resourceVersion. Consistent reads (`""`) come in
+    /// pages (a later page whose continue token expired is replaced by one full list); reads
+    /// at `"0"` or a given version ask for no limit, so the server answers from its watch cache
+    /// (kube-client would drop `resourceVersion=0` from a request with a limit).
     async fn list_at(&self, rv: &str) -> Result<(Vec<K>, String), kube::Error> {
         let base = match rv {
             "" => ListParams::default(),
+            "0" if self.options.consistent_first_list => ListParams::default(),
+            "0" => ListParams::default().at("0"),
             rv => ListParams::default()
                 .at(rv)
                 .matching(VersionMatch::NotOlderThan),
         };
-        if !(rv.is_empty() || rv == "0") {
+        if base.resource_version.is_some() {
             return self.list_whole(&base).await;
         }
         let mut objects = Vec::new();
@@ -370,60 +535,125 @@ where
         ))
     }
 
-    async fn watch(&self, pos: &mut Position, backoff: &mut Backoff) -> WatchEnd {
+    /// Follows changes from the position, on `open` first if given (a watch-list's stream),
+    /// then on new watches, until the round must end.
+    async fn watch(
+        &self,
+        pos: &mut Position,
+        backoff: &mut Backoff,
+        mut open: Option<OpenWatch<K>>,
+    ) -> WatchEnd {
         loop {
-            let timeout = backoff.spread(self.options.min_watch_timeout);
-            let params = WatchParams::default().timeout(timeout.as_secs().clamp(1, 3600) as u32);
-            let stream = match self.api.watch(&params, &pos.resource_version).await {
-                Ok(stream) => stream,
-                Err(e) if is_gone(&e) => return WatchEnd::Relist,
-                Err(e) if is_retryable_watch_start(&e) => {
-                    // Too many requests or no connection: try the watch again, no relist.
-                    tokio::time::sleep(backoff.next_delay()).await;
-                    continue;
+            let (mut stream, started, mut events, fresh) = match open.take() {
+                Some(o) => (o.stream, o.started, o.events, false),
+                None => {
+                    let timeout = backoff.spread(self.options.min_watch_timeout);
+                    let params =
+                        WatchParams::default().timeout(timeout.as_secs().clamp(1, 3600) as u32);
+                    if let Some(m) = &self.metrics {
+                        m.watch_started();
+                    }
+                    match self.api.watch(&params, &pos.resource_version).await {
+                        Ok(stream) => {
+                            self.health.recovered();
+                            (stream, Instant::now(), 0, true)
+                        }
+                        Err(e) if is_gone(&e) => return WatchEnd::Relist,
+                        Err(e) if is_retryable_watch_start(&e) => {
+                            // Too many requests or no connection: try the watch again, no relist.
+                            self.retrying(e);
+                            tokio::time::sleep(backoff.next_delay()).await;
+                            continue;
+                        }
+                        Err(e) => return WatchEnd::Failed(e),
+                    }
                 }
-                Err(e) => return WatchEnd::Failed(e),
             };
-            let started = Instant::now();
-            let mut events = 0u64;
-            let mut stream = std::pin::pin!(stream);
-            while let Some(event) = stream.next().await {
-                events += 1;
-                if let Some(wait) = self.store.ready() {
-                    wait.await;
-                }
-                match event {
-                    Ok(WatchEvent::Added(obj)) => {
-                        pos.advance(obj.resource_version());
-                        self.store.add(obj);
-                    }
-                    Ok(WatchEvent::Modified(obj)) => {
-                        pos.advance(obj.resource_version());
-                        self.store.update(obj);
-                    }
-                    Ok(WatchEvent::Deleted(obj)) => {
-                        pos.advance(obj.resource_version());
-                        self.store.delete(obj);
-                    }
-                    Ok(WatchEvent::Bookmark(b)) => {
-                        self.store.bookmark(&b.metadata.resource_version);
-                        pos.advance(Some(b.metadata.resource_version));
-                    }
-                    Ok(WatchEvent::Error(status)) if status.code == 410 => {
-                        return WatchEnd::Relist;
-                    }
-                    Ok(WatchEvent::Error(status)) => {
-                        return WatchEnd::Failed(kube::Error::Api(status));
-                    }
-                    Err(e) => return WatchEnd::Failed(e),
-                }
+            let before = events;
+            let end = self.follow(&mut stream, pos, &mut events).await;
+            if let Some(m) = &self.metrics {
+                m.watch_ended(started.elapsed(), events);
             }
-            if events == 0 && started.elapsed() < Duration::from_secs(1) {
+            if let Some(end) = end {
+                return end;
+            }
+            if fresh && events == before && started.elapsed() < Duration::from_secs(1) {
+                if let Some(m) = &self.metrics {
+                    m.short_watch();
+                }
                 return WatchEnd::VeryShort;
             }
             // The server ended the watch (its timeout): carry on from where we are.
         }
     }
+
+    /// Applies a watch's events until it closes (`None`) or the round must end.
+    async fn follow(
+        &self,
+        stream: &mut WatchStream<K>,
+        pos: &mut Position,
+        events: &mut u64,
+    ) -> Option<WatchEnd> {
+        while let Some(event) = stream.next().await {
+            *events += 1;
+            if let Some(wait) = self.store.ready() {
+                wait.await;
+            }
+            match event {
+                Ok(WatchEvent::Added(obj)) => {
+                    pos.advance(obj.resource_version());
+                    self.store.add(obj);
+                }
+                Ok(WatchEvent::Modified(obj)) => {
+                    pos.advance(obj.resource_version());
+                    self.store.update(obj);
+                }
+                Ok(WatchEvent::Deleted(obj)) => {
+                    pos.advance(obj.resource_version());
+                    self.store.delete(obj);
+                }
+                Ok(WatchEvent::Bookmark(b)) => {
+                    self.store.bookmark(&b.metadata.resource_version);
+                    pos.advance(Some(b.metadata.resource_version));
+                }
+                Ok(WatchEvent::Error(status)) if status.code == 410 => {
+                    return Some(WatchEnd::Relist);
+                }
+                Ok(WatchEvent::Error(status)) => {
+                    return Some(WatchEnd::Failed(kube::Error::Api(status)));
+                }
+                Err(e) => return Some(WatchEnd::Failed(e)),
+            }
+            self.moved(pos);
+        }
+        None
+    }
+}
+
+/// What a program can ask about a running [`Reflector`]'s failures (a cheap handle).
+#[derive(Debug, Clone)]
+pub struct ReflectorHealth(Health);
+
+impl ReflectorHealth {
+    /// The last failure, while nothing has worked since; `None` while the reflector is healthy.
+    /// A failure is an error that ended a round (those the
+    /// [watch error handler](ReflectorOptions::watch_error_handler) sees) or a watch that could
+    /// not start and is being retried (429, no connection). Storing a full list or opening a
+    /// watch clears it. A watch-list the server refuses is no failure: the round lists instead.
+    pub fn last_error(&self) -> Option<ReflectorError> {
+        self.0.last_error()
+    }
+}
+
+/// The error a watch-list at `""` ends with when the server still answers 410.
+fn gone_for_consistent_read() -> kube::Error {
+    kube::Error::Api(Box::new(
+        kube::core::Status::failure(
+            "watch-list at resourceVersion \"\" answered 410 Gone",
+            "Expired",
+        )
+        .with_code(410),
+    ))
 }
 
 fn is_gone(e: &kube::Error) -> bool {

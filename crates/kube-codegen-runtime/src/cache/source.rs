@@ -26,6 +26,16 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
         params: &'a WatchParams,
         resource_version: &'a str,
     ) -> BoxFuture<'a, Result<WatchStream<K>, kube::Error>>;
+
+    /// Whether [`watch`](Self::watch) serves a streaming watch-list: with
+    /// `params.send_initial_events`, an `ADDED` event for every object, then a bookmark
+    /// annotated `k8s.io/initial-events-end: "true"`, then changes. Only then does a reflector
+    /// try one (client-go's `IsWatchListSemanticsUnSupported`, the other way round). False by
+    /// default, so a source written for LIST then WATCH keeps working; a `kube::Api` says true
+    /// (a server that refuses makes the reflector fall back to a LIST).
+    fn supports_watch_list(&self) -> bool {
+        false
+    }
 }
 
 impl<K> ListWatch<K> for Api<K>
@@ -49,5 +59,9 @@ where
             Ok(stream.boxed())
         }
         .boxed()
+    }
+
+    fn supports_watch_list(&self) -> bool {
+        true
     }
 }

@@ -216,7 +216,9 @@ mod prometheus {
     }
 
     /// Exports queue metrics to a `prometheus_client` [`Registry`] under client-go's names,
-    /// one series per queue (label `name`).
+    /// one series per queue (label `name`); as an
+    /// [`InformerMetricsProvider`](crate::cache::InformerMetricsProvider), informer metrics
+    /// too (`reflector_*`, `informer_handler_backlog`), one series per informer.
     ///
     /// Create it once per registry (it registers the metric families) and pass it to every
     /// queue builder; queues with the same name share their series.
@@ -230,6 +232,7 @@ mod prometheus {
         longest: Family<QueueLabel, FloatGauge>,
         retries: Family<QueueLabel, Counter>,
         waiting: Family<QueueLabel, Gauge>,
+        informer: crate::cache::InformerFamilies,
     }
 
     impl PrometheusMetricsProvider {
@@ -244,6 +247,7 @@ mod prometheus {
                 longest: Family::default(),
                 retries: Family::default(),
                 waiting: Family::default(),
+                informer: crate::cache::InformerFamilies::new(registry),
             };
             registry.register(
                 "workqueue_depth",
@@ -288,6 +292,13 @@ mod prometheus {
                 p.waiting.clone(),
             );
             p
+        }
+    }
+
+    impl PrometheusMetricsProvider {
+        /// The informer metric families (`cache::metrics` exports through them).
+        pub(crate) fn informer(&self) -> &crate::cache::InformerFamilies {
+            &self.informer
         }
     }
 
