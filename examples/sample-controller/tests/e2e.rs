@@ -468,8 +468,10 @@ async fn delete_steps(env: &Env, program: &Program, ns: &str) {
     })
     .await;
 
+    // Orphan: the server's garbage collector would otherwise delete a's Deployment, and the
+    // point below is that changes to it no longer reach a deleted Foo.
     env.foos(ns)
-        .delete(a, &DeleteParams::default())
+        .delete(a, &DeleteParams::orphan())
         .await
         .expect("delete foo a");
     // The delete reaches the controller's cache: its sync of the key finds nothing to do. A
@@ -491,7 +493,7 @@ async fn delete_steps(env: &Env, program: &Program, ns: &str) {
     let mark = env.requests().len();
     let before = env.events_about(ns, a).await;
     let dep_before = env.deployment(ns, a_dep).await.expect("a's deployment");
-    // Its Deployment changes (no garbage collector here, so it stays); then the marker's, which
+    // Its Deployment changes (orphaned, so it stays); then the marker's, which
     // the same watch delivers later: once the marker's Foo follows, the first was handled.
     env.set_available(ns, a_dep, 3).await;
     env.set_available(ns, m_dep, 1).await;
