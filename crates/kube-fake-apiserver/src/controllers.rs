@@ -151,7 +151,7 @@ fn crds(
             new.clone(),
             &opts,
             mode,
-            "Update",
+            crate::ssa::Operation::Update,
             &new,
         );
         changed |= written.is_ok() && db.store.rv() != before;

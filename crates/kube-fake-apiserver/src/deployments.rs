@@ -104,7 +104,7 @@ pub fn reconcile(
             new.clone(),
             &opts,
             Mode::Status,
-            "Update",
+            crate::ssa::Operation::Update,
             &json!({"status": new["status"]}),
         );
         changed |= written.is_ok() && db.store.rv() != before;

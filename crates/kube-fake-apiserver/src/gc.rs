@@ -362,7 +362,7 @@ fn write(db: &mut Db, res: &Arc<Resource>, key: &Key, mut new: Value) -> bool {
         new.clone(),
         &opts,
         Mode::Main,
-        "Update",
+        crate::ssa::Operation::Update,
         &new,
     );
     written.is_ok() && db.store.rv() != before

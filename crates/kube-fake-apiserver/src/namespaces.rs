@@ -316,7 +316,7 @@ fn write_as_controller(
         new.clone(),
         &opts,
         mode,
-        "Update",
+        crate::ssa::Operation::Update,
         &new,
     );
     written.is_ok() && db.store.rv() != before

@@ -14,6 +14,8 @@ pub struct ApiError {
     /// Extra response headers (e.g. `Retry-After`).
     pub retry_after: Option<u64>,
     /// `metadata.continue` of the Status (the inconsistent-continue token of an expired list).
+    /// Boxed: one pointer keeps every `Result<_, ApiError>` small (clippy's `result_large_err`).
+    #[allow(clippy::box_collection)]
     pub list_continue: Option<Box<String>>,
 }
 

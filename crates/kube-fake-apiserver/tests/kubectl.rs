@@ -818,7 +818,7 @@ async fn wait_configmaps_gone(k: &Kubectl, names: &[&str]) {
 /// deletes or releases its dependents as a cluster's does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_delete_cascades() {
-    let (srv, k) = crontabs_or_skip!();
+    let (srv, k) = crontabs_or_skip!("kubectl_delete_cascades");
 
     owner_with_dependents(&srv, &k, "bg").await;
     let out = k.ok(&["delete", "ct", "bg", "--cascade=background"]).await;
@@ -860,7 +860,7 @@ async fn kubectl_delete_cascades() {
 /// kubectl's creates in it are refused with the real message, and it goes once it is empty.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_delete_namespace() {
-    let (srv, k) = crontabs_or_skip!();
+    let (srv, k) = crontabs_or_skip!("kubectl_delete_namespace");
     k.ok(&["create", "namespace", "team"]).await;
     k.ok(&["create", "configmap", "plain", "-n", "team"]).await;
     k.ok(&["create", "configmap", "held", "-n", "team"]).await;
@@ -922,7 +922,7 @@ async fn kubectl_delete_namespace() {
 /// needs no per-group-version documents.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_api_resources_uses_aggregated_discovery() {
-    let (srv, k) = crontabs_or_skip!();
+    let (srv, k) = crontabs_or_skip!("kubectl_api_resources_uses_aggregated_discovery");
     // A kubectl with an empty discovery cache.
     let fresh = Kubectl::new(k.bin.clone(), &srv);
     srv.faults().clear_requests();
