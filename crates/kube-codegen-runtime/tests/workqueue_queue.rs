@@ -8,7 +8,7 @@ use kube_codegen_runtime::workqueue::WorkQueue;
 use tokio::time::Instant;
 
 mod support;
-use support::within;
+use support::{DEADLINE, within, within_for};
 
 fn queue() -> WorkQueue<&'static str> {
     WorkQueue::new()
@@ -265,7 +265,10 @@ async fn add_rate_limited_follows_the_backoff_and_forget_resets_it() {
         let t0 = Instant::now();
         q.add_rate_limited("a");
         assert_eq!(q.num_requeues(&"a"), n + 1);
-        let a = next(&q).await.unwrap();
+        // The delay reaches 10 s here: the deadline is on top of it.
+        let a = within_for(expected + DEADLINE, "the rate-limited item", q.get())
+            .await
+            .unwrap();
         assert_eq!(t0.elapsed(), expected, "attempt {n}");
         q.done(&a);
         expected *= 2;
