@@ -3,6 +3,7 @@
 mod bench;
 mod bless;
 mod corpus;
+mod faults;
 mod paths;
 mod scratch;
 
@@ -29,6 +30,9 @@ enum Command {
         #[command(subcommand)]
         group: bench::Group,
     },
+    /// Run the informer's randomized fault schedules (1,000 by default) in release; a failing
+    /// seed is printed with the command that replays it.
+    Faults(faults::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
         Command::Bless => bless::run(),
         Command::Corpus(args) => corpus::run(&args),
         Command::Bench { group } => bench::run(group),
+        Command::Faults(args) => faults::run(&args),
     };
     match result {
         Ok(code) => code,

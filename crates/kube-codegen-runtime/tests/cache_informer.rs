@@ -15,7 +15,7 @@ use kube_fake_apiserver::FakeApiServer;
 
 mod support;
 use parking_lot::Mutex;
-use support::{client, cm, eventually, fast_reflector};
+use support::{client, cm, eventually, fast_reflector, within};
 
 fn options() -> InformerOptions<ConfigMap> {
     InformerOptions::default().reflector(fast_reflector())
@@ -90,7 +90,7 @@ async fn handlers_get_the_initial_list_then_each_change() {
         let informer = informer.clone();
         tokio::spawn(async move { informer.run().await })
     };
-    informer.wait_for_sync().await;
+    within("the informer's first list", informer.wait_for_sync()).await;
     rec.wait_for(&["add default/a true", "add default/b true"])
         .await;
     for _ in 0..100 {
@@ -133,7 +133,7 @@ async fn a_handler_added_after_sync_first_sees_the_cache() {
         .await
         .unwrap();
     let (informer, run) = started(&server, options()).await;
-    informer.wait_for_sync().await;
+    within("the informer's first list", informer.wait_for_sync()).await;
 
     let late = Recorder::default();
     informer.add_event_handler(late.clone()).unwrap();
@@ -185,7 +185,7 @@ async fn a_stuck_or_panicking_handler_does_not_hold_up_the_others() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     let (informer, run) = started(&server, options()).await;
-    informer.wait_for_sync().await;
+    within("the informer's first list", informer.wait_for_sync()).await;
 
     // One handler blocks on its first event until released.
     let (release, gate) = std::sync::mpsc::channel::<()>();
@@ -304,7 +304,7 @@ async fn a_handler_too_far_behind_pauses_the_reflector_until_it_catches_up() {
     let server = FakeApiServer::start().await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     let (informer, run) = started(&server, options().max_handler_backlog(Some(10))).await;
-    informer.wait_for_sync().await;
+    within("the informer's first list", informer.wait_for_sync()).await;
 
     let open = Arc::new(AtomicBool::new(false));
     let handled = Arc::new(AtomicUsize::new(0));

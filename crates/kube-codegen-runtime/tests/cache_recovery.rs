@@ -104,9 +104,12 @@ async fn after_an_outage_the_informer_converges_as_soon_as_the_server_answers() 
         let informer = informer.clone();
         tokio::spawn(async move { informer.run().await })
     };
-    tokio::time::timeout(Duration::from_secs(20), informer.wait_for_sync())
-        .await
-        .expect("synced");
+    support::within_for(
+        Duration::from_secs(20),
+        "the informer's first list through the proxy",
+        informer.wait_for_sync(),
+    )
+    .await;
 
     proxy.take_down();
     direct.delete("b", &DeleteParams::default()).await.unwrap();

@@ -11,7 +11,7 @@ use kube_codegen_runtime::cache::{Reflector, Store};
 use kube_fake_apiserver::FakeApiServer;
 
 mod support;
-use support::{client, cm, eventually, fast_reflector};
+use support::{client, cm, eventually, fast_reflector, within};
 
 /// Starts a reflector over every namespace's config maps with fast retries, listing (no
 /// watch-list) with a consistent first list in pages of `page_size`.
@@ -77,7 +77,7 @@ async fn lists_then_follows_creates_updates_and_deletes() {
     let mut synced = reflector.synced();
     assert!(!synced.has_synced());
     let task = tokio::spawn(reflector.run());
-    assert!(synced.wait().await);
+    assert!(within("the reflector's first list", synced.wait()).await);
     assert_eq!(
         store.len(),
         2,

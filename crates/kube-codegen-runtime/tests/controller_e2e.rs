@@ -20,7 +20,7 @@ use kube_codegen_runtime::workqueue::{
 use kube_fake_apiserver::FakeApiServer;
 
 mod support;
-use support::{client, eventually, fast_reflector};
+use support::{client, eventually, fast_reflector, within};
 
 fn cm(name: &str, value: &str) -> ConfigMap {
     let mut c = ConfigMap::default();
@@ -131,7 +131,7 @@ async fn informer_queue_and_workers_reconcile_through_errors_and_deletes() {
         let informer = informer.clone();
         tokio::spawn(async move { informer.run().await })
     };
-    informer.wait_for_sync().await;
+    within("the informer's first list", informer.wait_for_sync()).await;
     let errors = Arc::new(AtomicUsize::new(0));
     let workers = {
         let (lister, client, errors) = (informer.lister(), client(&server), errors.clone());
@@ -187,7 +187,11 @@ async fn informer_queue_and_workers_reconcile_through_errors_and_deletes() {
     })
     .await;
 
-    queue.shutdown_with_drain().await;
+    within(
+        "shutdown_with_drain to return (every key reconciled)",
+        queue.shutdown_with_drain(),
+    )
+    .await;
     tokio::time::timeout(Duration::from_secs(5), workers)
         .await
         .expect("workers stop after the drain")

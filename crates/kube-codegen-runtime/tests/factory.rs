@@ -2,7 +2,6 @@
 //! shutdown, and the options that apply to every informer (list-params tweak, metadata
 //! transform, per-kind resync).
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -15,14 +14,7 @@ use kube_codegen_runtime::cache::{EventHandlerFns, SharedIndexInformer};
 use kube_fake_apiserver::FakeApiServer;
 
 mod support;
-use support::{client, fast_reflector};
-
-/// Runs `fut` for at most 10 s; on timeout fails the test naming `what` it waited for.
-async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out after 10 s waiting for {what}"))
-}
+use support::{client, fast_reflector, within};
 
 /// Polls `check` every 10 ms until it holds, for at most 10 s.
 async fn until(what: &str, mut check: impl FnMut() -> bool) {

@@ -564,7 +564,12 @@ async fn run_twice_at_once_is_refused_and_shutdown_before_run_returns_at_once() 
     let seen = Arc::default();
     let task = campaign(&a, "a", &timeline, &seen, false);
     until("a to lead", || a.is_leader()).await;
-    let again = a.run(LeaderCallbacks::new(|_| async {})).await;
+    let again = within(
+        5,
+        "a second run to be refused",
+        a.run(LeaderCallbacks::new(|_| async {})),
+    )
+    .await;
     assert_eq!(again, Err(LeaderElectionError::AlreadyRunning));
     shutdown(&[&a], vec![task]).await;
     assert!(!a.is_leader());

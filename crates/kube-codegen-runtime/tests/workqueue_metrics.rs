@@ -8,6 +8,9 @@ use kube_codegen_runtime::workqueue::{DURATION_BUCKETS, PrometheusMetricsProvide
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 
+mod support;
+use support::within;
+
 fn scrape(registry: &Registry) -> String {
     let mut out = String::new();
     encode(&mut out, registry).unwrap();
@@ -69,7 +72,7 @@ async fn exports_client_go_metrics_labelled_by_queue_name() {
     assert_eq!(sample(&text, "workqueue_depth", "gadgets", None), Some(1.0));
 
     tokio::time::sleep(Duration::from_millis(10)).await;
-    let a = q.get().await.unwrap();
+    let a = within("the queued item", q.get()).await.unwrap();
     let text = scrape(&registry);
     assert_eq!(sample(&text, "workqueue_depth", "widgets", None), Some(1.0));
     let lat = "workqueue_queue_duration_seconds";

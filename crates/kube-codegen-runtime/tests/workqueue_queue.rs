@@ -1,13 +1,22 @@
 //! Core queue rules: dedupe, FIFO, never-concurrent, shutdown, drain, cancel-safety, delays.
 
+use std::hash::Hash;
 use std::time::Duration;
 
 use futures::FutureExt;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use tokio::time::Instant;
 
+mod support;
+use support::{DEADLINE, within, within_for};
+
 fn queue() -> WorkQueue<&'static str> {
     WorkQueue::new()
+}
+
+/// `q.get()`, failing the test if the queue hands out neither an item nor `None` in time.
+async fn next<T: Clone + Eq + Hash + Send + Sync + 'static>(q: &WorkQueue<T>) -> Option<T> {
+    within("the queue to hand out an item (or None)", q.get()).await
 }
 
 #[tokio::test]
@@ -19,9 +28,9 @@ async fn dedupes_and_keeps_fifo_by_first_add() {
     q.add("c");
     q.add("b");
     assert_eq!(q.len(), 3);
-    assert_eq!(q.get().await, Some("a"));
-    assert_eq!(q.get().await, Some("b"));
-    assert_eq!(q.get().await, Some("c"));
+    assert_eq!(next(&q).await, Some("a"));
+    assert_eq!(next(&q).await, Some("b"));
+    assert_eq!(next(&q).await, Some("c"));
     assert!(q.is_empty());
     assert_eq!(q.len_in_flight(), 3);
 }
@@ -33,14 +42,14 @@ async fn add_ref_clones_only_new_items() {
     q.add_ref("ns/a");
     q.add("ns/b".to_owned());
     assert_eq!(q.len(), 2);
-    assert_eq!(q.get().await.as_deref(), Some("ns/a"));
+    assert_eq!(next(&q).await.as_deref(), Some("ns/a"));
 }
 
 #[tokio::test]
 async fn item_added_while_processing_is_requeued_after_done_only() {
     let q = queue();
     q.add("a");
-    let a = q.get().await.unwrap();
+    let a = next(&q).await.unwrap();
     q.add("a");
     q.add("a");
     assert_eq!(q.len(), 0, "not queued while processing");
@@ -51,7 +60,7 @@ async fn item_added_while_processing_is_requeued_after_done_only() {
     );
     q.done(&a);
     assert_eq!(q.len(), 1);
-    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(next(&q).await, Some("a"));
     q.done(&"a");
     assert_eq!(q.len(), 0);
     assert_eq!(q.len_in_flight(), 0);
@@ -64,7 +73,7 @@ async fn done_of_unknown_or_idle_item_is_ignored() {
     q.add("a");
     q.done(&"a"); // queued, not processing
     assert_eq!(q.len(), 1);
-    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(next(&q).await, Some("a"));
 }
 
 #[tokio::test]
@@ -74,7 +83,12 @@ async fn waiting_getter_is_woken_by_add() {
     let getter = tokio::spawn(async move { q2.get().await });
     tokio::task::yield_now().await;
     q.add("x");
-    assert_eq!(getter.await.unwrap(), Some("x"));
+    assert_eq!(
+        within("the waiting getter to be woken", getter)
+            .await
+            .unwrap(),
+        Some("x")
+    );
 }
 
 #[tokio::test]
@@ -86,10 +100,10 @@ async fn shutdown_hands_out_queued_items_then_none_and_drops_adds() {
     assert!(q.is_shutting_down());
     q.add("c");
     assert_eq!(q.len(), 2);
-    assert_eq!(q.get().await, Some("a"));
-    assert_eq!(q.get().await, Some("b"));
-    assert_eq!(q.get().await, None);
-    assert_eq!(q.get().await, None);
+    assert_eq!(next(&q).await, Some("a"));
+    assert_eq!(next(&q).await, Some("b"));
+    assert_eq!(next(&q).await, None);
+    assert_eq!(next(&q).await, None);
 }
 
 #[tokio::test]
@@ -98,13 +112,14 @@ async fn shutdown_wakes_waiting_getters() {
     let getters: Vec<_> = (0..3)
         .map(|_| {
             let q = q.clone();
-            tokio::spawn(async move { q.get().await })
+            tokio::spawn(async move { next(&q).await })
         })
         .collect();
     tokio::task::yield_now().await;
     q.shutdown();
     for g in getters {
-        assert_eq!(g.await.unwrap(), None);
+        let got = within("a waiting getter to be woken by the shutdown", g).await;
+        assert_eq!(got.unwrap(), None);
     }
 }
 
@@ -113,7 +128,7 @@ async fn drain_waits_for_queued_and_in_flight_items() {
     let q = queue();
     q.add("a");
     q.add("b");
-    let a = q.get().await.unwrap();
+    let a = next(&q).await.unwrap();
     q.add("a"); // dirty while processing: must be processed again before the drain ends
     let mut drain = Box::pin(q.shutdown_with_drain());
     assert!(drain.as_mut().now_or_never().is_none());
@@ -123,14 +138,14 @@ async fn drain_waits_for_queued_and_in_flight_items() {
         drain.as_mut().now_or_never().is_none(),
         "b and a still queued"
     );
-    let b = q.get().await.unwrap();
-    let a2 = q.get().await.unwrap();
+    let b = next(&q).await.unwrap();
+    let a2 = next(&q).await.unwrap();
     assert_eq!((b, a2), ("b", "a"));
     q.done(&b);
     assert!(drain.as_mut().now_or_never().is_none(), "a still in flight");
     q.done(&a2);
     assert_eq!(drain.as_mut().now_or_never(), Some(()));
-    assert_eq!(q.get().await, None);
+    assert_eq!(next(&q).await, None);
 }
 
 #[tokio::test]
@@ -143,7 +158,7 @@ async fn drain_of_an_idle_queue_returns_at_once() {
 async fn shutdown_ends_a_pending_drain() {
     let q = queue();
     q.add("a");
-    let _a = q.get().await.unwrap();
+    let _a = next(&q).await.unwrap();
     let mut drain = Box::pin(q.shutdown_with_drain());
     assert!(drain.as_mut().now_or_never().is_none());
     q.shutdown();
@@ -160,7 +175,8 @@ async fn cancelled_get_loses_nothing() {
     } // ... which is dropped before taking it
     let q2 = q.clone();
     let other = tokio::spawn(async move { q2.get().await });
-    assert_eq!(other.await.unwrap(), Some("a"));
+    let got = within("another getter to get the item", other).await;
+    assert_eq!(got.unwrap(), Some("a"));
     // A notified-then-dropped getter passes the notification to the next waiting one.
     let q3 = q.clone();
     let waiting = tokio::spawn(async move { q3.get().await });
@@ -171,7 +187,10 @@ async fn cancelled_get_loses_nothing() {
         q.add("b");
         q.add("c");
     }
-    let got = waiting.await.unwrap().unwrap();
+    let got = within("the waiting getter to get b or c", waiting)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(got == "b" || got == "c");
     assert_eq!(q.len(), 1);
 }
@@ -183,7 +202,7 @@ async fn add_after_waits_and_is_visible_while_waiting() {
     q.add_after("a", Duration::from_millis(10));
     assert_eq!(q.len(), 0);
     assert_eq!(q.len_waiting(), 1);
-    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(next(&q).await, Some("a"));
     assert_eq!(t0.elapsed(), Duration::from_millis(10));
     assert_eq!(q.len_waiting(), 0);
 }
@@ -197,9 +216,9 @@ async fn add_after_earliest_ready_time_wins() {
     q.add_after("b", Duration::from_millis(10));
     q.add_after("b", Duration::from_millis(40)); // later: ignored
     assert_eq!(q.len_waiting(), 2);
-    assert_eq!(q.get().await, Some("b"));
+    assert_eq!(next(&q).await, Some("b"));
     assert_eq!(t0.elapsed(), Duration::from_millis(10));
-    assert_eq!(q.get().await, Some("a"));
+    assert_eq!(next(&q).await, Some("a"));
     assert_eq!(t0.elapsed(), Duration::from_millis(20));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(q.len(), 0, "superseded schedules do not fire again");
@@ -230,7 +249,7 @@ async fn shutdown_drops_waiting_items_and_later_delayed_adds() {
     q.add_rate_limited("c");
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(q.len(), 0);
-    assert_eq!(q.get().await, None);
+    assert_eq!(next(&q).await, None);
     assert_eq!(
         q.num_requeues(&"c"),
         0,
@@ -246,7 +265,10 @@ async fn add_rate_limited_follows_the_backoff_and_forget_resets_it() {
         let t0 = Instant::now();
         q.add_rate_limited("a");
         assert_eq!(q.num_requeues(&"a"), n + 1);
-        let a = q.get().await.unwrap();
+        // The delay reaches 10 s here: the deadline is on top of it.
+        let a = within_for(expected + DEADLINE, "the rate-limited item", q.get())
+            .await
+            .unwrap();
         assert_eq!(t0.elapsed(), expected, "attempt {n}");
         q.done(&a);
         expected *= 2;
@@ -255,7 +277,7 @@ async fn add_rate_limited_follows_the_backoff_and_forget_resets_it() {
     assert_eq!(q.num_requeues(&"a"), 0);
     let t0 = Instant::now();
     q.add_rate_limited("a");
-    q.get().await.unwrap();
+    next(&q).await.unwrap();
     assert_eq!(t0.elapsed(), Duration::from_millis(5));
 }
 
@@ -268,7 +290,7 @@ fn delayed_add_works_from_outside_a_runtime_with_an_explicit_handle() {
         .unwrap();
     let q: WorkQueue<u32> = WorkQueue::builder().runtime(rt.handle().clone()).build();
     q.add_after(7, Duration::from_millis(1));
-    let got = rt.block_on(q.get());
+    let got = rt.block_on(async { within("the delayed item", q.get()).await });
     assert_eq!(got, Some(7));
 }
 

@@ -5,8 +5,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use kube_codegen_runtime::workqueue::WorkQueue;
+
+mod support;
+use support::{within, within_for};
 
 const KEYS: usize = 8;
 const PRODUCERS: u64 = 6;
@@ -76,10 +80,17 @@ async fn round(drain: bool) {
         })
         .collect();
     for p in producers {
-        p.await.unwrap();
+        // 20,000 adds each: generous for a debug build on a busy machine.
+        within_for(Duration::from_secs(120), "a producer to finish its adds", p)
+            .await
+            .unwrap();
     }
     if drain {
-        q.shutdown_with_drain().await;
+        within(
+            "shutdown_with_drain to return (every queued and in-flight key done)",
+            q.shutdown_with_drain(),
+        )
+        .await;
         // Drain returned: nothing queued or in flight, so every add is already covered.
         check_covered(&t);
         assert_eq!(q.len(), 0);
@@ -88,7 +99,9 @@ async fn round(drain: bool) {
         q.shutdown();
     }
     for w in workers {
-        w.await.unwrap();
+        within("a worker to stop after the shutdown", w)
+            .await
+            .unwrap();
     }
     check_covered(&t);
     assert!(t.processed.load(Ordering::Relaxed) >= KEYS as u64);

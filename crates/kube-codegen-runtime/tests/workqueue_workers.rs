@@ -8,6 +8,9 @@ use kube_codegen_runtime::workqueue::{Action, WorkQueue, run_workers};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
+mod support;
+use support::within;
+
 #[tokio::test(start_paused = true)]
 async fn ok_forgets_err_retries_with_backoff_and_requeue_after_readds() {
     let q: WorkQueue<&'static str> = WorkQueue::new();
@@ -38,7 +41,9 @@ async fn ok_forgets_err_retries_with_backoff_and_requeue_after_readds() {
     q.add("plain");
     tokio::time::sleep(Duration::from_secs(60)).await;
     q.shutdown();
-    pool.await.unwrap();
+    within("the worker pool to stop after the shutdown", pool)
+        .await
+        .unwrap();
     let mut log = log.lock().clone();
     log.sort_by_key(|&(item, at)| (at, item));
     let ms = Duration::from_millis;
@@ -79,8 +84,14 @@ async fn panicking_handler_keeps_pool_and_item() {
     q.add(2);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(*done.lock(), vec![2, 1], "item 1 retried after the panic");
-    q.shutdown_with_drain().await;
-    pool.await.unwrap();
+    within(
+        "shutdown_with_drain to return (every item done)",
+        q.shutdown_with_drain(),
+    )
+    .await;
+    within("the worker pool to stop after the shutdown", pool)
+        .await
+        .unwrap();
 }
 
 #[tokio::test(start_paused = true)]
@@ -98,7 +109,9 @@ async fn panic_while_building_the_future_is_caught_too() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(seen.load(Ordering::SeqCst), 2, "retried after 5 ms");
     q.shutdown();
-    pool.await.unwrap();
+    within("the worker pool to stop after the shutdown", pool)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -117,7 +130,13 @@ async fn workers_drain_and_stop_on_shutdown() {
             Ok::<_, String>(Action::Done)
         }
     }));
-    q.shutdown_with_drain().await;
+    within(
+        "shutdown_with_drain to return (every item done)",
+        q.shutdown_with_drain(),
+    )
+    .await;
     assert_eq!(count.load(Ordering::SeqCst), 100);
-    pool.await.unwrap();
+    within("the worker pool to stop after the shutdown", pool)
+        .await
+        .unwrap();
 }

@@ -28,13 +28,28 @@ pub fn cm(name: &str, value: &str) -> ConfigMap {
     c
 }
 
+/// How long a test waits for anything before it fails.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Runs `fut` for at most [`DEADLINE`]; on timeout fails the test naming `what` it waited for.
+pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
+    within_for(DEADLINE, what, fut).await
+}
+
+/// Runs `fut` for at most `limit`; on timeout fails the test naming `what` it waited for.
+pub async fn within_for<T>(limit: Duration, what: &str, fut: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| panic!("timed out after {limit:?} waiting for {what}"))
+}
+
 /// Polls `check` every 10 ms until it holds; fails the test after 10 s, naming `what`.
 pub async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
     while !check().await {
         assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
         tokio::time::sleep(Duration::from_millis(10)).await;
