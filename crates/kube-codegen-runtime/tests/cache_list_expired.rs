@@ -200,8 +200,9 @@ async fn a_paged_list_whose_continue_token_expired_is_read_again_whole() {
         writes: AtomicUsize::new(0),
     };
     let store = Arc::new(Store::with_namespace_index());
-    let reflector =
-        Reflector::new(source, store.clone()).with_options(fast_reflector().page_size(2));
+    // A paged first list: the default reads the watch cache at "0" whole, which has no token.
+    let reflector = Reflector::new(source, store.clone())
+        .with_options(fast_reflector().page_size(2).consistent_first_list(true));
     let synced = reflector.synced();
     let task = tokio::spawn(reflector.run());
 
