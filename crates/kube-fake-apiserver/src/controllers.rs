@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until};
 
 use crate::objects::{self, Mode, WriteOpts};
+use crate::registry::Resource;
 use crate::state::{Db, Shared};
 use crate::util::{meta_mut, meta_str};
 use crate::{crd, deployments, gc, namespaces};
@@ -133,28 +134,47 @@ fn crds(
         } else {
             None
         };
-        let Some((mode, mut new)) = mode else {
+        let Some((mode, new)) = mode else {
             continue;
         };
-        meta_mut(&mut new).remove("resourceVersion");
-        let opts = WriteOpts {
-            manager: namespaces::CONTROLLER_MANAGER.into(),
-            ..Default::default()
-        };
-        let before = db.store.rv();
-        let written = objects::update(
-            db,
-            &res,
-            "v1",
-            None,
-            &name,
-            new.clone(),
-            &opts,
-            mode,
-            crate::ssa::Operation::Update,
-            &new,
-        );
-        changed |= written.is_ok() && db.store.rv() != before;
+        changed |= write_back(db, &res, None, &name, new, mode);
     }
     (changed, next)
+}
+
+/// Writes `new` over the object `ns`/`name` as `kube-controller-manager` does: an update without a
+/// resourceVersion precondition, of the main resource or `/status` (whose part is all the
+/// manager claims). Returns whether the store changed.
+pub(crate) fn write_back(
+    db: &mut Db,
+    res: &Arc<Resource>,
+    ns: Option<&str>,
+    name: &str,
+    mut new: Value,
+    mode: Mode,
+) -> bool {
+    meta_mut(&mut new).remove("resourceVersion");
+    let opts = WriteOpts {
+        manager: namespaces::CONTROLLER_MANAGER.into(),
+        ..Default::default()
+    };
+    let source = match mode {
+        Mode::Status => serde_json::json!({"status": new["status"]}),
+        _ => new.clone(),
+    };
+    let before = db.store.rv();
+    let version = res.storage_version().to_string();
+    let written = objects::update(
+        db,
+        res,
+        &version,
+        ns,
+        name,
+        new,
+        &opts,
+        mode,
+        crate::ssa::Operation::Update,
+        &source,
+    );
+    written.is_ok() && db.store.rv() != before
 }

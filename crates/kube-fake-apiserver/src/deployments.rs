@@ -7,11 +7,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use crate::namespaces::CONTROLLER_MANAGER;
-use crate::objects::{self, Mode, WriteOpts};
+use crate::objects::Mode;
 use crate::state::Db;
 use crate::store::Key;
-use crate::util::{meta_mut, now};
+use crate::util::now;
 
 /// When each deployment's current generation becomes available: key -> (generation, due).
 pub type Due = HashMap<Key, (i64, Instant)>;
@@ -89,25 +88,14 @@ pub fn reconcile(
         };
         let mut new = d.clone();
         new["status"] = new_status;
-        meta_mut(&mut new).remove("resourceVersion");
-        let opts = WriteOpts {
-            manager: CONTROLLER_MANAGER.into(),
-            ..Default::default()
-        };
-        let before = db.store.rv();
-        let written = objects::update(
+        changed |= crate::controllers::write_back(
             db,
             &res,
-            "v1",
             Some(&key.namespace),
             &key.name,
-            new.clone(),
-            &opts,
+            new,
             Mode::Status,
-            crate::ssa::Operation::Update,
-            &json!({"status": new["status"]}),
         );
-        changed |= written.is_ok() && db.store.rv() != before;
     }
     (changed, next)
 }

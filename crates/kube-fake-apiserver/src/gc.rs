@@ -7,8 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::deletion::{self, DeleteOpts, FOREGROUND, ORPHAN, Preconditions, Propagation};
-use crate::namespaces::CONTROLLER_MANAGER;
-use crate::objects::{self, Mode, WriteOpts};
+use crate::objects::Mode;
 use crate::registry::Resource;
 use crate::state::Db;
 use crate::store::{Event, EventType, Key};
@@ -342,30 +341,10 @@ impl Collector {
     }
 }
 
-/// Writes `new` over the object at `key` as the controller manager (an update without a
-/// resourceVersion precondition). Returns whether the store changed.
-fn write(db: &mut Db, res: &Arc<Resource>, key: &Key, mut new: Value) -> bool {
-    meta_mut(&mut new).remove("resourceVersion");
-    let opts = WriteOpts {
-        manager: CONTROLLER_MANAGER.into(),
-        ..Default::default()
-    };
+/// Writes `new` over the object at `key` as the controller manager.
+fn write(db: &mut Db, res: &Arc<Resource>, key: &Key, new: Value) -> bool {
     let ns = res.namespaced.then_some(key.namespace.as_str());
-    let before = db.store.rv();
-    let version = res.storage_version().to_string();
-    let written = objects::update(
-        db,
-        res,
-        &version,
-        ns,
-        &key.name,
-        new.clone(),
-        &opts,
-        Mode::Main,
-        crate::ssa::Operation::Update,
-        &new,
-    );
-    written.is_ok() && db.store.rv() != before
+    crate::controllers::write_back(db, res, ns, &key.name, new, Mode::Main)
 }
 
 fn apply(db: &mut Db, action: Action) -> bool {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::deletion::{self, DeleteOpts, Propagation};
-use crate::objects::{self, Mode, WriteOpts, view};
+use crate::objects::{self, Mode, view};
 use crate::registry::Resource;
 use crate::state::Db;
 use crate::status::ApiError;
@@ -297,27 +297,8 @@ fn write_as_controller(
     db: &mut Db,
     res: &Arc<Resource>,
     name: &str,
-    mut new: Value,
+    new: Value,
     mode: Mode,
 ) -> bool {
-    meta_mut(&mut new).remove("resourceVersion");
-    let opts = WriteOpts {
-        manager: CONTROLLER_MANAGER.into(),
-        ..Default::default()
-    };
-    let before = db.store.rv();
-    let version = res.storage_version().to_string();
-    let written = objects::update(
-        db,
-        res,
-        &version,
-        None,
-        name,
-        new.clone(),
-        &opts,
-        mode,
-        crate::ssa::Operation::Update,
-        &new,
-    );
-    written.is_ok() && db.store.rv() != before
+    crate::controllers::write_back(db, res, None, name, new, mode)
 }
