@@ -23,7 +23,8 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// `cargo bench -p kube-codegen-runtime-bench --bench informer -- [ARGS]` (W3).
+    /// `cargo bench -p kube-codegen-runtime-bench --bench informer -- [ARGS]` (W3: ours, kube-runtime's
+    /// reflector and the decode floor, each variant in its own process).
     Informer {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,

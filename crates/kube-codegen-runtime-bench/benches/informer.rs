@@ -1,28 +1,42 @@
-//! W3 of shared/BENCHMARKS.md: the informer pipeline without a network.
+//! W3 of shared/BENCHMARKS.md: the informer pipeline without a network, ours beside
+//! kube-runtime's reflector, and the serde_json decode floor.
 //!
-//! Usage: `cargo xtask bench informer -- [plain|shallow]... [--runs N]` (default both, 3 runs;
-//! each run holds 100,000 objects and streams 1,000,000 events). A `SharedIndexInformer` of the
-//! generated `Widget` (namespace index, resync off) reads from an in-process `ListWatch`: the
-//! list holds object i at resourceVersion i + 1 (list resourceVersion "100000"); once the
-//! informer has synced, a feeder task sends 1,000,000 MODIFIED events, event e being object
-//! e % 100000 at resourceVersion 100001 + e. The one handler adds `namespace/name` to a
-//! workqueue nobody drains. The clock runs from the informer's start (sync figures) and from
-//! the first event to the 1,000,000th update delivered (event figures).
+//! Usage: `cargo xtask bench informer -- [VARIANT]... [--runs N]` (default: every variant,
+//! 3 rounds). Each variant runs in a process of its own, once per round (rounds interleave the
+//! variants, so machine noise spreads over all of them); this binary drives the children and
+//! prints each figure's median with its spread, then the same-round ratios.
 //!
-//! Variants: **plain** builds each event's object as a full typed Widget inside the window
-//! (`w3_feeder_ns_per_object` is that cost alone, on one thread); **shallow** sends objects
-//! with metadata only, isolating the informer's own cost. The json variant (decoding watch-event
-//! bytes) is not implemented. Memory: glibc malloc; `bytes_per_object` is resident-set growth
-//! from before the list is built to after sync, over 100,000, printed for the first variant
-//! only (later runs reuse memory the allocator kept): run `-- shallow` alone for its figure.
+//! The workload: 100,000 objects listed at resourceVersion i + 1 (list resourceVersion
+//! "100000"); once the cache has synced, a feeder task sends 1,000,000 MODIFIED events, event e
+//! being object e % 100000 at resourceVersion 100001 + e, through a 4,096-slot channel. One
+//! handler adds `namespace/name` to a workqueue nobody drains. The clock runs from the start
+//! (sync figures) and from the first event to the 1,000,000th update handled (event figures).
+//! 2-thread Tokio runtime, glibc malloc.
+//!
+//! Variants:
+//! - `plain`, `shallow`, `json`: our `SharedIndexInformer` (namespace index, resync off) over an
+//!   in-process `ListWatch`. plain builds each event's full typed Widget in the feeder, inside
+//!   the window (`w3_feeder_ns_per_object` is that cost alone, on one thread); shallow sends
+//!   metadata-only objects (the informer's own cost); json decodes the list items and every
+//!   watch-event line with serde_json inside the window, as kube's watch does (the feeder
+//!   assembles each line from a pre-serialised object: `w3json_feeder_ns_per_event`).
+//! - `kube-runtime-plain`, `kube-runtime-json`: kube_runtime's `reflector(writer, stream)` over
+//!   `Init`, `InitApply` x100,000, `InitDone`, then `Apply` x1,000,000 from the same feeder; the
+//!   handler runs on each event the reflector yields.
+//! - `floor`: serde_json decoding of the same 1,000,000 lines into `WatchEvent<Widget>`, one
+//!   thread, nothing else (each line is assembled into a reused buffer; the decoded object is
+//!   dropped).
+//!
+//! Memory: `bytes_per_object` is resident-set growth from before the list is built to after
+//! sync, over 100,000; the json variants' 100,000 pre-serialised objects are built before that
+//! point and are included in their peak RSS (the child prints their size as a comment).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kube::api::{ListParams, ObjectList, TypeMeta, WatchEvent, WatchParams};
 use kube_codegen_runtime::cache::{
@@ -30,14 +44,12 @@ use kube_codegen_runtime::cache::{
 };
 use kube_codegen_runtime::workqueue::WorkQueue;
 use kube_codegen_runtime_bench::bench::v1::Widget;
-use kube_codegen_runtime_bench::bench::v1::widget::{
-    WidgetSpec, WidgetSpecImagePullPolicy, WidgetSpecPorts, WidgetSpecResources,
-    WidgetSpecResourcesLimits, WidgetSpecSelector, WidgetStatus, WidgetStatusConditions,
-};
-use kube_codegen_runtime_bench::measure::{
-    cpu_seconds, median, peak_rss_mb, rss_bytes, runs_value,
-};
+use kube_codegen_runtime_bench::measure::{cpu_seconds, peak_rss_mb, rss_bytes, runs_value};
 use kube_codegen_runtime_bench::objects;
+use kube_codegen_runtime_bench::runs::Gathered;
+use kube_codegen_runtime_bench::wire::{Templates, decode_event};
+use kube_runtime::reflector::{self, ObjectRef};
+use kube_runtime::watcher;
 use parking_lot::Mutex;
 use tokio::sync::{Notify, mpsc};
 
@@ -48,80 +60,208 @@ const EVENTS: u64 = 1_000_000;
 enum Variant {
     Plain,
     Shallow,
+    Json,
+    KubeRuntimePlain,
+    KubeRuntimeJson,
+    Floor,
 }
 
+const VARIANTS: [(&str, Variant); 6] = [
+    ("plain", Variant::Plain),
+    ("json", Variant::Json),
+    ("kube-runtime-plain", Variant::KubeRuntimePlain),
+    ("kube-runtime-json", Variant::KubeRuntimeJson),
+    ("floor", Variant::Floor),
+    ("shallow", Variant::Shallow),
+];
+
 fn main() {
-    let mut variants = Vec::new();
-    let mut runs = 3;
+    let mut chosen = Vec::new();
+    let (mut runs, mut child) = (3, false);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "plain" => variants.push(Variant::Plain),
-            "shallow" => variants.push(Variant::Shallow),
             "--runs" => runs = runs_value(args.next()),
-            other if other.starts_with('-') => {}
-            other => {
-                eprintln!("unknown variant {other:?}: expected plain or shallow");
-                std::process::exit(2);
+            "--child" => child = true,
+            other if other.starts_with('-') => {} // cargo bench's `--bench`
+            other => match VARIANTS.iter().find(|(name, _)| *name == other) {
+                Some(&(name, v)) => chosen.push((name, v)),
+                None => {
+                    let names: Vec<&str> = VARIANTS.iter().map(|(n, _)| *n).collect();
+                    eprintln!("unknown variant {other:?}: expected one of {names:?}");
+                    std::process::exit(2);
+                }
+            },
+        }
+    }
+    if chosen.is_empty() {
+        chosen = VARIANTS.to_vec();
+    }
+    if child {
+        let [(_, v)] = chosen[..] else {
+            eprintln!("--child runs exactly one variant");
+            std::process::exit(2);
+        };
+        match v {
+            Variant::Plain | Variant::Shallow | Variant::Json => ours(v),
+            Variant::KubeRuntimePlain | Variant::KubeRuntimeJson => kube_runtime(v),
+            Variant::Floor => floor(),
+        }
+        return;
+    }
+    println!(
+        "# w3: in-process list/watch, 2-thread runtime, glibc malloc; each variant in its own \
+         process, median of {runs} rounds (spread after #)"
+    );
+    let mut all = Gathered::default();
+    for round in 0..runs {
+        for (name, _) in &chosen {
+            eprintln!("# round {}/{runs}: {name}", round + 1);
+            if let Err(e) = all.run_child(&[name]) {
+                eprintln!("{e}");
+                std::process::exit(1);
             }
         }
     }
-    if variants.is_empty() {
-        variants = vec![Variant::Plain, Variant::Shallow];
-    }
-    println!("# w3: in-process list/watch, 2-thread runtime, glibc malloc, median of {runs}");
-    if variants.contains(&Variant::Plain) {
-        let t = Instant::now();
-        for e in 0..200_000u64 {
-            std::hint::black_box(widget((e % OBJECTS as u64) as usize, 100_001 + e));
-        }
-        let ns = t.elapsed().as_nanos() as f64 / 200_000.0;
-        println!("w3_feeder_ns_per_object {ns:.0} ns");
-    }
-    let mut first = true;
-    for v in variants {
-        let prefix = match v {
-            Variant::Plain => "w3",
-            Variant::Shallow => "w3shallow",
+    ratios(&mut all);
+    all.print();
+}
+
+/// Same-round ratios: each round's figures come from processes run minutes apart at most.
+fn ratios(all: &mut Gathered) {
+    let pairs = [
+        (
+            "w3_over_kube_runtime_cpu",
+            "w3_events_per_cpu_sec",
+            "kube_runtime_w3_events_per_cpu_sec",
+        ),
+        (
+            "w3json_over_kube_runtime_cpu",
+            "w3json_events_per_cpu_sec",
+            "kube_runtime_w3json_events_per_cpu_sec",
+        ),
+        (
+            "w3json_over_floor",
+            "w3json_events_per_sec",
+            "floor_decode_events_per_sec",
+        ),
+    ];
+    for (name, ours, theirs) in pairs {
+        let (Some(a), Some(b)) = (all.values(ours), all.values(theirs)) else {
+            continue;
         };
-        let all: Vec<Figures> = (0..runs).map(|_| run(v)).collect();
-        let med = |f: fn(&Figures) -> f64| median(all.iter().map(f).collect());
-        println!("{prefix}_sync_ms {:.1} ms", med(|f| f.sync_ms));
-        println!(
-            "{prefix}_handler_sync_ms {:.1} ms",
-            med(|f| f.handler_sync_ms)
-        );
-        println!(
-            "{prefix}_events_per_sec {:.0} events/s",
-            med(|f| f.events_per_sec)
-        );
-        println!(
-            "{prefix}_events_per_cpu_sec {:.0} events/cpu-s",
-            med(|f| f.events_per_cpu_sec)
-        );
-        // Resident-set growth only means something in a process that has not yet freed a
-        // previous run's memory (the allocator keeps it): the first run of the first variant.
-        if first {
-            println!("{prefix}_bytes_per_object {:.0} B", all[0].bytes_per_object);
+        let r: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+        for v in r {
+            all.push(name, v, "x");
         }
-        first = false;
-        println!("{prefix}_peak_rss_mb {:.0} MiB", med(|f| f.peak_rss_mb));
     }
 }
 
-struct Figures {
-    sync_ms: f64,
-    handler_sync_ms: f64,
-    events_per_sec: f64,
-    events_per_cpu_sec: f64,
-    bytes_per_object: f64,
-    peak_rss_mb: f64,
+fn figure(name: &str, value: f64, unit: &str) {
+    println!("{name} {value:.1} {unit}");
+}
+
+/// Resident-set growth since `rss0`, per cached object.
+fn bytes_per_object(rss0: u64) -> f64 {
+    rss_bytes().saturating_sub(rss0) as f64 / OBJECTS as f64
+}
+
+/// Starts the feeder (inside the event window).
+type StartFeeder = Box<dyn FnOnce() -> tokio::task::JoinHandle<()> + Send>;
+
+/// Starts the feeder, waits for the 1,000,000th event to be handled and prints the event
+/// figures; returns the feeder, to be aborted once the caches are checked.
+async fn time_events(
+    prefix: &str,
+    start: StartFeeder,
+    done: &Notify,
+) -> tokio::task::JoinHandle<()> {
+    let (t1, c1) = (Instant::now(), cpu_seconds());
+    let feeder = start();
+    done.notified().await;
+    let wall = t1.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - c1;
+    figure(
+        &format!("{prefix}_events_per_sec"),
+        EVENTS as f64 / wall,
+        "events/s",
+    );
+    figure(
+        &format!("{prefix}_events_per_cpu_sec"),
+        EVENTS as f64 / cpu,
+        "events/cpu-s",
+    );
+    feeder
+}
+
+/// Sends the 1,000,000 events, each built by `make(object index, resourceVersion)`.
+fn spawn_feeder<T: Send + 'static>(
+    tx: mpsc::Sender<T>,
+    make: impl Fn(usize, u64) -> T + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        for e in 0..EVENTS {
+            let msg = make((e % OBJECTS as u64) as usize, OBJECTS as u64 + 1 + e);
+            if tx.send(msg).await.is_err() {
+                return;
+            }
+        }
+        // Keep the stream open: its end would make a reflector watch again.
+        std::future::pending::<()>().await;
+    })
+}
+
+/// A receiver as a stream (without pulling in tokio-stream).
+fn receiver_stream<T: Send + 'static>(
+    rx: mpsc::Receiver<T>,
+) -> impl Stream<Item = T> + Send + 'static {
+    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|t| (t, rx)) })
+}
+
+/// Nanoseconds per call of `make` over 200,000 events, one thread (the feeder's own cost).
+fn feeder_cost<T>(make: impl Fn(usize, u64) -> T) -> f64 {
+    let t = Instant::now();
+    for e in 0..200_000u64 {
+        std::hint::black_box(make((e % OBJECTS as u64) as usize, 100_001 + e));
+    }
+    t.elapsed().as_nanos() as f64 / 200_000.0
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// The json variants' source bytes, with a note of what they hold.
+fn json_templates() -> Arc<Templates> {
+    let t = Templates::new(OBJECTS);
+    println!(
+        "# {} pre-serialised objects hold {:.0} MiB (counted in peak RSS, not in bytes per object)",
+        t.len(),
+        t.heap_bytes() as f64 / (1 << 20) as f64
+    );
+    Arc::new(t)
+}
+
+fn check_rvs(rv: impl Fn(&str, &str) -> Option<String>, queued: usize) {
+    assert_eq!(rv("ns-0", "name-0").as_deref(), Some("1000001"));
+    assert_eq!(rv("ns-99", "name-99999").as_deref(), Some("1100000"));
+    assert_eq!(queued, OBJECTS);
+}
+
+/// Where our informer's list comes from.
+enum ListItems {
+    Built(Vec<Widget>),
+    Json(Arc<Templates>),
 }
 
 /// The in-process source: one list, then one watch stream fed by the feeder.
 struct Source {
-    list: Mutex<Option<ObjectList<Widget>>>,
-    events: Mutex<Option<mpsc::Receiver<WatchEvent<Widget>>>>,
+    list: Mutex<Option<ListItems>>,
+    events: Mutex<Option<WatchStream<Widget>>>,
 }
 
 impl ListWatch<Widget> for Source {
@@ -129,8 +269,28 @@ impl ListWatch<Widget> for Source {
         &'a self,
         _: &'a ListParams,
     ) -> BoxFuture<'a, Result<ObjectList<Widget>, kube::Error>> {
-        let list = self.list.lock().take().expect("W3 lists once");
-        async move { Ok(list) }.boxed()
+        let items = self.list.lock().take().expect("W3 lists once");
+        async move {
+            let items = match items {
+                ListItems::Built(items) => items,
+                ListItems::Json(t) => (0..OBJECTS)
+                    .map(|i| t.decode_object(i, i as u64 + 1))
+                    .collect::<Result<_, _>>()
+                    .map_err(kube::Error::SerdeError)?,
+            };
+            Ok(ObjectList {
+                types: TypeMeta {
+                    api_version: "bench.example.com/v1".into(),
+                    kind: "WidgetList".into(),
+                },
+                metadata: ListMeta {
+                    resource_version: Some(OBJECTS.to_string()),
+                    ..ListMeta::default()
+                },
+                items,
+            })
+        }
+        .boxed()
     }
 
     fn watch<'a>(
@@ -138,50 +298,77 @@ impl ListWatch<Widget> for Source {
         _: &'a WatchParams,
         _: &'a str,
     ) -> BoxFuture<'a, Result<WatchStream<Widget>, kube::Error>> {
-        let rx = self.events.lock().take().expect("W3 watches once");
-        async move {
-            let stream: WatchStream<Widget> = tokio_stream(rx).map(Ok::<_, kube::Error>).boxed();
-            Ok(stream)
-        }
-        .boxed()
+        let stream = self.events.lock().take().expect("W3 watches once");
+        async move { Ok(stream) }.boxed()
     }
 }
 
-/// A receiver as a stream (without pulling in tokio-stream).
-fn tokio_stream<T: Send + 'static>(
-    rx: mpsc::Receiver<T>,
-) -> impl futures::Stream<Item = T> + Send + 'static {
-    futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|t| (t, rx)) })
-}
-
-fn run(variant: Variant) -> Figures {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let rss0 = rss_bytes();
-    let build = move |i: usize, rv: u64| match variant {
-        Variant::Plain => widget(i, rv),
-        Variant::Shallow => shallow(i, rv),
+/// Our SharedIndexInformer: plain, shallow or json.
+fn ours(variant: Variant) {
+    let prefix = match variant {
+        Variant::Plain => "w3",
+        Variant::Shallow => "w3shallow",
+        _ => "w3json",
     };
-    let items: Vec<Widget> = (0..OBJECTS).map(|i| build(i, i as u64 + 1)).collect();
-    let list = ObjectList {
-        types: TypeMeta {
-            api_version: "bench.example.com/v1".into(),
-            kind: "WidgetList".into(),
-        },
-        metadata: ListMeta {
-            resource_version: Some(OBJECTS.to_string()),
-            ..ListMeta::default()
-        },
-        items,
+    let templates = (variant == Variant::Json).then(json_templates);
+    match (variant, &templates) {
+        (Variant::Plain, _) => figure(
+            "w3_feeder_ns_per_object",
+            feeder_cost(objects::widget),
+            "ns",
+        ),
+        (_, Some(t)) => figure(
+            "w3json_feeder_ns_per_event",
+            feeder_cost(|i, rv| t.event(i, rv)),
+            "ns",
+        ),
+        _ => {}
+    }
+    let rt = runtime();
+    let rss0 = rss_bytes();
+    let items = match (&templates, variant) {
+        (Some(t), _) => ListItems::Json(t.clone()),
+        (None, Variant::Shallow) => ListItems::Built(
+            (0..OBJECTS)
+                .map(|i| objects::shallow(i, i as u64 + 1))
+                .collect(),
+        ),
+        (None, _) => ListItems::Built(
+            (0..OBJECTS)
+                .map(|i| objects::widget(i, i as u64 + 1))
+                .collect(),
+        ),
     };
     rt.block_on(async move {
-        let (tx, rx) = mpsc::channel(4096);
+        // The feeder's channel and the stream the reflector reads: typed events, or lines to decode.
+        let (events, start_feeder): (WatchStream<Widget>, StartFeeder) = match &templates {
+            Some(t) => {
+                let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
+                let t = t.clone();
+                let stream = receiver_stream(rx)
+                    .map(|line| decode_event(&line).map_err(kube::Error::SerdeError))
+                    .boxed();
+                (
+                    stream,
+                    Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv))),
+                )
+            }
+            None => {
+                let (tx, rx) = mpsc::channel::<Widget>(4096);
+                let stream = receiver_stream(rx)
+                    .map(|o| Ok(WatchEvent::Modified(o)))
+                    .boxed();
+                let make = if variant == Variant::Shallow {
+                    objects::shallow
+                } else {
+                    objects::widget
+                };
+                (stream, Box::new(move || spawn_feeder(tx, make)))
+            }
+        };
         let source = Source {
-            list: Mutex::new(Some(list)),
-            events: Mutex::new(Some(rx)),
+            list: Mutex::new(Some(items)),
+            events: Mutex::new(Some(events)),
         };
         let informer = SharedIndexInformer::new(source, InformerOptions::default());
         let queue: WorkQueue<String> = WorkQueue::new();
@@ -206,131 +393,175 @@ fn run(variant: Variant) -> Figures {
             tokio::spawn(async move { informer.run().await })
         };
         informer.wait_for_sync().await;
-        let sync_ms = t0.elapsed().as_secs_f64() * 1e3;
+        figure(
+            &format!("{prefix}_sync_ms"),
+            t0.elapsed().as_secs_f64() * 1e3,
+            "ms",
+        );
         while !registration.has_synced() {
             tokio::task::yield_now().await;
         }
         let handler_sync_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let bytes_per_object = (rss_bytes().saturating_sub(rss0)) as f64 / OBJECTS as f64;
+        figure(&format!("{prefix}_handler_sync_ms"), handler_sync_ms, "ms");
+        figure(
+            &format!("{prefix}_bytes_per_object"),
+            bytes_per_object(rss0),
+            "B",
+        );
 
-        let (t1, c1) = (Instant::now(), cpu_seconds());
-        let feeder = tokio::spawn(async move {
-            for e in 0..EVENTS {
-                let obj = build((e % OBJECTS as u64) as usize, OBJECTS as u64 + 1 + e);
-                if tx.send(WatchEvent::Modified(obj)).await.is_err() {
-                    break;
-                }
-            }
-            // Keep the stream open: its end would make the reflector watch again.
-            std::future::pending::<()>().await;
-        });
-        done.notified().await;
-        let wall = t1.elapsed().as_secs_f64();
-        let cpu = cpu_seconds() - c1;
+        let feeder = time_events(prefix, start_feeder, &done).await;
         feeder.abort();
         runner.abort();
 
         let store = informer.store();
         assert_eq!(store.len(), OBJECTS);
-        let rv = |k: &str| {
+        let rv = |ns: &str, name: &str| {
             store
-                .get_by_key(k)
+                .get_by_key(&format!("{ns}/{name}"))
                 .and_then(|o| o.metadata.resource_version.clone())
         };
-        assert_eq!(rv("ns-0/name-0").as_deref(), Some("1000001"));
-        assert_eq!(rv("ns-99/name-99999").as_deref(), Some("1100000"));
-        assert_eq!(queue.len(), OBJECTS);
-        Figures {
-            sync_ms,
-            handler_sync_ms,
-            events_per_sec: EVENTS as f64 / wall,
-            events_per_cpu_sec: EVENTS as f64 / cpu,
-            bytes_per_object,
-            peak_rss_mb: peak_rss_mb(),
-        }
-    })
+        check_rvs(rv, queue.len());
+        figure(&format!("{prefix}_peak_rss_mb"), peak_rss_mb(), "MiB");
+    });
 }
 
-fn shallow(i: usize, rv: u64) -> Widget {
-    Widget {
-        metadata: objects::key_metadata(i, rv),
-        ..Widget::default()
-    }
-}
-
-/// BENCHMARKS.md's object i at resourceVersion `rv`.
-fn widget(i: usize, rv: u64) -> Widget {
-    let s = |v: &str| Some(v.to_owned());
-    let metadata = objects::metadata(i, rv);
-    let replicas = (i % 5 + 1) as i32;
-    let condition = |t: &str, st: &str, reason: &str, message: &str| WidgetStatusConditions {
-        r#type: t.to_owned(),
-        status: st.to_owned(),
-        reason: s(reason),
-        message: s(message),
-        last_transition_time: s("2026-01-01T00:00:00Z"),
+/// kube_runtime's reflector and Store over the same workload, plain or json.
+fn kube_runtime(variant: Variant) {
+    let json = variant == Variant::KubeRuntimeJson;
+    let prefix = if json {
+        "kube_runtime_w3json"
+    } else {
+        "kube_runtime_w3"
     };
-    Widget {
-        metadata,
-        spec: Some(WidgetSpec {
-            replicas: Some(replicas),
-            image: Some(format!(
-                "registry.example.com/widgets/widget:v1.2.{}",
-                i % 10
-            )),
-            image_pull_policy: Some(WidgetSpecImagePullPolicy::IfNotPresent),
-            service_account_name: s("widget-sa"),
-            paused: Some(false),
-            priority: Some((i % 10) as i32),
-            min_ready_seconds: Some(10),
-            revision_history_limit: Some(5),
-            schedule: s("*/5 * * * *"),
-            timeout_seconds: Some(30),
-            region: Some(format!("region-{}", i % 4)),
-            weight: serde_json::Number::from_f64(0.5),
-            resources: Some(WidgetSpecResources {
-                requests: Some(WidgetSpecResourcesLimits {
-                    cpu: s("100m"),
-                    memory: s("128Mi"),
-                }),
-                limits: Some(WidgetSpecResourcesLimits {
-                    cpu: s("500m"),
-                    memory: s("512Mi"),
-                }),
-            }),
-            selector: Some(WidgetSpecSelector {
-                match_labels: Some(BTreeMap::from([
-                    ("app.kubernetes.io/name".to_owned(), "widget".to_owned()),
-                    (
-                        "app.kubernetes.io/instance".to_owned(),
-                        objects::instance(i),
-                    ),
-                ])),
-            }),
-            ports: Some(
-                (0..4)
-                    .map(|k| WidgetSpecPorts {
-                        name: Some(format!("port-{k}")),
-                        port: 8080 + k,
-                        protocol: s("TCP"),
+    let templates = json.then(json_templates);
+    let rt = runtime();
+    let rss0 = rss_bytes();
+    // The initial list as watcher events: typed objects built before the clock, or decoded
+    // from their JSON inside it.
+    let init: Box<dyn Iterator<Item = watcher::Result<Widget>> + Send> = match &templates {
+        Some(t) => {
+            let t = t.clone();
+            Box::new((0..OBJECTS).map(move |i| {
+                t.decode_object(i, i as u64 + 1)
+                    .map_err(|e| watcher::Error::InitialListFailed(kube::Error::SerdeError(e)))
+            }))
+        }
+        None => Box::new(
+            (0..OBJECTS)
+                .map(|i| objects::widget(i, i as u64 + 1))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(Ok),
+        ),
+    };
+    rt.block_on(async move {
+        let (events, start_feeder): (
+            futures::stream::BoxStream<'static, watcher::Result<Widget>>,
+            StartFeeder,
+        ) = match &templates {
+            Some(t) => {
+                let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
+                let t = t.clone();
+                // As kube's watcher turns a decoded MODIFIED event into `Apply`.
+                let stream = receiver_stream(rx)
+                    .map(|line| match decode_event(&line) {
+                        Ok(WatchEvent::Modified(o)) => Ok(o),
+                        Ok(other) => panic!("the feeder sends MODIFIED only, got {other:?}"),
+                        Err(e) => Err(watcher::Error::WatchFailed(kube::Error::SerdeError(e))),
                     })
-                    .collect(),
-            ),
-        }),
-        status: Some(WidgetStatus {
-            observed_generation: Some(1),
-            ready_replicas: Some(replicas),
-            phase: s("Running"),
-            conditions: Some(vec![
-                condition(
-                    "Ready",
-                    "True",
-                    "AllReplicasReady",
-                    "All replicas are ready",
-                ),
-                condition("Progressing", "False", "Stable", "Rollout complete"),
-            ]),
-        }),
-        ..Widget::default()
+                    .boxed();
+                (
+                    stream,
+                    Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv))),
+                )
+            }
+            None => {
+                let (tx, rx) = mpsc::channel::<Widget>(4096);
+                let stream = receiver_stream(rx).map(Ok).boxed();
+                (stream, Box::new(move || spawn_feeder(tx, objects::widget)))
+            }
+        };
+        let source = futures::stream::once(async { Ok(watcher::Event::Init) })
+            .chain(futures::stream::iter(init).map(|r| r.map(watcher::Event::InitApply)))
+            .chain(futures::stream::once(async {
+                Ok(watcher::Event::InitDone)
+            }))
+            .chain(events.map(|r| r.map(watcher::Event::Apply)));
+        let (store, writer) = reflector::store::<Widget>();
+        let queue: WorkQueue<String> = WorkQueue::new();
+        let (synced, done) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let t0 = Instant::now();
+        let consumer = {
+            let (queue, synced, done) = (queue.clone(), synced.clone(), done.clone());
+            let mut stream = reflector::reflector(writer, source).boxed();
+            tokio::spawn(async move {
+                let mut applied = 0;
+                while let Some(event) = stream.next().await {
+                    match event.expect("the bench's bytes decode") {
+                        watcher::Event::InitApply(o) => queue.add(key_of(&o).expect("named")),
+                        watcher::Event::InitDone => synced.notify_one(),
+                        watcher::Event::Apply(o) => {
+                            queue.add(key_of(&o).expect("named"));
+                            applied += 1;
+                            if applied == EVENTS {
+                                done.notify_one();
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            })
+        };
+        synced.notified().await;
+        figure(
+            &format!("{prefix}_sync_ms"),
+            t0.elapsed().as_secs_f64() * 1e3,
+            "ms",
+        );
+        figure(
+            &format!("{prefix}_bytes_per_object"),
+            bytes_per_object(rss0),
+            "B",
+        );
+
+        let feeder = time_events(prefix, start_feeder, &done).await;
+        feeder.abort();
+        consumer.abort();
+
+        assert_eq!(store.len(), OBJECTS);
+        let rv = |ns: &str, name: &str| {
+            store
+                .get(&ObjectRef::new(name).within(ns))
+                .and_then(|o| o.metadata.resource_version.clone())
+        };
+        check_rvs(rv, queue.len());
+        figure(&format!("{prefix}_peak_rss_mb"), peak_rss_mb(), "MiB");
+    });
+}
+
+/// serde_json decoding of the 1,000,000 lines alone, on this thread.
+fn floor() {
+    let t = Templates::new(OBJECTS);
+    let mut line = Vec::with_capacity(4096);
+    let start = Instant::now();
+    for e in 0..EVENTS {
+        line.clear();
+        t.write_event(
+            (e % OBJECTS as u64) as usize,
+            OBJECTS as u64 + 1 + e,
+            &mut line,
+        );
+        match decode_event(&line) {
+            Ok(ev) => drop(std::hint::black_box(ev)),
+            Err(err) => {
+                eprintln!("event {e} does not decode: {err}");
+                std::process::exit(1);
+            }
+        }
     }
+    figure(
+        "floor_decode_events_per_sec",
+        EVENTS as f64 / start.elapsed().as_secs_f64(),
+        "events/s",
+    );
 }

@@ -53,56 +53,6 @@ pub mod measure {
     }
 }
 
-/// BENCHMARKS.md's object shape.
-pub mod objects {
-    use std::collections::BTreeMap;
-
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-
-    /// Name, namespace and resourceVersion of object `i` (W3's shallow objects carry only these).
-    pub fn key_metadata(i: usize, rv: u64) -> ObjectMeta {
-        ObjectMeta {
-            name: Some(format!("name-{i}")),
-            namespace: Some(format!("ns-{}", i % 100)),
-            resource_version: Some(rv.to_string()),
-            ..ObjectMeta::default()
-        }
-    }
-
-    /// The full metadata of object `i` at resourceVersion `rv`: uid, generation, creation time,
-    /// five labels and two annotations.
-    pub fn metadata(i: usize, rv: u64) -> ObjectMeta {
-        let mut m = key_metadata(i, rv);
-        m.uid = Some(format!("{i:08x}-0000-4000-8000-{i:012x}"));
-        m.generation = Some(1);
-        m.creation_timestamp = Some(Time("2026-01-01T00:00:00Z".parse().expect("timestamp")));
-        m.labels = Some(BTreeMap::from([
-            ("app.kubernetes.io/name".to_owned(), "widget".to_owned()),
-            ("app.kubernetes.io/instance".to_owned(), instance(i)),
-            (
-                "app.kubernetes.io/component".to_owned(),
-                "backend".to_owned(),
-            ),
-            ("tier".to_owned(), format!("tier-{}", i % 3)),
-            ("shard".to_owned(), format!("shard-{}", i % 16)),
-        ]));
-        m.annotations = Some(BTreeMap::from([
-            (
-                "bench.example.com/owner".to_owned(),
-                format!("team-{}", i % 20),
-            ),
-            (
-                "bench.example.com/description".to_owned(),
-                "Synthetic benchmark object used to measure informer cache throughput, memory \
-                 footprint and lookup speed."
-                    .to_owned(),
-            ),
-        ]));
-        m
-    }
-
-    /// The `app.kubernetes.io/instance` label of object `i`.
-    pub fn instance(i: usize) -> String {
-        format!("widget-{}", i % 1000)
-    }
-}
+pub mod objects;
+pub mod runs;
+pub mod wire;
