@@ -48,7 +48,7 @@ async fn start() -> (FakeApiServer, Clientset) {
         include_str!("../crds/region.yaml"),
     ] {
         let crd: Value = serde_saphyr::from_str(crd).expect("CRD parses");
-        server.register_crd(crd).await.expect("CRD registers");
+        server.register_crd(crd).expect("CRD registers");
     }
     let clientset = Clientset::new(server.client());
     (server, clientset)

@@ -11,7 +11,7 @@ async fn server_with_widget_crd() -> FakeApiServer {
     let server = FakeApiServer::start().await.expect("server starts");
     let crd: serde_json::Value =
         serde_saphyr::from_str(include_str!("../crds/widget.yaml")).expect("CRD parses");
-    server.register_crd(crd).await.expect("CRD registers");
+    server.register_crd(crd).expect("CRD registers");
     server
 }
 

@@ -30,8 +30,8 @@ fn crd_json(path: &Path) -> serde_json::Value {
 /// A server serving the two CRDs and a kubeconfig for it in `dir`.
 async fn server_with_crds(dir: &Path) -> (FakeApiServer, PathBuf) {
     let server = FakeApiServer::start().await.unwrap();
-    server.register_crd(crd_json(&foo_file())).await.unwrap();
-    server.register_crd(crd_json(&tenant_file())).await.unwrap();
+    server.register_crd(crd_json(&foo_file())).unwrap();
+    server.register_crd(crd_json(&tenant_file())).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     (server, kubeconfig)

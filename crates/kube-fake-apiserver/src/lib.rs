@@ -336,7 +336,7 @@ impl FakeApiServer {
     }
 
     /// Creates (or replaces) a `apiextensions.k8s.io/v1` CustomResourceDefinition and serves its resources.
-    pub async fn register_crd(&self, crd_json: serde_json::Value) -> Result<(), Error> {
+    pub fn register_crd(&self, crd_json: serde_json::Value) -> Result<(), Error> {
         let mut db = self.shared.db.lock();
         let res = db
             .registry

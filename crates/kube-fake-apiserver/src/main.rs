@@ -62,7 +62,6 @@ async fn main() -> anyhow::Result<()> {
         for crd in load_crds(path)? {
             server
                 .register_crd(crd)
-                .await
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         }
     }

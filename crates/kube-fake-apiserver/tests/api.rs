@@ -581,7 +581,7 @@ async fn crd_registration_status_and_removal() {
     assert_eq!(r.code, 200);
     assert_eq!(get(&c, WIDGETS).await.code, 404);
     // Re-registering does not bring the objects back.
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     assert_eq!(get(&c, WIDGETS).await.body["items"], json!([]));
 
     let mut bad = widget_crd();
@@ -711,7 +711,7 @@ async fn deprecated_version_sends_warning() {
     let mut crd = widget_crd();
     crd["spec"]["versions"][1]["deprecated"] = json!(true);
     crd["spec"]["versions"][1]["deprecationWarning"] = json!("example.com/v2 Widget is going away");
-    s.register_crd(crd).await.unwrap();
+    s.register_crd(crd).unwrap();
     let c = s.in_process_client();
     let r = get(&c, "/apis/example.com/v2/namespaces/default/widgets").await;
     let w = r.headers.get("warning").unwrap().to_str().unwrap();
@@ -766,7 +766,7 @@ async fn namespaces_required_and_deleted_with_their_contents() {
         .start()
         .await
         .unwrap();
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let c = s.in_process_client();
     let r = post(
         &c,
@@ -931,7 +931,7 @@ async fn defaults_apply_on_read_through_each_version() {
     // Only v2 has a default for spec.color.
     crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["color"]
         ["default"] = json!("green");
-    s.register_crd(crd).await.unwrap();
+    s.register_crd(crd).unwrap();
     let c = s.in_process_client();
     let mut w = widget("d", 1);
     w["spec"].as_object_mut().unwrap().remove("color");
@@ -983,7 +983,7 @@ async fn numbers_round_trip_like_the_server_and_crd_tables() {
     let mut crd = widget_crd();
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["free"] =
         json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
-    s.register_crd(crd).await.unwrap();
+    s.register_crd(crd).unwrap();
     let c = s.in_process_client();
     let body = r#"{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"n"},
         "spec":{"free":{"big":18446744073709551615,"exact":9007199254740993,"neg":-0.0,"one":1.0}}}"#;
@@ -1034,7 +1034,7 @@ async fn extra_builtin_kinds_from_code() {
             .iter()
             .any(|r| r["name"] == "jobs/status")
     );
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let clash = kube_fake_apiserver::KindSpec::namespaced("example.com", "v1", "Widget", "widgets");
     assert!(s.register_kind(clash).is_err());
 }

@@ -316,7 +316,7 @@ async fn without_the_collector_owners_go_and_dependents_stay() {
         .start()
         .await
         .unwrap();
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let c = s.in_process_client();
     let owner = create_widget(&c, "owner").await;
     dependent(&c, "orphan", vec![owner_ref(&owner, true)], &[]).await;
@@ -761,7 +761,7 @@ async fn crds_are_established_after_the_delay() {
         .await
         .unwrap();
     let c = s.in_process_client();
-    s.register_crd(widget_crd()).await.expect("CRD created");
+    s.register_crd(widget_crd()).expect("CRD created");
     let crd = get(&c, WIDGET_CRD).await.body;
     assert_eq!(crd_condition(&crd, "NamesAccepted")["status"], "True");
     let est = crd_condition(&crd, "Established");
@@ -797,7 +797,6 @@ async fn a_kind_taken_in_the_group_is_not_accepted() {
     gadgets["metadata"]["name"] = json!("gadgets.example.com");
     gadgets["spec"]["names"] = json!({"plural": "gadgets", "kind": "Widget"});
     s.register_crd(gadgets)
-        .await
         .expect("stored even with a conflict");
     let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com";
     let crd = get(&c, path).await.body;

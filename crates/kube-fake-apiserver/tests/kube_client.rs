@@ -57,7 +57,7 @@ async fn next_event<K>(
 #[tokio::test]
 async fn dynamic_api_list_watch_patch_status() {
     let s = FakeApiServer::start().await.unwrap();
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let api = widgets(&s.client());
     create_widget(&api, "a").await;
     let list = api
@@ -266,7 +266,7 @@ async fn compaction_gives_kube_a_410_error_event() {
 #[tokio::test]
 async fn drop_watches_and_end_after_n_events() {
     let s = FakeApiServer::start().await.unwrap();
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let api = widgets(&s.client());
     let mut stream = watch_from(&api, "0").await;
     create_widget(&api, "a").await;
@@ -343,7 +343,7 @@ async fn latency_delays_every_request() {
 #[tokio::test]
 async fn restart_keeps_data_drops_connections_and_optionally_history() {
     let s = FakeApiServer::start().await.unwrap();
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let client = s.client();
     let api = widgets(&client);
     let rv = create_widget(&api, "a").await;

@@ -687,7 +687,7 @@ async fn kubectl_and_the_server_read_the_yaml_table_alike() {
     };
     let srv = FakeApiServer::start().await.expect("server starts");
     let crd = kube_codegen_crd::read::read_documents(&testdata("yaml/scalars-crd.yaml")).unwrap();
-    srv.register_crd(crd[0].value.clone()).await.unwrap();
+    srv.register_crd(crd[0].value.clone()).unwrap();
     let k = Kubectl::new(bin, &srv);
     let table = testdata("yaml/scalars.yaml");
     let table = table.to_str().unwrap();

@@ -59,9 +59,7 @@ fn fields_of(obj: &DynamicObject, manager: &str) -> Value {
 
 async fn server() -> (FakeApiServer, Api<DynamicObject>) {
     let srv = FakeApiServer::start().await.expect("server starts");
-    srv.register_crd(gateway_crd())
-        .await
-        .expect("CRD registered");
+    srv.register_crd(gateway_crd()).expect("CRD registered");
     let api = gateways(&srv.client());
     (srv, api)
 }

@@ -74,7 +74,7 @@ async fn too_old_resource_version_gets_410_error_event() {
         .start()
         .await
         .unwrap();
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let c = s.in_process_client();
     let first = rv_of(&post(&c, WIDGETS, widget("a", 1)).await.body);
     for n in ["b", "c", "d"] {
@@ -272,7 +272,7 @@ async fn table_watch_for_kubectl() {
 #[tokio::test]
 async fn watch_over_real_http_socket() {
     let s = FakeApiServer::start().await.unwrap();
-    s.register_crd(widget_crd()).await.unwrap();
+    s.register_crd(widget_crd()).unwrap();
     let c = s.client();
     post(&c, WIDGETS, widget("a", 1)).await;
     let (ev, _) = watch(

@@ -46,7 +46,7 @@ async fn start_server() -> FakeApiServer {
     let server = FakeApiServer::start().await.expect("server starts");
     let crd: Value =
         serde_saphyr::from_str(include_str!("../crd/crontab.yaml")).expect("CRD parses");
-    server.register_crd(crd).await.expect("CRD registers");
+    server.register_crd(crd).expect("CRD registers");
     server
 }
 

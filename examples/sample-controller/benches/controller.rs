@@ -220,7 +220,7 @@ fn main() {
         let server = FakeApiServer::start().await.expect("server starts");
         let crd: serde_json::Value =
             serde_saphyr::from_str(include_str!("../artifacts/crd.yaml")).expect("CRD parses");
-        server.register_crd(crd).await.expect("CRD registers");
+        server.register_crd(crd).expect("CRD registers");
         let cs = Clientset::new(server.client());
         create_foos(&cs).await;
         figure("foos", FOOS, "objects");

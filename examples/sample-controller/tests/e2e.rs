@@ -166,7 +166,7 @@ impl Env {
         let server = FakeApiServer::start().await.expect("server starts");
         let crd: Value =
             serde_saphyr::from_str(include_str!("../artifacts/crd.yaml")).expect("CRD parses");
-        server.register_crd(crd).await.expect("CRD registers");
+        server.register_crd(crd).expect("CRD registers");
         let dir = tempfile::tempdir().expect("tempdir");
         let kubeconfig = dir.path().join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).expect("kubeconfig");

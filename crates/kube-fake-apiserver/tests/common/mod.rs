@@ -233,7 +233,7 @@ pub fn widget(name: &str, replicas: i64) -> Value {
 /// A server with the widget CRD registered, and an in-process client.
 pub async fn with_widgets() -> (FakeApiServer, kube::Client) {
     let s = FakeApiServer::start().await.expect("server starts");
-    s.register_crd(widget_crd()).await.expect("CRD registers");
+    s.register_crd(widget_crd()).expect("CRD registers");
     let c = s.in_process_client();
     (s, c)
 }
