@@ -44,25 +44,12 @@ const NAMES: u64 = 5;
 /// How long an informer may take to converge once the faults are lifted.
 const CONVERGE: Duration = Duration::from_secs(10);
 
-/// splitmix64: small, seedable, and the same on every platform.
-struct Rng(u64);
+/// The schedules' seeded generator (fastrand's wyrand: replayable from the seed alone).
+type Rng = fastrand::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn millis(&mut self, max: u64) -> Duration {
-        Duration::from_millis(self.below(max + 1))
-    }
+/// A pause of 0..=`max` milliseconds.
+fn millis(rng: &mut Rng, max: u64) -> Duration {
+    Duration::from_millis(rng.u64(..=max))
 }
 
 /// Problems seen while the schedule ran (by handlers and the source), reported at its end.
@@ -269,8 +256,8 @@ impl Schedule {
 }
 
 fn random_key(rng: &mut Rng) -> (&'static str, String) {
-    let ns = NAMESPACES[rng.below(NAMESPACES.len() as u64) as usize];
-    (ns, format!("cm-{}", rng.below(NAMES)))
+    let ns = NAMESPACES[rng.u64(..NAMESPACES.len() as u64) as usize];
+    (ns, format!("cm-{}", rng.u64(..NAMES)))
 }
 
 fn config_map(name: &str, value: u64) -> ConfigMap {
@@ -281,8 +268,8 @@ fn config_map(name: &str, value: u64) -> ConfigMap {
 async fn churn_once(client: &kube::Client, rng: &mut Rng) -> bool {
     let (ns, name) = random_key(rng);
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let value = rng.next();
-    match rng.below(10) {
+    let value = rng.u64(..);
+    match rng.u64(..10) {
         0..4 => api
             .create(&PostParams::default(), &config_map(&name, value))
             .await
@@ -301,14 +288,14 @@ async fn churn_once(client: &kube::Client, rng: &mut Rng) -> bool {
 async fn fault(server: &FakeApiServer, rng: &mut Rng) -> String {
     let faults = server.faults();
     let watch_path = "/api/v1/configmaps";
-    let code = [500, 503, 429][rng.below(3) as usize];
-    match rng.below(13) {
+    let code = [500, 503, 429][rng.u64(..3) as usize];
+    match rng.u64(..13) {
         0 | 1 => {
             faults.drop_watches();
             "drop watches".into()
         }
         2 => {
-            let n = 1 + rng.below(4) as usize;
+            let n = 1 + rng.u64(..4) as usize;
             faults.end_watches_after(Some(n));
             format!("end watches after {n} events")
         }
@@ -326,29 +313,29 @@ async fn fault(server: &FakeApiServer, rng: &mut Rng) -> String {
             "compact and drop watches (410 on re-watch)".into()
         }
         7 => {
-            let n = 1 + rng.below(6) as usize;
+            let n = 1 + rng.u64(..6) as usize;
             faults.fail_next_matching(n, code, watch_path);
             format!("{n} x {code} on the informer's lists and watches")
         }
         8 => {
-            let n = 1 + rng.below(4) as usize;
+            let n = 1 + rng.u64(..4) as usize;
             faults.fail_next(n, code);
             format!("{n} x {code} on any request")
         }
         9 => {
-            let ms = rng.below(4);
+            let ms = rng.u64(..4);
             faults.set_latency(Duration::from_millis(ms));
             format!("latency {ms} ms")
         }
         10 => {
-            let lose = rng.below(2) == 0;
+            let lose = rng.u64(..2) == 0;
             faults.restart(lose);
             format!("restart (history lost: {lose})")
         }
         11 => {
             // The informer misses writes while cut off, and the history goes meanwhile: its
             // re-watch gets a 410 and it relists.
-            let cut = rng.millis(6);
+            let cut = millis(rng, 6);
             faults.fail_next_matching(usize::MAX, 503, watch_path);
             faults.drop_watches();
             tokio::time::sleep(cut).await;
@@ -381,7 +368,7 @@ fn cache_objects(informer: &SharedIndexInformer<ConfigMap>) -> BTreeMap<String, 
 /// Runs one schedule; `Ok` holds what the informer met (see [`SourceState::counts`]), `Err`
 /// the failure report.
 async fn run_schedule(seed: u64) -> Result<BTreeMap<String, u64>, String> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::with_seed(seed);
     let mut schedule = Schedule {
         seed,
         log: Vec::new(),
@@ -392,20 +379,20 @@ async fn run_schedule(seed: u64) -> Result<BTreeMap<String, u64>, String> {
     // Churn and the final reads go in-process; the informer over HTTP sometimes, so that
     // restarts cut real connections.
     let direct = server.in_process_client();
-    let over_http = rng.below(4) == 0;
+    let over_http = rng.u64(..4) == 0;
     let client = if over_http {
         support::client(&server)
     } else {
         direct.clone()
     };
-    let initial = rng.below(2 * NAMES);
+    let initial = rng.u64(..2 * NAMES);
     for _ in 0..initial {
         churn_once(&direct, &mut rng).await;
     }
-    let page_size = 1 + rng.below(4) as u32;
-    let backlog = match rng.below(3) {
+    let page_size = 1 + rng.u64(..4) as u32;
+    let backlog = match rng.u64(..3) {
         0 => None,
-        1 => Some(2 + rng.below(6) as usize),
+        1 => Some(2 + rng.u64(..6) as usize),
         _ => Some(kube_codegen_runtime::cache::DEFAULT_MAX_HANDLER_BACKLOG),
     };
     schedule.note(format!(
@@ -456,22 +443,22 @@ async fn run_schedule(seed: u64) -> Result<BTreeMap<String, u64>, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let churn = tokio::spawn({
         let (stop, direct) = (stop.clone(), direct.clone());
-        let mut rng = Rng(seed ^ 0xC0FF_EE00_D15E_A5E5);
+        let mut rng = Rng::with_seed(seed ^ 0xC0FF_EE00_D15E_A5E5);
         async move {
             let mut writes = 0usize;
             while !stop.load(Ordering::Relaxed) {
                 writes += usize::from(churn_once(&direct, &mut rng).await);
-                match rng.below(3) {
+                match rng.u64(..3) {
                     0 => tokio::task::yield_now().await,
-                    _ => tokio::time::sleep(rng.millis(2)).await,
+                    _ => tokio::time::sleep(millis(&mut rng, 2)).await,
                 }
             }
             writes
         }
     });
 
-    let steps = 3 + rng.below(8);
-    let late_at = rng.below(steps + 1);
+    let steps = 3 + rng.u64(..8);
+    let late_at = rng.u64(..steps + 1);
     for step in 0..=steps {
         if step == late_at {
             let late = Replay::new("late", &violations);
@@ -483,7 +470,7 @@ async fn run_schedule(seed: u64) -> Result<BTreeMap<String, u64>, String> {
         }
         if step < steps {
             let what = fault(&server, &mut rng).await;
-            let pause = rng.millis(12);
+            let pause = millis(&mut rng, 12);
             schedule.note(format!("{what}, then {} ms", pause.as_millis()));
             tokio::time::sleep(pause).await;
         }

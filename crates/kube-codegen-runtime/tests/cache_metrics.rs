@@ -7,7 +7,6 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
@@ -18,7 +17,7 @@ use kube_codegen_runtime::cache::{
 use kube_codegen_runtime::workqueue::{CounterMetric, HistogramMetric, SettableGaugeMetric};
 use kube_fake_apiserver::FakeApiServer;
 use parking_lot::Mutex;
-use support::{client, cm, eventually, fast_reflector};
+use support::{client, cm, eventually, fast_reflector, within};
 
 const PATH: &str = "/api/v1/configmaps";
 
@@ -132,12 +131,6 @@ fn run(
         tokio::spawn(async move { informer.run().await })
     };
     (informer, task)
-}
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {what}"))
 }
 
 /// The server's current resourceVersion, as a list reports it.

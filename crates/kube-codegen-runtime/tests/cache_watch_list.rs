@@ -7,7 +7,6 @@ mod support;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
@@ -20,7 +19,7 @@ use kube_codegen_runtime::cache::{
 };
 use kube_fake_apiserver::{FakeApiServer, RecordedRequest};
 use parking_lot::Mutex;
-use support::{client, cm, eventually, fast_reflector};
+use support::{client, cm, eventually, fast_reflector, within};
 
 const PATH: &str = "/api/v1/configmaps";
 
@@ -102,12 +101,6 @@ impl Lines {
     fn get(&self) -> Vec<String> {
         self.0.lock().clone()
     }
-}
-
-async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {what}"))
 }
 
 #[tokio::test]
