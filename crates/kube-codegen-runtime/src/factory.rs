@@ -217,8 +217,9 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// Rewrites the metadata of every object of every informer before it is cached (client-go's
-    /// `WithTransform`), typically to drop `managedFields` and save memory. It runs on every
-    /// listed and watched object, so it should be quick.
+    /// `WithTransform`), typically to drop `managedFields` and save memory
+    /// (`.transform(cache::strip_managed_fields)`). It runs on every listed and watched object,
+    /// so it should be quick.
     pub fn transform(mut self, f: impl Fn(&mut ObjectMeta) + Send + Sync + 'static) -> Self {
         self.transform = Some(Arc::new(f));
         self

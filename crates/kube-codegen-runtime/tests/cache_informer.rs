@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::core::Selector;
 use kube_codegen_runtime::cache::{
     Deleted, EventHandler, EventHandlerFns, InformerOptions, NotSynced, SharedIndexInformer, key_of,
@@ -251,6 +251,35 @@ async fn resync_redelivers_the_cache_as_updates_of_the_same_object() {
         same.lock().iter().all(|s| *s),
         "a resync hands the cached object as both"
     );
+    run.abort();
+}
+
+#[tokio::test]
+async fn strip_managed_fields_drops_them_before_caching_and_keeps_the_earlier_transform() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    // Server-side apply records who manages which field.
+    let applied = cm("a", "a");
+    let on_server = api
+        .patch("a", &PatchParams::apply("test"), &Patch::Apply(&applied))
+        .await
+        .unwrap();
+    assert!(
+        on_server.metadata.managed_fields.is_some(),
+        "the server records managedFields on apply (else this test proves nothing)"
+    );
+    let opts = options()
+        .transform(|mut c: ConfigMap| {
+            c.data = None;
+            c
+        })
+        .strip_managed_fields();
+    let (informer, run) = started(&server, opts).await;
+    within("the informer's first list", informer.wait_for_sync()).await;
+    let cached = informer.store().get_by_key("default/a").unwrap();
+    assert_eq!(cached.metadata.managed_fields, None);
+    assert_eq!(cached.data, None, "the transform set before still runs");
+    assert_eq!(cached.metadata.name, on_server.metadata.name);
     run.abort();
 }
 

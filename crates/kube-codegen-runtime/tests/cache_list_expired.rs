@@ -4,7 +4,8 @@
 //! current state at `""`, and a paged list whose continue token expired is read again whole.
 //! Both sources below keep answering 410 for as long as the reflector insists on the old
 //! version or the old token, so a reflector without the fallback never converges and the
-//! test fails at its deadline.
+//! test fails at its deadline. A 504 "Too large resource version" (a watch cache behind the
+//! version asked for) takes the first fallback too.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,6 +14,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, ListParams, ObjectList, PostParams, VersionMatch, WatchParams};
+use kube::core::Status;
+use kube::core::response::{StatusCause, StatusDetails};
 use kube_codegen_runtime::cache::{ListWatch, Reflector, Store, WatchStream};
 use kube_fake_apiserver::{FakeApiServer, Faults};
 use parking_lot::Mutex;
@@ -51,6 +54,59 @@ impl ListWatch<ConfigMap> for ExactReads {
         resource_version: &'a str,
     ) -> BoxFuture<'a, Result<WatchStream<ConfigMap>, kube::Error>> {
         ListWatch::watch(&self.0, params, resource_version)
+    }
+}
+
+/// A server whose watch cache is behind every version the reflector has seen: a list at a
+/// resourceVersion is answered as kube-apiserver's cacher answers one it cannot reach in time
+/// (504, reason Timeout, cause `ResourceVersionTooLarge`). Records each list's version.
+struct LaggingCache {
+    api: Api<ConfigMap>,
+    asked: Mutex<Vec<String>>,
+}
+
+impl ListWatch<ConfigMap> for LaggingCache {
+    fn list<'a>(
+        &'a self,
+        params: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<ConfigMap>, kube::Error>> {
+        async move {
+            let rv = params.resource_version.clone().unwrap_or_default();
+            self.asked.lock().push(rv.clone());
+            if rv.is_empty() || rv == "0" {
+                return self.api.list(params).await;
+            }
+            let cause = StatusCause {
+                reason: "ResourceVersionTooLarge".into(),
+                message: "Too large resource version".into(),
+                field: String::new(),
+            };
+            Err(kube::Error::Api(
+                Status::failure(
+                    &format!("Too large resource version: {rv}, current: 1"),
+                    "Timeout",
+                )
+                .with_code(504)
+                .with_details(StatusDetails {
+                    name: String::new(),
+                    group: String::new(),
+                    kind: String::new(),
+                    uid: String::new(),
+                    causes: vec![cause],
+                    retry_after_seconds: 1,
+                })
+                .boxed(),
+            ))
+        }
+        .boxed()
+    }
+
+    fn watch<'a>(
+        &'a self,
+        params: &'a WatchParams,
+        resource_version: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<ConfigMap>, kube::Error>> {
+        ListWatch::watch(&self.api, params, resource_version)
     }
 }
 
@@ -178,6 +234,64 @@ async fn a_relist_at_a_compacted_version_reads_again_at_the_current_state() {
         "after the 410 the reflector reads at \"\" (a consistent read): {lists:?}"
     );
     assert!(next.contains("limit=2"), "in pages: {lists:?}");
+    task.abort();
+}
+
+#[tokio::test]
+async fn a_relist_the_watch_cache_is_too_far_behind_for_reads_again_at_the_current_state() {
+    let server = FakeApiServer::start().await.unwrap();
+    let client = server.in_process_client();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for n in ["a", "b"] {
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
+    }
+    let source = Arc::new(LaggingCache {
+        api: Api::all(client.clone()),
+        asked: Mutex::new(Vec::new()),
+    });
+    let store = Arc::new(Store::with_namespace_index());
+    let reflector = Reflector::from_shared(source.clone(), store.clone())
+        .with_options(fast_reflector().watch_list(false));
+    let task = tokio::spawn(reflector.run());
+    eventually("the first list: a, b", || async {
+        keys(&store) == ["default/a", "default/b"]
+    })
+    .await;
+
+    // Cut the reflector off (its next round relists at the version it knows), change things.
+    let faults = server.faults();
+    faults.fail_next_matching(usize::MAX, 503, PATH);
+    faults.drop_watches();
+    api.delete("a", &DeleteParams::default()).await.unwrap();
+    api.create(&PostParams::default(), &cm("c", "c"))
+        .await
+        .unwrap();
+    eventually("a relist at the reflector's version", || async {
+        source
+            .asked
+            .lock()
+            .iter()
+            .any(|rv| !rv.is_empty() && rv != "0")
+    })
+    .await;
+    faults.clear_failures();
+
+    eventually(
+        "the relist after the 504 to show b, c (a reflector that retries the same version \
+         never gets there)",
+        || async { keys(&store) == ["default/b", "default/c"] },
+    )
+    .await;
+    let asked = source.asked.lock().clone();
+    let too_large = asked
+        .iter()
+        .position(|rv| !rv.is_empty() && rv != "0")
+        .expect("a list at a version");
+    assert_eq!(
+        asked.get(too_large + 1).map(String::as_str),
+        Some(""),
+        "after the 504 the reflector reads at \"\": {asked:?}"
+    );
     task.abort();
 }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
@@ -40,6 +41,15 @@ use crate::workqueue::SettableGaugeMetric;
 /// Rewrites each object before it is cached (e.g. drops `managedFields` to save memory). It
 /// runs on the ingest path, so it should be quick, and it sees every listed and watched object.
 pub type Transform<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+
+/// Drops `metadata.managedFields` (controller-runtime's `TransformStripManagedFields`):
+/// server-side apply's bookkeeping, which few controllers read and which is often the largest
+/// part of an object's metadata. Ready for
+/// [`SharedInformerFactoryBuilder::transform`](crate::factory::SharedInformerFactoryBuilder::transform);
+/// an informer of its own takes [`InformerOptions::strip_managed_fields`].
+pub fn strip_managed_fields(meta: &mut ObjectMeta) {
+    meta.managed_fields = None;
+}
 
 /// Settings of a [`SharedIndexInformer`].
 #[non_exhaustive]
@@ -112,7 +122,8 @@ impl<K> InformerOptions<K> {
         Ok(self)
     }
 
-    /// Sets the transform.
+    /// Sets the transform (replacing one set before, and [`strip_managed_fields`](Self::strip_managed_fields)
+    /// if called before this).
     pub fn transform(mut self, f: impl Fn(K) -> K + Send + Sync + 'static) -> Self {
         self.transform = Some(Arc::new(f));
         self
@@ -146,6 +157,22 @@ impl<K> InformerOptions<K> {
     /// Sets the handler backlog bound (`None`: unbounded; a bound is at least 2).
     pub fn max_handler_backlog(mut self, bound: Option<usize>) -> Self {
         self.max_handler_backlog = bound.map(|b| b.max(2));
+        self
+    }
+}
+
+impl<K: Resource + 'static> InformerOptions<K> {
+    /// Drops every object's `managedFields` before it is cached ([`strip_managed_fields`]),
+    /// then runs the transform set before, if any.
+    pub fn strip_managed_fields(mut self) -> Self {
+        let then = self.transform.take();
+        self.transform = Some(Arc::new(move |mut k: K| {
+            strip_managed_fields(k.meta_mut());
+            match &then {
+                Some(f) => f(k),
+                None => k,
+            }
+        }));
         self
     }
 }
@@ -200,7 +227,12 @@ struct Dispatch<K> {
 
 struct Listener<K> {
     id: u64,
-    tx: mpsc::UnboundedSender<Notification<K>>,
+    tx: mpsc::UnboundedSender<Vec<Notification<K>>>,
+    /// Notifications not yet handed to the handler's task. They go as one batch when the
+    /// reflector has no further event ready, or at [`BATCH`]: a handler faster than the watch
+    /// would otherwise sleep after every notification, and waking its task for each one
+    /// (a futex call and a task switch) costs more than handling it.
+    pending: Vec<Notification<K>>,
     state: Arc<ListenerState>,
     /// This handler's resync period (`None`: no resync) and when it is next due: each handler
     /// is resynced on its own clock, so only due handlers get the cache again (client-go's
@@ -259,8 +291,11 @@ impl ListenerState {
     }
 }
 
+/// The most notifications a handler's task is handed at once.
+const BATCH: usize = 256;
+
 impl<K> Listener<K> {
-    fn send(&self, n: Notification<K>) {
+    fn send(&mut self, n: Notification<K>) {
         if matches!(n, Notification::Add(_, true)) {
             self.state.initial_pending.fetch_add(1, Ordering::AcqRel);
         }
@@ -268,15 +303,36 @@ impl<K> Listener<K> {
         if let Some(m) = &self.state.backlog_metric {
             m.set(queued as f64);
         }
-        // A closed queue means the handler was removed: nothing to deliver to.
-        let _ = self.tx.send(n);
+        self.pending.push(n);
+        if self.pending.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// Hands the pending notifications to the handler's task.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let batch = std::mem::replace(&mut self.pending, Vec::with_capacity(BATCH));
+            // A closed queue means the handler was removed: nothing to deliver to.
+            let _ = self.tx.send(batch);
+        }
     }
 }
 
 impl<K> Dispatch<K> {
-    fn notify(&self, n: Notification<K>) {
-        for l in &self.listeners {
-            l.send(n.clone());
+    /// Queues `n` for every handler (the last one gets `n` itself: one clone fewer per event).
+    fn notify(&mut self, n: Notification<K>) {
+        if let Some((last, others)) = self.listeners.split_last_mut() {
+            for l in others {
+                l.send(n.clone());
+            }
+            last.send(n);
+        }
+    }
+
+    fn flush(&mut self) {
+        for l in &mut self.listeners {
+            l.flush();
         }
     }
 }
@@ -413,7 +469,7 @@ where
             .ok()
             .or_else(|| self.inner.runtime.clone())
             .ok_or(CacheError::NoRuntime)?;
-        let (tx, mut rx) = mpsc::unbounded_channel::<Notification<K>>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<Notification<K>>>();
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(ListenerState {
             backlog_metric: self
@@ -425,9 +481,10 @@ where
             ..ListenerState::default()
         });
         let low = self.inner.max_backlog.map_or(0, |max| max / 2);
-        let listener = Listener {
+        let mut listener = Listener {
             id,
             tx,
+            pending: Vec::new(),
             state: state.clone(),
             resync: resync.map(|p| (p, tokio::time::Instant::now() + p)),
         };
@@ -442,6 +499,7 @@ where
                 for obj in self.inner.store.list() {
                     listener.send(Notification::Add(obj, true));
                 }
+                listener.flush();
             }
             d.listeners.push(listener);
         }
@@ -449,18 +507,21 @@ where
             self.inner.resync_changed.notify_one();
         }
         runtime.spawn(async move {
-            while let Some(n) = rx.recv().await {
-                if state.gone.load(Ordering::Acquire) {
-                    break; // removed: pending notifications are dropped, as in client-go
+            while let Some(batch) = rx.recv().await {
+                for n in batch {
+                    if state.gone.load(Ordering::Acquire) {
+                        return; // removed: pending notifications are dropped, as in client-go
+                    }
+                    let delivered =
+                        std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(&handler)));
+                    if delivered.is_err() {
+                        tracing::error!("informer: an event handler panicked; it keeps running");
+                    }
+                    if matches!(n, Notification::Add(_, true)) {
+                        state.initial_pending.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    state.handled(low);
                 }
-                let delivered = std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(&handler)));
-                if delivered.is_err() {
-                    tracing::error!("informer: an event handler panicked; it keeps running");
-                }
-                if matches!(n, Notification::Add(_, true)) {
-                    state.initial_pending.fetch_sub(1, Ordering::AcqRel);
-                }
-                state.handled(low);
             }
         });
         Ok(registration)
@@ -527,6 +588,7 @@ where
                     for obj in objects.iter() {
                         l.send(Notification::Update(obj.clone(), obj.clone()));
                     }
+                    l.flush();
                     l.resync = Some((period, now + period));
                 }
             }
@@ -556,7 +618,7 @@ impl<K: Resource + Send + Sync + 'static> Sink<K> {
             Ok(k) => k,
             Err(e) => return tracing::warn!("informer: event not cached: {e}"),
         };
-        let d = self.inner.dispatch.lock();
+        let mut d = self.inner.dispatch.lock();
         let old = self.inner.store.insert(&key, obj.clone());
         d.notify(match old {
             Some(old) => Notification::Update(old, obj),
@@ -576,7 +638,7 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
                 Err(e) => return tracing::warn!("informer: relist not cached: {e}"),
             }
         }
-        let d = self.inner.dispatch.lock();
+        let mut d = self.inner.dispatch.lock();
         let mut before = self.inner.store.replace_keyed(keyed.iter().cloned());
         let initial = !*self.inner.synced.borrow();
         let listed: Vec<Notification<K>> = keyed
@@ -599,6 +661,7 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
         for n in listed {
             d.notify(n);
         }
+        d.flush();
         self.inner.synced.send_replace(true);
     }
 
@@ -612,9 +675,20 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
 
     fn ready(&self) -> Option<futures::future::BoxFuture<'static, ()>> {
         let max = self.inner.max_backlog?;
-        let d = self.inner.dispatch.lock();
-        let behind = d.listeners.iter().find(|l| l.state.len() >= max)?;
-        Some(Box::pin(behind.state.clone().wait_until(max / 2)))
+        let mut d = self.inner.dispatch.lock();
+        let behind = d
+            .listeners
+            .iter()
+            .find(|l| l.state.len() >= max)?
+            .state
+            .clone();
+        // What it waits for must reach its task.
+        d.flush();
+        Some(Box::pin(behind.wait_until(max / 2)))
+    }
+
+    fn flush(&self) {
+        self.inner.dispatch.lock().flush();
     }
 
     fn delete(&self, object: K) {
@@ -623,7 +697,7 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
             Ok(k) => k,
             Err(e) => return tracing::warn!("informer: delete not cached: {e}"),
         };
-        let d = self.inner.dispatch.lock();
+        let mut d = self.inner.dispatch.lock();
         // A delete for a key the cache never had tells the handlers nothing.
         if self.inner.store.delete_key(&key).is_some() {
             d.notify(Notification::Delete(Deleted::Object(obj)));

@@ -29,8 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use kube::Resource;
 use kube::api::{ListParams, VersionMatch, WatchEvent, WatchParams};
-use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -62,6 +62,10 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn ready(&self) -> Option<futures::future::BoxFuture<'static, ()>> {
         None
     }
+    /// The watch has no further event ready (or the round ended): hand on whatever the store
+    /// holds back for its consumers. A store may batch what it tells them between two calls,
+    /// so a busy watch wakes a consumer once per batch rather than once per event.
+    fn flush(&self) {}
 }
 
 impl<K: Resource + Send + Sync> ReflectorStore<K> for Store<K> {
@@ -152,9 +156,10 @@ struct Position {
 impl Position {
     /// Moves to `rv`; an event without one leaves the position alone (watching from `""` would
     /// replay every object).
-    fn advance(&mut self, rv: Option<String>) {
+    fn advance(&mut self, rv: Option<&str>) {
         if let Some(rv) = rv.filter(|rv| !rv.is_empty()) {
-            self.resource_version = rv;
+            // Reuses the buffer: this runs for every event.
+            rv.clone_into(&mut self.resource_version);
         }
     }
 }
@@ -341,7 +346,7 @@ where
             let stream = match self.api.watch(&params, &at).await {
                 Ok(stream) => Some(stream),
                 // A consistent read cannot be too old: a 410 for it would loop.
-                Err(e) if is_gone(&e) && !at.is_empty() => None,
+                Err(e) if is_unavailable_version(&e) && !at.is_empty() => None,
                 Err(e) if is_retryable_watch_start(&e) => {
                     self.list_failed(started);
                     self.retrying(e);
@@ -433,7 +438,9 @@ where
                     return Initial::Done(b.metadata.resource_version);
                 }
                 Ok(WatchEvent::Bookmark(_)) => {}
-                Ok(WatchEvent::Error(status)) if status.code == 410 => return Initial::Gone,
+                Ok(WatchEvent::Error(status)) if status.code == 410 || is_too_large(&status) => {
+                    return Initial::Gone;
+                }
                 Ok(WatchEvent::Error(status)) => return Initial::Failed(kube::Error::Api(status)),
                 Err(e) => return Initial::Failed(e),
             }
@@ -467,8 +474,9 @@ where
         }
         let started = Instant::now();
         let listed = match self.list_at(&at).await {
-            Err(e) if is_gone(&e) && !at.is_empty() => {
-                // The server no longer has that version: read the current state instead.
+            Err(e) if is_unavailable_version(&e) && !at.is_empty() => {
+                // The server cannot serve that version (compacted, or ahead of its watch
+                // cache): read the current state instead.
                 pos.unavailable = true;
                 self.list_at("").await
             }
@@ -587,34 +595,57 @@ where
         }
     }
 
-    /// Applies a watch's events until it closes (`None`) or the round must end.
+    /// Applies a watch's events until it closes (`None`) or the round must end. Whatever the
+    /// store held back for its consumers is flushed whenever the stream has nothing ready, and
+    /// when the watch ends.
     async fn follow(
         &self,
         stream: &mut WatchStream<K>,
         pos: &mut Position,
         events: &mut u64,
     ) -> Option<WatchEnd> {
-        while let Some(event) = stream.next().await {
+        let end = self.apply_events(stream, pos, events).await;
+        self.store.flush();
+        end
+    }
+
+    async fn apply_events(
+        &self,
+        stream: &mut WatchStream<K>,
+        pos: &mut Position,
+        events: &mut u64,
+    ) -> Option<WatchEnd> {
+        loop {
+            let next = std::future::poll_fn(|cx| {
+                let polled = stream.poll_next_unpin(cx);
+                if polled.is_pending() {
+                    self.store.flush();
+                }
+                polled
+            });
+            let Some(event) = next.await else {
+                return None;
+            };
             *events += 1;
             if let Some(wait) = self.store.ready() {
                 wait.await;
             }
             match event {
                 Ok(WatchEvent::Added(obj)) => {
-                    pos.advance(obj.resource_version());
+                    pos.advance(obj.meta().resource_version.as_deref());
                     self.store.add(obj);
                 }
                 Ok(WatchEvent::Modified(obj)) => {
-                    pos.advance(obj.resource_version());
+                    pos.advance(obj.meta().resource_version.as_deref());
                     self.store.update(obj);
                 }
                 Ok(WatchEvent::Deleted(obj)) => {
-                    pos.advance(obj.resource_version());
+                    pos.advance(obj.meta().resource_version.as_deref());
                     self.store.delete(obj);
                 }
                 Ok(WatchEvent::Bookmark(b)) => {
                     self.store.bookmark(&b.metadata.resource_version);
-                    pos.advance(Some(b.metadata.resource_version));
+                    pos.advance(Some(&b.metadata.resource_version));
                 }
                 Ok(WatchEvent::Error(status)) if status.code == 410 => {
                     return Some(WatchEnd::Relist);
@@ -626,7 +657,6 @@ where
             }
             self.moved(pos);
         }
-        None
     }
 }
 
@@ -658,6 +688,25 @@ fn gone_for_consistent_read() -> kube::Error {
 
 fn is_gone(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 410)
+}
+
+/// The server cannot serve the resourceVersion asked for: 410 (compacted), or 504 "Too large
+/// resource version" (its watch cache is behind the version, e.g. after the client talked to
+/// another apiserver). client-go's `isExpiredError || isTooLargeResourceVersionError`: the
+/// next read goes to `""`, or it would ask for the same version forever.
+fn is_unavailable_version(e: &kube::Error) -> bool {
+    is_gone(e) || matches!(e, kube::Error::Api(s) if is_too_large(s))
+}
+
+/// apimachinery's `IsTooLargeResourceVersion`: a Timeout whose causes include
+/// `ResourceVersionTooLarge` (older servers say so only in the message).
+fn is_too_large(s: &kube::core::Status) -> bool {
+    s.code == 504
+        && (s.details.as_ref().is_some_and(|d| {
+            d.causes
+                .iter()
+                .any(|c| c.reason == "ResourceVersionTooLarge")
+        }) || s.message.contains("Too large resource version"))
 }
 
 /// A watch that could not start for a reason worth retrying as is: 429, or a transport error
