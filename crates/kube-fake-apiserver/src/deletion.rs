@@ -9,7 +9,7 @@ use crate::objects::{self, key_of, stored, view};
 use crate::registry::Resource;
 use crate::state::Db;
 use crate::status::ApiError;
-use crate::util::{finalizers, meta_mut, meta_str, now};
+use crate::util::{finalizers, is_deleting, meta_mut, meta_str, now};
 
 /// Finalizer the collector removes once it has taken the owner references off the dependents.
 pub const ORPHAN: &str = "orphan";
@@ -160,7 +160,7 @@ pub fn delete(
         200
     };
     if !after.is_empty() {
-        let deleting = old.pointer("/metadata/deletionTimestamp").is_some();
+        let deleting = is_deleting(&old);
         if deleting && after == before {
             return Ok((pending_code, view(res, version, &old)));
         }

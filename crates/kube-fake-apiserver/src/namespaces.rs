@@ -12,7 +12,7 @@ use crate::registry::Resource;
 use crate::state::Db;
 use crate::status::ApiError;
 use crate::store::{Key, Store};
-use crate::util::{finalizers, meta_mut, now, str_list, str_of, uid};
+use crate::util::{finalizers, is_deleting, meta_mut, meta_str, now, str_list, str_of, uid};
 
 /// The namespaces a cluster has from the start.
 const INITIAL: &[&str] = &["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -102,7 +102,7 @@ pub fn delete(
             "this namespace may not be deleted",
         ));
     }
-    if old.pointer("/metadata/deletionTimestamp").is_none() {
+    if !is_deleting(&old) {
         let mut new = old;
         meta_mut(&mut new).insert("deletionTimestamp".into(), json!(now()));
         new["status"]["phase"] = json!("Terminating");
@@ -139,11 +139,11 @@ pub fn reconcile(db: &mut Db) -> bool {
         .list("", "namespaces", None)
         .into_iter()
         .map(|(_, ns)| ns)
-        .filter(|ns| ns.pointer("/metadata/deletionTimestamp").is_some())
+        .filter(is_deleting)
         .collect();
     let mut changed = false;
     for ns in dying {
-        let name = str_of(ns.pointer("/metadata/name")).to_string();
+        let name = meta_str(&ns, "name").to_string();
         let contents = db.store.keys_in_namespace(&name);
         if contents.is_empty() {
             changed |= finalize(db, &res, &ns);
@@ -256,13 +256,13 @@ fn delete_content(db: &mut Db, k: &Key) -> bool {
     let Some(obj) = db.store.get(k) else {
         return false;
     };
-    if obj.pointer("/metadata/deletionTimestamp").is_some() {
+    if is_deleting(obj) {
         return false;
     }
     let opts = DeleteOpts {
         propagation: Some(Propagation::Background),
         preconditions: deletion::Preconditions {
-            uid: Some(str_of(obj.pointer("/metadata/uid")).to_string()),
+            uid: Some(meta_str(obj, "uid").to_string()),
             resource_version: None,
         },
         ..Default::default()
@@ -273,7 +273,7 @@ fn delete_content(db: &mut Db, k: &Key) -> bool {
 
 /// What `PUT .../finalize` does for the controller: `kubernetes` leaves `spec.finalizers`.
 fn finalize(db: &mut Db, res: &Arc<Resource>, ns: &Value) -> bool {
-    let name = str_of(ns.pointer("/metadata/name")).to_string();
+    let name = meta_str(ns, "name").to_string();
     if !str_list(ns.pointer("/spec/finalizers"))
         .iter()
         .any(|f| f == KUBERNETES_FINALIZER)

@@ -926,18 +926,47 @@ async fn deployments_become_available_after_the_delay() {
 }
 
 #[tokio::test]
-async fn by_default_nothing_writes_deployment_status() {
+async fn by_default_only_observed_generation_follows_the_spec() {
+    // The deployment controller writes `observedGeneration` on every sync; without the switch
+    // the replica counts are the test's to write.
     let s = FakeApiServer::start().await.unwrap();
     let deps: Api<Deployment> = Api::default_namespaced(s.in_process_client());
-    let created = deps
-        .create(&PostParams::default(), &deployment("quiet", 2))
+    deps.create(&PostParams::default(), &deployment("quiet", 2))
         .await
         .unwrap();
+    eventually("observedGeneration 1 on a new deployment", || async {
+        let d = deps.get("quiet").await.unwrap();
+        (counts(&d) == (Some(1), [None; 4])).then_some(())
+    })
+    .await;
+
+    // A status the client wrote is kept; a new generation is observed on top of it.
+    deps.patch_status(
+        "quiet",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"replicas": 2}})),
+    )
+    .await
+    .unwrap();
+    deps.patch(
+        "quiet",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .unwrap();
+    eventually("observedGeneration 2 after the scale", || async {
+        let d = deps.get("quiet").await.unwrap();
+        (counts(&d) == (Some(2), [Some(2), None, None, None])).then_some(())
+    })
+    .await;
+
+    // A status-only write is no new generation: nothing more is written.
+    let settled = deps.get("quiet").await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let now = deps.get("quiet").await.unwrap();
+    let later = deps.get("quiet").await.unwrap();
     assert_eq!(
-        now.metadata.resource_version,
-        created.metadata.resource_version
+        later.metadata.resource_version, settled.metadata.resource_version,
+        "the stand-in wrote again with nothing to observe"
     );
-    assert_eq!(now.status, None);
 }
