@@ -146,7 +146,7 @@ pub fn delete(
     let old = stored(db, res, &key)?;
     check_preconditions(res, name, &old, &opts.preconditions)?;
     if crate::namespaces::is_namespaces(res) {
-        return crate::namespaces::delete(db, res, version, &key, old, opts.dry_run);
+        return crate::namespaces::delete(db, res, version, &key, old, opts);
     }
     let before = finalizers(&old);
     let after = if db.gc_enabled {

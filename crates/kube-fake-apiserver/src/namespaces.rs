@@ -84,16 +84,51 @@ pub fn awaits_finalize(res: &Resource, obj: &Value) -> bool {
     is_namespaces(res) && !str_list(obj.pointer("/spec/finalizers")).is_empty()
 }
 
-/// DELETE of a namespace: the first one marks it `Terminating` (the controller does the rest);
-/// later ones are a 409 until `spec.finalizers` is empty.
+/// A namespace's `metadata.finalizers` after its first DELETE, as the namespace storage sets
+/// them: `orphan` for `Orphan` (or `orphanDependents: true`), `foregroundDeletion` for
+/// `Foreground` (or `orphanDependents: false`), what it had when neither is given.
+///
+/// The policy is about the namespace's own dependents (objects elsewhere whose owner reference
+/// names the namespace), which the garbage collector orphans or waits for. Its contents are
+/// always deleted by the namespace controller, in the background, whatever the policy.
+fn gc_finalizers(old: &[String], opts: &DeleteOpts) -> Vec<String> {
+    let has = |f: &str| old.iter().any(|x| x == f);
+    let orphan = match (opts.orphan_dependents, opts.propagation) {
+        (Some(o), _) => o,
+        (None, Some(p)) => p == Propagation::Orphan,
+        (None, None) => has(deletion::ORPHAN),
+    };
+    let foreground = match (opts.orphan_dependents, opts.propagation) {
+        (Some(o), _) => !o,
+        (None, Some(p)) => p == Propagation::Foreground,
+        (None, None) => has(deletion::FOREGROUND),
+    };
+    let mut out: Vec<String> = old
+        .iter()
+        .filter(|f| *f != deletion::ORPHAN && *f != deletion::FOREGROUND)
+        .cloned()
+        .collect();
+    if orphan {
+        out.push(deletion::ORPHAN.into());
+    }
+    if foreground {
+        out.push(deletion::FOREGROUND.into());
+    }
+    out
+}
+
+/// DELETE of a namespace: the first one marks it `Terminating` and sets the garbage
+/// collector's finalizers ([`gc_finalizers`]); the controller does the rest. Later ones are a
+/// 409 until `spec.finalizers` is empty.
 pub fn delete(
     db: &mut Db,
     res: &Arc<Resource>,
     version: &str,
     key: &Key,
     old: Value,
-    dry_run: bool,
+    opts: &DeleteOpts,
 ) -> Result<(u16, Value), ApiError> {
+    let dry_run = opts.dry_run;
     if IMMORTAL.contains(&key.name.as_str()) {
         return Err(ApiError::forbidden(
             "",
@@ -104,7 +139,17 @@ pub fn delete(
     }
     if !is_deleting(&old) {
         let mut new = old;
-        meta_mut(&mut new).insert("deletionTimestamp".into(), json!(now()));
+        let before = finalizers(&new);
+        let after = gc_finalizers(&before, opts);
+        let m = meta_mut(&mut new);
+        m.insert("deletionTimestamp".into(), json!(now()));
+        if db.gc_enabled && after != before {
+            if after.is_empty() {
+                m.remove("finalizers");
+            } else {
+                m.insert("finalizers".into(), json!(after));
+            }
+        }
         new["status"]["phase"] = json!("Terminating");
         if dry_run {
             return Ok((200, view(res, version, &new)));

@@ -362,6 +362,125 @@ async fn delete_options_are_validated() {
     assert_eq!(r.code, 202, "{}", r.body);
 }
 
+/// Namespace `name` and, in `default`, a ConfigMap it owns; and a ConfigMap inside it.
+async fn owning_namespace(c: &kube::Client, name: &str, dependent: &str) -> Namespace {
+    let nss: Api<Namespace> = Api::all(c.clone());
+    let ns = nss
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let owner = OwnerReference {
+        api_version: "v1".into(),
+        kind: "Namespace".into(),
+        name: name.into(),
+        uid: ns.metadata.uid.clone().expect("uid"),
+        block_owner_deletion: Some(true),
+        controller: None,
+    };
+    let dep: ConfigMap = serde_json::from_value(json!({"metadata": {
+        "name": dependent, "ownerReferences": [owner], "finalizers": ["example.com/hold"]}}))
+    .unwrap();
+    cms(c).create(&PostParams::default(), &dep).await.unwrap();
+    let inside: Api<ConfigMap> = Api::namespaced(c.clone(), name);
+    let content: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "content"}})).unwrap();
+    inside
+        .create(&PostParams::default(), &content)
+        .await
+        .unwrap();
+    ns
+}
+
+async fn release(c: &kube::Client, name: &str) {
+    cms(c)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_namespace_delete_policy_governs_its_dependents_and_its_contents_always_go() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let nss: Api<Namespace> = Api::all(c.clone());
+    let ns_finalizers = |ns: &Namespace| ns.metadata.finalizers.clone().unwrap_or_default();
+
+    // Orphan: the namespace carries `orphan`; its dependent elsewhere loses the reference and
+    // stays; its contents are deleted all the same.
+    owning_namespace(&c, "orphaning", "orphaned").await;
+    let dp = DeleteParams::orphan();
+    let first = nss.delete("orphaning", &dp).await.unwrap().left().unwrap();
+    assert_eq!(ns_finalizers(&first), ["orphan"]);
+    gone(&nss, "orphaning").await;
+    gone(
+        &Api::<ConfigMap>::namespaced(c.clone(), "orphaning"),
+        "content",
+    )
+    .await;
+    let kept = stays(&cms(&c), "orphaned").await;
+    assert!(owners_of(&kept).is_empty(), "{kept:?}");
+    release(&c, "orphaned").await;
+
+    // Foreground: the namespace waits (with `foregroundDeletion`) for its blocking dependent,
+    // which the collector deletes; a finalizer on that dependent holds both.
+    owning_namespace(&c, "waiting", "blocker").await;
+    let first = nss
+        .delete("waiting", &DeleteParams::foreground())
+        .await
+        .unwrap()
+        .left()
+        .unwrap();
+    assert_eq!(ns_finalizers(&first), ["foregroundDeletion"]);
+    eventually("the blocking dependent marked for deletion", || async {
+        let cm = cms(&c).get("blocker").await.unwrap();
+        cm.metadata.deletion_timestamp.is_some().then_some(())
+    })
+    .await;
+    gone(
+        &Api::<ConfigMap>::namespaced(c.clone(), "waiting"),
+        "content",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let held = nss
+        .get("waiting")
+        .await
+        .expect("the namespace waits for its dependent");
+    assert_eq!(ns_finalizers(&held), ["foregroundDeletion"]);
+    release(&c, "blocker").await;
+    gone(&cms(&c), "blocker").await;
+    gone(&nss, "waiting").await;
+
+    // No policy (Background): no collector finalizer; the dependent is collected once the
+    // namespace is gone.
+    owning_namespace(&c, "plain", "follower").await;
+    let first = nss
+        .delete("plain", &DeleteParams::default())
+        .await
+        .unwrap()
+        .left()
+        .unwrap();
+    assert!(ns_finalizers(&first).is_empty(), "{first:?}");
+    gone(&nss, "plain").await;
+    eventually(
+        "the dependent of the deleted namespace marked for deletion",
+        || async {
+            let cm = cms(&c).get("follower").await.unwrap();
+            cm.metadata.deletion_timestamp.is_some().then_some(())
+        },
+    )
+    .await;
+    release(&c, "follower").await;
+    gone(&cms(&c), "follower").await;
+}
+
 #[tokio::test]
 async fn namespaces_terminate_refuse_new_content_and_go() {
     let s = FakeApiServer::start().await.unwrap();

@@ -915,6 +915,39 @@ async fn kubectl_delete_namespace() {
     }
     let refused = k.fails(&["delete", "ns", "kube-system"], None).await;
     assert_has(&refused, "this namespace may not be deleted");
+
+    // `--cascade=orphan` is about what the namespace owns elsewhere: a ConfigMap in `default`
+    // owned by it stays, without the reference; the namespace's contents go regardless.
+    k.ok(&["create", "namespace", "parent"]).await;
+    k.ok(&["create", "configmap", "inside", "-n", "parent"])
+        .await;
+    let uid = k
+        .ok(&["get", "ns", "parent", "-o", "jsonpath={.metadata.uid}"])
+        .await;
+    let cm: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "child", "ownerReferences": [{
+            "apiVersion": "v1", "kind": "Namespace", "name": "parent", "uid": uid}]},
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::ConfigMap>::default_namespaced(srv.client())
+        .create(&Default::default(), &cm)
+        .await
+        .unwrap();
+    let out = k.ok(&["delete", "ns", "parent", "--cascade=orphan"]).await;
+    assert_has(&out, "namespace \"parent\" deleted");
+    k.ok(&["wait", "--for=delete", "ns/parent", "--timeout=20s"])
+        .await;
+    assert_eq!(configmaps(&k, &["child"]).await, ["child"]);
+    let refs = k
+        .ok(&[
+            "get",
+            "cm",
+            "child",
+            "-o",
+            "jsonpath={.metadata.ownerReferences}",
+        ])
+        .await;
+    assert_eq!(refs.trim(), "", "owner reference left on the orphan");
     srv.shutdown().await;
 }
 
