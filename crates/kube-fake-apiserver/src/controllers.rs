@@ -1,5 +1,5 @@
 //! The in-process controllers a cluster runs next to its API server: garbage collector,
-//! namespace controller, CRD naming/establishing, and a deployment stand-in.
+//! namespace controller, CRD naming/establishing and finalizing, and a deployment stand-in.
 //! One task runs them after every change of the store and when a delay they set runs out.
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use crate::objects::{self, Mode, WriteOpts};
 use crate::registry::Resource;
 use crate::state::{Db, Shared};
 use crate::util::{meta_mut, meta_str};
-use crate::{crd, deployments, gc, namespaces};
+use crate::{crd, crd_finalizer, deployments, gc, namespaces};
 
 #[derive(Debug, Clone)]
 pub(crate) struct ControllerSettings {
@@ -77,6 +77,7 @@ fn run(
         collector.run(db);
     }
     namespaces::reconcile(db);
+    crd_finalizer::reconcile(db);
     let (_, mut next) = crds(db, settings.crd_establish_delay, &mut timers.crds, at);
     let (_, n) = deployments::reconcile(
         db,

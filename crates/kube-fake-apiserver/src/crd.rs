@@ -118,7 +118,7 @@ pub fn names_accepted(crd: &Value) -> bool {
     condition(crd, "NamesAccepted").is_some_and(|c| str_of(c.get("status")) == "True")
 }
 
-fn condition<'a>(crd: &'a Value, ty: &str) -> Option<&'a Value> {
+pub fn condition<'a>(crd: &'a Value, ty: &str) -> Option<&'a Value> {
     crd.pointer("/status/conditions")?
         .as_array()?
         .iter()
@@ -127,7 +127,7 @@ fn condition<'a>(crd: &'a Value, ty: &str) -> Option<&'a Value> {
 
 /// Sets (or replaces) a condition as `SetCRDCondition` does: the transition time moves only
 /// when the status does.
-fn set_condition(crd: &mut Value, mut cond: Value) {
+pub fn set_condition(crd: &mut Value, mut cond: Value) {
     if !crd.get("status").is_some_and(Value::is_object) {
         crd["status"] = json!({});
     }

@@ -38,6 +38,7 @@
 mod builtin_defaults;
 mod controllers;
 mod crd;
+mod crd_finalizer;
 mod deletion;
 mod deployments;
 mod dispatch;

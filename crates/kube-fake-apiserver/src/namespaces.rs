@@ -195,7 +195,7 @@ pub fn reconcile(db: &mut Db) -> bool {
             continue;
         }
         for k in contents {
-            changed |= delete_content(db, &k);
+            changed |= deletion::delete_in_background(db, &k);
         }
         changed |= report_remaining(db, &res, &name);
     }
@@ -291,29 +291,6 @@ fn report_remaining(db: &mut Db, res: &Arc<Resource>, name: &str) -> bool {
     let mut new = ns;
     new["status"]["conditions"] = json!(conditions);
     write_as_controller(db, res, name, new, Mode::Status)
-}
-
-fn delete_content(db: &mut Db, k: &Key) -> bool {
-    let Some(res) = db.registry.get(&k.group, &k.resource).cloned() else {
-        // Nothing serves it any more: nobody can see it, so it just goes.
-        return db.store.delete(k).is_some();
-    };
-    let Some(obj) = db.store.get(k) else {
-        return false;
-    };
-    if is_deleting(obj) {
-        return false;
-    }
-    let opts = DeleteOpts {
-        propagation: Some(Propagation::Background),
-        preconditions: deletion::Preconditions {
-            uid: Some(meta_str(obj, "uid").to_string()),
-            resource_version: None,
-        },
-        ..Default::default()
-    };
-    let version = res.storage_version().to_string();
-    deletion::delete(db, &res, &version, Some(&k.namespace), &k.name, &opts).is_ok()
 }
 
 /// What `PUT .../finalize` does for the controller: `kubernetes` leaves `spec.finalizers`.

@@ -873,6 +873,78 @@ const WIDGET_CRD: &str =
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com";
 
 #[tokio::test]
+async fn deleting_a_crd_deletes_its_custom_resources_then_the_crd() {
+    let (_s, c) = with_widgets().await;
+    create_widget(&c, "plain").await;
+    let held: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}))
+    .unwrap();
+    widgets(&c)
+        .create(&PostParams::default(), &held)
+        .await
+        .unwrap();
+
+    // The first DELETE marks the CRD; nothing is gone yet.
+    let r = delete(&c, WIDGET_CRD).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+    assert!(r.body["metadata"]["deletionTimestamp"].is_string());
+    let term = crd_condition(&r.body, "Terminating");
+    assert_eq!(
+        (&term["status"], &term["reason"], &term["message"]),
+        (
+            &json!("True"),
+            &json!("InstanceDeletionPending"),
+            &json!(
+                "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"
+            )
+        )
+    );
+
+    // The finalizer controller deletes the objects; the one with a finalizer holds the CRD.
+    gone(&widgets(&c), "plain").await;
+    let crd = eventually("Terminating reason InstanceDeletionInProgress", || async {
+        let crd = get(&c, WIDGET_CRD).await.body;
+        (crd_condition(&crd, "Terminating")["reason"] == "InstanceDeletionInProgress")
+            .then_some(crd)
+    })
+    .await;
+    assert_eq!(
+        crd_condition(&crd, "Terminating")["message"],
+        "CustomResource deletion is in progress"
+    );
+    let held = widgets(&c).get("held").await.unwrap();
+    assert!(held.metadata.deletion_timestamp.is_some(), "{held:?}");
+
+    // No new objects while it terminates.
+    let r = post(&c, WIDGETS, widget("late", 1)).await;
+    assert_status(&r, 405, "MethodNotAllowed");
+    assert_eq!(
+        r.body["message"],
+        "create not allowed while custom resource definition is terminating"
+    );
+
+    // Once the last object goes, so does the CRD, and its resource is no longer served.
+    widgets(&c)
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    eventually("the CRD deleted", || async {
+        (get(&c, WIDGET_CRD).await.code == 404).then_some(())
+    })
+    .await;
+    assert_eq!(get(&c, WIDGETS).await.code, 404);
+}
+
+#[tokio::test]
 async fn crds_are_established_after_the_delay() {
     let s = FakeApiServer::builder()
         .crd_establish_delay(Duration::from_millis(1500))

@@ -547,9 +547,34 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         r#"crontabs.stable.example.com "my-crontab" not found"#,
     );
 
-    // Removing the CRD removes the kind.
-    k.ok(&["delete", "crd", "crontabs.stable.example.com"])
+    // Removing the CRD removes its objects first (kubectl waits for the CRD to go).
+    k.create(&crontab("left-over", "web")).await;
+    let out = k
+        .ok(&["delete", "crd", "crontabs.stable.example.com"])
         .await;
+    assert_has(
+        &out,
+        "customresourcedefinition.apiextensions.k8s.io \"crontabs.stable.example.com\" deleted",
+    );
+    let gone = k
+        .fails(&["get", "crd", "crontabs.stable.example.com"], None)
+        .await;
+    assert_has(
+        &gone,
+        r#"customresourcedefinitions.apiextensions.k8s.io "crontabs.stable.example.com" not found"#,
+    );
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "stable.example.com",
+        "v1",
+        "CronTab",
+    ));
+    let r = Api::<DynamicObject>::namespaced_with(srv.client(), "default", &ar)
+        .get("left-over")
+        .await;
+    assert!(
+        matches!(r, Err(kube::Error::Api(ref e)) if e.code == 404),
+        "the custom resource is still served: {r:?}"
+    );
     srv.shutdown().await;
 }
 
