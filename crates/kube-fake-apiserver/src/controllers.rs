@@ -59,6 +59,7 @@ pub(crate) fn spawn(shared: Arc<Shared>, settings: ControllerSettings) -> JoinHa
                     Err(RecvError::Closed) => return,
                 },
                 _ = sleep_until(wake) => {}
+                _ = shared.kinds_changed.notified() => {}
             }
         }
     })

@@ -114,6 +114,9 @@ pub struct Collector {
     dirty: HashSet<Key>,
     /// Rebuild everything from the store (at start, after missed events, when kinds changed).
     full: bool,
+    /// The registry generation the last rebuild saw: a kind added or removed since (a CRD, or
+    /// `register_kind` at any time) may make owner references resolve differently.
+    kinds_seen: Option<u64>,
 }
 
 impl Collector {
@@ -176,11 +179,6 @@ impl Collector {
         if self.full {
             return;
         }
-        if e.key.group == "apiextensions.k8s.io" {
-            // Kinds came or went: owner references may resolve differently now.
-            self.full = true;
-            return;
-        }
         let before = self.owners_of.get(&e.key).cloned().unwrap_or_default();
         self.forget(&e.key);
         if let Some(old) = &e.old {
@@ -225,8 +223,10 @@ impl Collector {
 
     /// Looks at every object an event touched and acts; returns whether it changed anything.
     pub fn run(&mut self, db: &mut Db) -> bool {
-        if self.full {
+        let kinds = db.registry.generation();
+        if self.full || self.kinds_seen != Some(kinds) {
             self.rebuild(db);
+            self.kinds_seen = Some(kinds);
         }
         let dirty: Vec<Key> = self.dirty.drain().collect();
         let mut actions = Vec::new();

@@ -337,6 +337,9 @@ impl FakeApiServer {
             });
         }
         db.registry.insert(spec.into_resource());
+        drop(db);
+        // The collector looks again at references to the kind.
+        self.shared.kinds_changed.notify_one();
         Ok(())
     }
 

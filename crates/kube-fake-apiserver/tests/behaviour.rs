@@ -285,6 +285,54 @@ async fn owners_are_matched_by_uid_and_dangling_dependents_collected() {
 }
 
 #[tokio::test]
+async fn a_kind_registered_later_is_seen_by_the_collector() {
+    let (s, c) = with_widgets().await;
+    let gadget = |name: &str, uid: &str| OwnerReference {
+        api_version: "late.example.com/v1".into(),
+        kind: "Gadget".into(),
+        name: name.into(),
+        uid: uid.into(),
+        block_owner_deletion: None,
+        controller: None,
+    };
+    // Nobody serves Gadgets yet: the collector cannot tell whether the owner exists.
+    dependent(
+        &c,
+        "waits-for-kind",
+        vec![gadget("never", "00000000-0000-4000-8000-000000000001")],
+        &[],
+    )
+    .await;
+    stays(&cms(&c), "waits-for-kind").await;
+
+    // Served from now on, with no write to wake it: the owner never existed, so it goes.
+    s.register_kind(KindSpec::namespaced(
+        "late.example.com",
+        "v1",
+        "Gadget",
+        "gadgets",
+    ))
+    .unwrap();
+    gone(&cms(&c), "waits-for-kind").await;
+
+    // And owners of the new kind hold and release dependents as any other.
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("late.example.com", "v1", "Gadget"));
+    let gadgets: Api<DynamicObject> = Api::namespaced_with(c.clone(), "default", &ar);
+    let owner: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "late.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}))
+    .unwrap();
+    let owner = gadgets
+        .create(&PostParams::default(), &owner)
+        .await
+        .unwrap();
+    let uid = owner.metadata.uid.clone().expect("uid");
+    dependent(&c, "held-by-gadget", vec![gadget("g", &uid)], &[]).await;
+    stays(&cms(&c), "held-by-gadget").await;
+    gadgets.delete("g", &DeleteParams::default()).await.unwrap();
+    gone(&cms(&c), "held-by-gadget").await;
+}
+
+#[tokio::test]
 async fn cluster_scoped_owners_hold_namespaced_dependents() {
     let (s, c) = with_widgets().await;
     let mut spec = KindSpec::namespaced("example.com", "v1", "Cluster", "clusters");
