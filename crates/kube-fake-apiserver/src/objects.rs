@@ -287,7 +287,6 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
         "uid",
         "deletionTimestamp",
         "deletionGracePeriodSeconds",
-        "managedFields",
         "selfLink",
     ] {
         m.remove(f);
@@ -299,6 +298,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     } else {
         m.remove("generation");
     }
+    ssa::drop_managed_fields(&mut obj);
     if ver.status && !(res.group.is_empty() && res.plural == "namespaces") {
         // Status is dropped on create when the status subresource is enabled (built-in strategies
         // reset it too; a namespace starts `Active`).
@@ -480,7 +480,7 @@ fn update(
     let strip = |o: &Value| {
         let mut o = o.clone();
         o.as_object_mut().map(|x| x.remove("apiVersion"));
-        meta_mut(&mut o).remove("managedFields");
+        ssa::drop_managed_fields(&mut o);
         o
     };
     if strip(&new) == strip(&old) {

@@ -43,6 +43,12 @@ impl Operation {
     }
 }
 
+/// Takes `metadata.managedFields` off `obj`: what a client sends there on create is not kept, and
+/// a write that would change only them is no write.
+pub fn drop_managed_fields(obj: &mut Value) {
+    meta_mut(obj).remove("managedFields");
+}
+
 /// One `managedFields` entry, read.
 struct Entry {
     raw: Value,
