@@ -1,5 +1,5 @@
 //! The in-process controllers a cluster runs next to its API server: garbage collector,
-//! namespace controller, CRD naming/establishing, and (when asked for) a deployment stand-in.
+//! namespace controller, CRD naming/establishing and finalizing, and a deployment stand-in.
 //! One task runs them after every change of the store and when a delay they set runs out.
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use crate::objects::{self, Mode, WriteOpts};
 use crate::registry::Resource;
 use crate::state::{Db, Shared};
 use crate::util::{meta_mut, meta_str};
-use crate::{crd, deployments, gc, namespaces};
+use crate::{crd, crd_finalizer, deployments, gc, namespaces};
 
 #[derive(Debug, Clone)]
 pub(crate) struct ControllerSettings {
@@ -59,6 +59,7 @@ pub(crate) fn spawn(shared: Arc<Shared>, settings: ControllerSettings) -> JoinHa
                     Err(RecvError::Closed) => return,
                 },
                 _ = sleep_until(wake) => {}
+                _ = shared.kinds_changed.notified() => {}
             }
         }
     })
@@ -77,11 +78,15 @@ fn run(
         collector.run(db);
     }
     namespaces::reconcile(db);
+    crd_finalizer::reconcile(db);
     let (_, mut next) = crds(db, settings.crd_establish_delay, &mut timers.crds, at);
-    if let Some(delay) = settings.deployments_available_after {
-        let (_, n) = deployments::reconcile(db, delay, &mut timers.deployments, at);
-        next = earliest(next, n);
-    }
+    let (_, n) = deployments::reconcile(
+        db,
+        settings.deployments_available_after,
+        &mut timers.deployments,
+        at,
+    );
+    next = earliest(next, n);
     next
 }
 
@@ -164,17 +169,13 @@ pub(crate) fn write_back(
     };
     let before = db.store.rv();
     let version = res.storage_version().to_string();
-    let written = objects::update(
-        db,
+    let write = objects::Write {
         res,
-        &version,
+        version: &version,
         ns,
-        name,
-        new,
-        &opts,
-        mode,
-        crate::ssa::Operation::Update,
-        &source,
-    );
+        opts: &opts,
+        operation: crate::ssa::Operation::Update,
+    };
+    let written = write.update(db, name, new, mode, &source);
     written.is_ok() && db.store.rv() != before
 }

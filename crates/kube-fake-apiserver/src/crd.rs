@@ -8,13 +8,9 @@ use std::collections::HashSet;
 use crate::state::Db;
 use crate::util::{meta_str, now, str_list, str_of};
 
-fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
-    str_of(path.iter().try_fold(v, |cur, k| cur.get(*k)))
-}
-
 /// Fills the defaults the API server sets on a CRD spec (singular, listKind, conversion).
 pub fn default_spec(crd: &mut Value) {
-    let kind = s(crd, &["spec", "names", "kind"]).to_string();
+    let kind = str_of(crd.pointer("/spec/names/kind")).to_string();
     if let Some(names) = crd
         .pointer_mut("/spec/names")
         .and_then(Value::as_object_mut)
@@ -118,7 +114,7 @@ pub fn names_accepted(crd: &Value) -> bool {
     condition(crd, "NamesAccepted").is_some_and(|c| str_of(c.get("status")) == "True")
 }
 
-fn condition<'a>(crd: &'a Value, ty: &str) -> Option<&'a Value> {
+pub fn condition<'a>(crd: &'a Value, ty: &str) -> Option<&'a Value> {
     crd.pointer("/status/conditions")?
         .as_array()?
         .iter()
@@ -127,7 +123,7 @@ fn condition<'a>(crd: &'a Value, ty: &str) -> Option<&'a Value> {
 
 /// Sets (or replaces) a condition as `SetCRDCondition` does: the transition time moves only
 /// when the status does.
-fn set_condition(crd: &mut Value, mut cond: Value) {
+pub fn set_condition(crd: &mut Value, mut cond: Value) {
     if !crd.get("status").is_some_and(Value::is_object) {
         crd["status"] = json!({});
     }
@@ -158,17 +154,17 @@ fn claimed(db: &Db, group: &str, own: &str) -> (HashSet<String>, HashSet<String>
         .store
         .list("apiextensions.k8s.io", "customresourcedefinitions", None)
     {
-        if k.name == own || s(&other, &["spec", "group"]) != group {
+        if k.name == own || str_of(other.pointer("/spec/group")) != group {
             continue;
         }
         let acc = other
             .pointer("/status/acceptedNames")
             .unwrap_or(&Value::Null);
-        resources.insert(s(acc, &["plural"]).to_string());
-        resources.insert(s(acc, &["singular"]).to_string());
+        resources.insert(str_of(acc.get("plural")).to_string());
+        resources.insert(str_of(acc.get("singular")).to_string());
         resources.extend(str_list(acc.get("shortNames")));
-        kinds.insert(s(acc, &["kind"]).to_string());
-        kinds.insert(s(acc, &["listKind"]).to_string());
+        kinds.insert(str_of(acc.get("kind")).to_string());
+        kinds.insert(str_of(acc.get("listKind")).to_string());
     }
     (resources, kinds)
 }
@@ -185,7 +181,7 @@ fn fresh(requested: &str, accepted: &str, used: &HashSet<String>) -> Result<(), 
 /// The naming controller: which requested names can be accepted next to the other CRDs of the
 /// group, and the `NamesAccepted` condition (the last conflict found names the reason).
 fn accept_names(db: &Db, crd: &Value) -> (Value, Option<(&'static str, String)>) {
-    let group = s(crd, &["spec", "group"]);
+    let group = str_of(crd.pointer("/spec/group"));
     let (resources, kinds) = claimed(db, group, meta_str(crd, "name"));
     let req = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
     let acc = crd
@@ -198,8 +194,8 @@ fn accept_names(db: &Db, crd: &Value) -> (Value, Option<(&'static str, String)>)
     }
     let mut conflict = None;
     let take = |field: &str, used: &HashSet<String>, reason: &'static str, out: &mut Value| {
-        let r = s(&req, &[field]);
-        match fresh(r, s(&acc, &[field]), used) {
+        let r = str_of(req.get(field));
+        match fresh(r, str_of(acc.get(field)), used) {
             Ok(()) => {
                 if !r.is_empty() {
                     out[field] = json!(r);
@@ -221,7 +217,7 @@ fn accept_names(db: &Db, crd: &Value) -> (Value, Option<(&'static str, String)>)
         let errs: Vec<String> = req_short
             .iter()
             .filter(|n| !acc_short.contains(n))
-            .filter(|n| *n != s(&acc, &["plural"]) && *n != s(&acc, &["singular"]))
+            .filter(|n| *n != str_of(acc.get("plural")) && *n != str_of(acc.get("singular")))
             .filter_map(|n| fresh(n, "", &resources).err())
             .collect();
         match errs.len() {

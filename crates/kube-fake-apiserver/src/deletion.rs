@@ -9,7 +9,8 @@ use crate::objects::{self, key_of, stored, view};
 use crate::registry::Resource;
 use crate::state::Db;
 use crate::status::ApiError;
-use crate::util::{finalizers, meta_mut, meta_str, now};
+use crate::store::Key;
+use crate::util::{finalizers, is_deleting, meta_mut, meta_str, now};
 
 /// Finalizer the collector removes once it has taken the owner references off the dependents.
 pub const ORPHAN: &str = "orphan";
@@ -146,7 +147,17 @@ pub fn delete(
     let old = stored(db, res, &key)?;
     check_preconditions(res, name, &old, &opts.preconditions)?;
     if crate::namespaces::is_namespaces(res) {
-        return crate::namespaces::delete(db, res, version, &key, old, opts.dry_run);
+        return crate::namespaces::delete(db, res, version, &key, old, opts);
+    }
+    if objects::is_crd(res) && !is_deleting(&old) {
+        // The CRD storage's own first DELETE: the finalizer controller deletes its objects.
+        let mut new = old;
+        crate::crd_finalizer::mark_for_deletion(&mut new);
+        if opts.dry_run {
+            return Ok((200, view(res, version, &new)));
+        }
+        let stored = db.store.put(key, new);
+        return Ok((200, view(res, version, &stored)));
     }
     let before = finalizers(&old);
     let after = if db.gc_enabled {
@@ -160,7 +171,7 @@ pub fn delete(
         200
     };
     if !after.is_empty() {
-        let deleting = old.pointer("/metadata/deletionTimestamp").is_some();
+        let deleting = is_deleting(&old);
         if deleting && after == before {
             return Ok((pending_code, view(res, version, &old)));
         }
@@ -194,6 +205,33 @@ pub fn delete(
             crate::status::success_status(&res.group, &res.plural, name, meta_str(&last, "uid")),
         ))
     }
+}
+
+/// Deletes `k` as a controller's `deletecollection` does (the namespace controller, the CRD
+/// finalizer): background propagation, the uid it saw as a precondition. Objects already being
+/// deleted are left to their finalizers. Returns whether it changed anything.
+pub fn delete_in_background(db: &mut Db, k: &Key) -> bool {
+    let Some(res) = db.registry.get(&k.group, &k.resource).cloned() else {
+        // Nothing serves it any more: nobody can see it, so it just goes.
+        return db.store.delete(k).is_some();
+    };
+    let Some(obj) = db.store.get(k) else {
+        return false;
+    };
+    if is_deleting(obj) {
+        return false;
+    }
+    let opts = DeleteOpts {
+        propagation: Some(Propagation::Background),
+        preconditions: Preconditions {
+            uid: Some(meta_str(obj, "uid").to_string()),
+            resource_version: None,
+        },
+        ..Default::default()
+    };
+    let version = res.storage_version().to_string();
+    let ns = (!k.namespace.is_empty()).then_some(k.namespace.as_str());
+    delete(db, &res, &version, ns, &k.name, &opts).is_ok()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A stand-in for the deployment controller (no ReplicaSets or Pods): it observes every new
-//! generation at once and, after a delay, reports all `spec.replicas` as updated, ready and
-//! available, so code that waits for a rollout can be tested.
+//! generation at once (`status.observedGeneration`, as the real controller does on every sync)
+//! and, when asked for, reports all `spec.replicas` as updated, ready and available after a
+//! delay, so code that waits for a rollout can be tested.
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -10,14 +11,10 @@ use tokio::time::Instant;
 use crate::objects::Mode;
 use crate::state::Db;
 use crate::store::Key;
-use crate::util::now;
+use crate::util::{int_of, is_deleting, meta, now};
 
 /// When each deployment's current generation becomes available: key -> (generation, due).
 pub type Due = HashMap<Key, (i64, Instant)>;
-
-fn int(v: Option<&Value>) -> Option<i64> {
-    v.and_then(Value::as_i64)
-}
 
 /// The status once `replicas` are available; zero counts are left out, as the API omits them.
 fn available_status(old: &Value, generation: i64, replicas: i64) -> Value {
@@ -45,9 +42,10 @@ fn available_status(old: &Value, generation: i64, replicas: i64) -> Value {
 }
 
 /// One pass: returns whether it wrote anything and when it next has something to do.
+/// `available_after`: `None` writes only `observedGeneration`.
 pub fn reconcile(
     db: &mut Db,
-    delay: Duration,
+    available_after: Option<Duration>,
     due: &mut Due,
     at: Instant,
 ) -> (bool, Option<Instant>) {
@@ -59,29 +57,36 @@ pub fn reconcile(
     let mut changed = false;
     let mut next: Option<Instant> = None;
     for (key, d) in all {
-        if d.pointer("/metadata/deletionTimestamp").is_some() {
+        if is_deleting(&d) {
             continue;
         }
-        let generation = int(d.pointer("/metadata/generation")).unwrap_or(1);
-        let replicas = int(d.pointer("/spec/replicas")).unwrap_or(1);
+        let generation = int_of(meta(&d, "generation")).unwrap_or(1);
+        let replicas = int_of(d.pointer("/spec/replicas")).unwrap_or(1);
         let status = d.get("status").cloned().unwrap_or(json!({}));
-        let entry = due.entry(key.clone()).or_insert((generation, at + delay));
-        if entry.0 != generation {
-            *entry = (generation, at + delay);
-        }
-        let ready = entry.1 <= at;
-        let new_status = if ready {
-            let done = int(status.get("observedGeneration")) == Some(generation)
-                && int(status.get("availableReplicas")).unwrap_or(0) == replicas
-                && int(status.get("updatedReplicas")).unwrap_or(0) == replicas;
-            (!done).then(|| available_status(&status, generation, replicas))
-        } else {
-            next = Some(next.map_or(entry.1, |n| n.min(entry.1)));
-            (int(status.get("observedGeneration")) != Some(generation)).then(|| {
+        let observe_only = || {
+            (int_of(status.get("observedGeneration")) != Some(generation)).then(|| {
                 let mut s = status.clone();
                 s["observedGeneration"] = json!(generation);
                 s
             })
+        };
+        let new_status = match available_after {
+            None => observe_only(),
+            Some(delay) => {
+                let entry = due.entry(key.clone()).or_insert((generation, at + delay));
+                if entry.0 != generation {
+                    *entry = (generation, at + delay);
+                }
+                if entry.1 <= at {
+                    let done = int_of(status.get("observedGeneration")) == Some(generation)
+                        && int_of(status.get("availableReplicas")).unwrap_or(0) == replicas
+                        && int_of(status.get("updatedReplicas")).unwrap_or(0) == replicas;
+                    (!done).then(|| available_status(&status, generation, replicas))
+                } else {
+                    next = Some(next.map_or(entry.1, |n| n.min(entry.1)));
+                    observe_only()
+                }
+            }
         };
         let Some(new_status) = new_status else {
             continue;

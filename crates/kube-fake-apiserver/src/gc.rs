@@ -11,7 +11,7 @@ use crate::objects::Mode;
 use crate::registry::Resource;
 use crate::state::Db;
 use crate::store::{Event, EventType, Key};
-use crate::util::{finalizers, meta_mut, str_of};
+use crate::util::{finalizers, is_deleting, meta, meta_mut, meta_str, str_of};
 
 /// One `metadata.ownerReferences` entry.
 #[derive(Debug, Clone)]
@@ -53,10 +53,7 @@ enum Action {
 }
 
 fn owner_refs(obj: &Value) -> Vec<OwnerRef> {
-    let Some(refs) = obj
-        .pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-    else {
+    let Some(refs) = meta(obj, "ownerReferences").and_then(Value::as_array) else {
         return Vec::new();
     };
     refs.iter()
@@ -90,8 +87,8 @@ fn resolve(db: &Db, dependent: &Key, r: &OwnerRef) -> Owner {
         name: r.name.clone(),
     };
     match db.store.get(&key) {
-        Some(o) if str_of(o.pointer("/metadata/uid")) == r.uid => {
-            let deleting = o.pointer("/metadata/deletionTimestamp").is_some();
+        Some(o) if meta_str(o, "uid") == r.uid => {
+            let deleting = is_deleting(o);
             if deleting && finalizers(o).iter().any(|f| f == FOREGROUND) {
                 Owner::Waiting
             } else {
@@ -100,14 +97,6 @@ fn resolve(db: &Db, dependent: &Key, r: &OwnerRef) -> Owner {
         }
         _ => Owner::Absent,
     }
-}
-
-fn uid_of(o: &Value) -> &str {
-    str_of(o.pointer("/metadata/uid"))
-}
-
-fn deleting(o: &Value) -> bool {
-    o.pointer("/metadata/deletionTimestamp").is_some()
 }
 
 /// The collector's view of the ownership graph, kept up to date from the store's events, and
@@ -125,6 +114,9 @@ pub struct Collector {
     dirty: HashSet<Key>,
     /// Rebuild everything from the store (at start, after missed events, when kinds changed).
     full: bool,
+    /// The registry generation the last rebuild saw: a kind added or removed since (a CRD, or
+    /// `register_kind` at any time) may make owner references resolve differently.
+    kinds_seen: Option<u64>,
 }
 
 impl Collector {
@@ -152,7 +144,7 @@ impl Collector {
     }
 
     fn learn(&mut self, key: &Key, obj: &Value) {
-        let uid = uid_of(obj);
+        let uid = meta_str(obj, "uid");
         if !uid.is_empty() {
             self.by_uid.insert(uid.to_string(), key.clone());
         }
@@ -187,16 +179,11 @@ impl Collector {
         if self.full {
             return;
         }
-        if e.key.group == "apiextensions.k8s.io" {
-            // Kinds came or went: owner references may resolve differently now.
-            self.full = true;
-            return;
-        }
         let before = self.owners_of.get(&e.key).cloned().unwrap_or_default();
         self.forget(&e.key);
         if let Some(old) = &e.old {
-            let old_uid = uid_of(old);
-            if old_uid != uid_of(&e.object) || e.kind == EventType::Deleted {
+            let old_uid = meta_str(old, "uid");
+            if old_uid != meta_str(&e.object, "uid") || e.kind == EventType::Deleted {
                 self.by_uid.remove(old_uid);
                 // Its dependents may have lost their owner.
                 self.mark_dependents(old_uid);
@@ -209,9 +196,9 @@ impl Collector {
         }
         self.learn(&e.key, &e.object);
         self.dirty.insert(e.key.clone());
-        if deleting(&e.object) {
+        if is_deleting(&e.object) {
             // Its dependents see an owner being deleted (in the foreground, it waits for them).
-            self.mark_dependents(uid_of(&e.object));
+            self.mark_dependents(meta_str(&e.object, "uid"));
         }
     }
 
@@ -227,7 +214,7 @@ impl Collector {
             .collect();
         for (k, o) in &all {
             self.learn(k, o);
-            if o.pointer("/metadata/ownerReferences").is_some() || deleting(o) {
+            if meta(o, "ownerReferences").is_some() || is_deleting(o) {
                 self.dirty.insert(k.clone());
             }
         }
@@ -236,8 +223,10 @@ impl Collector {
 
     /// Looks at every object an event touched and acts; returns whether it changed anything.
     pub fn run(&mut self, db: &mut Db) -> bool {
-        if self.full {
+        let kinds = db.registry.generation();
+        if self.full || self.kinds_seen != Some(kinds) {
             self.rebuild(db);
+            self.kinds_seen = Some(kinds);
         }
         let dirty: Vec<Key> = self.dirty.drain().collect();
         let mut actions = Vec::new();
@@ -245,7 +234,7 @@ impl Collector {
             let Some(obj) = db.store.get(&key) else {
                 continue;
             };
-            if deleting(obj) {
+            if is_deleting(obj) {
                 self.as_owner(db, &key, obj, &mut actions);
             } else {
                 self.as_dependent(db, &key, obj, &mut actions);
@@ -286,7 +275,7 @@ impl Collector {
         }
         let fins = finalizers(obj);
         let has = |f: &str| fins.iter().any(|x| x == f);
-        let uid = uid_of(obj);
+        let uid = meta_str(obj, "uid");
         let policy = if states.contains(&Owner::Waiting) && self.dependents.contains_key(uid) {
             Propagation::Foreground
         } else if has(ORPHAN) {
@@ -306,7 +295,7 @@ impl Collector {
     /// An owner being deleted: `orphan` releases its dependents, `foregroundDeletion` waits for
     /// the blocking ones.
     fn as_owner(&self, db: &Db, key: &Key, obj: &Value, actions: &mut Vec<Action>) {
-        let uid = uid_of(obj);
+        let uid = meta_str(obj, "uid");
         let fins = finalizers(obj);
         let deps: Vec<&Key> = self
             .dependents

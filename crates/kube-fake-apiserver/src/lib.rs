@@ -1,7 +1,7 @@
 //! An in-memory Kubernetes API server for tests: real HTTP protocol, real watch semantics, fault injection.
 //!
 //! The controllers tests depend on run in-process: a garbage collector, the namespace lifecycle,
-//! CRD naming/establishing and, when asked for, a deployment status stand-in (see
+//! CRD naming/establishing and a deployment status stand-in (see
 //! [`ServerBuilder`]).
 //!
 //! ```no_run
@@ -32,11 +32,16 @@
 //! - `cli` (default): the `kube-fake-apiserver` binary and its dependencies (clap, anyhow). A test
 //!   that only uses the library can depend on this crate with `default-features = false`.
 
+// Every lock here is a sync (parking_lot) lock: none may be held across an `.await`.
+#![warn(clippy::await_holding_lock)]
+
 mod builtin_defaults;
 mod controllers;
 mod crd;
+mod crd_finalizer;
 mod deletion;
 mod deployments;
+mod dispatch;
 mod faults;
 mod gc;
 mod handlers;
@@ -156,11 +161,11 @@ impl ServerBuilder {
         self.crd_establish_delay = delay;
         self
     }
-    /// A stand-in for the deployment controller: with `Some(delay)`, every Deployment's
-    /// `status.observedGeneration` follows its generation at once, and `delay` after each new
-    /// generation `replicas`, `updatedReplicas`, `readyReplicas` and `availableReplicas` equal
-    /// `spec.replicas` (with an `Available` condition). `None` (the default): nothing writes
-    /// Deployment status but the clients.
+    /// The deployment controller stand-in always sets a Deployment's `status.observedGeneration`
+    /// to its generation, at once. With `Some(delay)`, `delay` after each new generation
+    /// `replicas`, `updatedReplicas`, `readyReplicas` and `availableReplicas` also equal
+    /// `spec.replicas` (with an `Available` condition). `None` (the default): the replica
+    /// counts are left to the clients.
     pub fn deployments_become_available(mut self, delay: Option<Duration>) -> Self {
         self.deployments_available_after = delay;
         self
@@ -290,7 +295,7 @@ impl FakeApiServer {
         let shared = self.shared.clone();
         let svc = tower::service_fn(move |req: ::http::Request<kube::client::Body>| {
             let shared = shared.clone();
-            async move { Ok::<_, Infallible>(http::handle_any(shared, req).await) }
+            async move { Ok::<_, Infallible>(dispatch::handle_any(shared, req).await) }
         });
         kube::Client::new(svc, "default")
     }
@@ -332,6 +337,9 @@ impl FakeApiServer {
             });
         }
         db.registry.insert(spec.into_resource());
+        drop(db);
+        // The collector looks again at references to the kind.
+        self.shared.kinds_changed.notify_one();
         Ok(())
     }
 
@@ -345,11 +353,18 @@ impl FakeApiServer {
                 code: 404,
                 message: "CRDs are not served".into(),
             })?;
-        let name = util::str_of(crd_json.pointer("/metadata/name")).to_string();
+        let name = util::meta_str(&crd_json, "name").to_string();
         let opts = objects::WriteOpts {
             dry_run: false,
             manager: "kube-fake-apiserver".into(),
             ..Default::default()
+        };
+        let write = objects::Write {
+            res: &res,
+            version: "v1",
+            ns: None,
+            opts: &opts,
+            operation: ssa::Operation::Update,
         };
         let exists = db.store.get(&objects::key_of(&res, None, &name)).is_some();
         let result = if exists {
@@ -357,28 +372,9 @@ impl FakeApiServer {
             if let Some(m) = body.get_mut("metadata").and_then(|m| m.as_object_mut()) {
                 m.remove("resourceVersion");
             }
-            objects::update(
-                &mut db,
-                &res,
-                "v1",
-                None,
-                &name,
-                body,
-                &opts,
-                objects::Mode::Main,
-                ssa::Operation::Update,
-                &crd_json,
-            )
+            write.update(&mut db, &name, body, objects::Mode::Main, &crd_json)
         } else {
-            objects::create(
-                &mut db,
-                &res,
-                "v1",
-                None,
-                crd_json,
-                &opts,
-                ssa::Operation::Update,
-            )
+            write.create(&mut db, crd_json)
         };
         result.map(|_| ()).map_err(|e| Error::Rejected {
             code: e.code,

@@ -1,7 +1,9 @@
-//! `kube-fake-apiserver --port <N> --kubeconfig <PATH> [--tls] [--crd FILE...]`
+//! `kube-fake-apiserver --port <N> --kubeconfig <PATH> [--tls] [--crd FILE...]`, and a flag for
+//! each option of the library's `ServerBuilder`.
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::Parser;
+use clap::{ArgAction, Parser};
 use kube_fake_apiserver::FakeApiServer;
 
 /// An in-memory Kubernetes API server for tests. Serves until killed.
@@ -26,6 +28,39 @@ struct Args {
     /// How many watch events to keep for replay.
     #[arg(long, default_value_t = 10_000)]
     history_limit: usize,
+    /// Serve the built-in kinds (namespaces, configmaps, deployments, ...) and the initial
+    /// namespaces; `--builtins=false` serves CRDs only.
+    #[arg(long, default_value_t = true, action = ArgAction::Set)]
+    builtins: bool,
+    /// Run the garbage collector (as kube-apiserver's flag of the same name; `=false` leaves
+    /// dependents of deleted owners alone and adds no deletion finalizers).
+    #[arg(long, default_value_t = true, action = ArgAction::Set)]
+    enable_garbage_collector: bool,
+    /// How long a new CRD stays `Established=False` before it is served, e.g. `300ms`, `2s`.
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    crd_establish_delay: Duration,
+    /// Deployments report all `spec.replicas` available this long after each new generation
+    /// (unset: only `status.observedGeneration` is written), e.g. `500ms`.
+    #[arg(long, value_parser = parse_duration)]
+    deployments_available_after: Option<Duration>,
+}
+
+/// `<integer><unit>` with unit `ms`, `s` or `m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("{text:?}: a duration needs a unit (ms, s or m)"))?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a whole number before the unit"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
+        other => Err(format!("{text:?}: unknown unit {other:?} (ms, s or m)")),
+    }
 }
 
 /// The CRDs of one `--crd` file, read as the generator and kubectl read it; any other document
@@ -56,6 +91,10 @@ async fn main() -> anyhow::Result<()> {
         .tls(args.tls)
         .history_limit(args.history_limit)
         .require_namespaces(!args.any_namespace)
+        .builtins(args.builtins)
+        .garbage_collector(args.enable_garbage_collector)
+        .crd_establish_delay(args.crd_establish_delay)
+        .deployments_become_available(args.deployments_available_after)
         .start()
         .await?;
     for path in &args.crds {
@@ -78,4 +117,41 @@ async fn main() -> anyhow::Result<()> {
     }
     server.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("300ms"), Ok(Duration::from_millis(300)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("5").unwrap_err().contains("needs a unit"));
+        assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("ms").unwrap_err().contains("whole number"));
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn every_builder_option_has_a_flag() {
+        let a = Args::try_parse_from([
+            "kube-fake-apiserver",
+            "--builtins=false",
+            "--enable-garbage-collector=false",
+            "--crd-establish-delay",
+            "250ms",
+            "--deployments-available-after",
+            "1s",
+        ])
+        .unwrap();
+        assert!(!a.builtins && !a.enable_garbage_collector);
+        assert_eq!(a.crd_establish_delay, Duration::from_millis(250));
+        assert_eq!(a.deployments_available_after, Some(Duration::from_secs(1)));
+        let d = Args::try_parse_from(["kube-fake-apiserver"]).unwrap();
+        assert!(d.builtins && d.enable_garbage_collector);
+        assert_eq!(d.crd_establish_delay, Duration::ZERO);
+        assert_eq!(d.deployments_available_after, None);
+    }
 }

@@ -12,7 +12,7 @@ use crate::registry::Resource;
 use crate::state::Db;
 use crate::status::ApiError;
 use crate::store::{Key, Store};
-use crate::util::{finalizers, meta_mut, now, str_list, str_of, uid};
+use crate::util::{finalizers, is_deleting, meta_mut, meta_str, now, str_list, str_of, uid};
 
 /// The namespaces a cluster has from the start.
 const INITIAL: &[&str] = &["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -84,16 +84,51 @@ pub fn awaits_finalize(res: &Resource, obj: &Value) -> bool {
     is_namespaces(res) && !str_list(obj.pointer("/spec/finalizers")).is_empty()
 }
 
-/// DELETE of a namespace: the first one marks it `Terminating` (the controller does the rest);
-/// later ones are a 409 until `spec.finalizers` is empty.
+/// A namespace's `metadata.finalizers` after its first DELETE, as the namespace storage sets
+/// them: `orphan` for `Orphan` (or `orphanDependents: true`), `foregroundDeletion` for
+/// `Foreground` (or `orphanDependents: false`), what it had when neither is given.
+///
+/// The policy is about the namespace's own dependents (objects elsewhere whose owner reference
+/// names the namespace), which the garbage collector orphans or waits for. Its contents are
+/// always deleted by the namespace controller, in the background, whatever the policy.
+fn gc_finalizers(old: &[String], opts: &DeleteOpts) -> Vec<String> {
+    let has = |f: &str| old.iter().any(|x| x == f);
+    let orphan = match (opts.orphan_dependents, opts.propagation) {
+        (Some(o), _) => o,
+        (None, Some(p)) => p == Propagation::Orphan,
+        (None, None) => has(deletion::ORPHAN),
+    };
+    let foreground = match (opts.orphan_dependents, opts.propagation) {
+        (Some(o), _) => !o,
+        (None, Some(p)) => p == Propagation::Foreground,
+        (None, None) => has(deletion::FOREGROUND),
+    };
+    let mut out: Vec<String> = old
+        .iter()
+        .filter(|f| *f != deletion::ORPHAN && *f != deletion::FOREGROUND)
+        .cloned()
+        .collect();
+    if orphan {
+        out.push(deletion::ORPHAN.into());
+    }
+    if foreground {
+        out.push(deletion::FOREGROUND.into());
+    }
+    out
+}
+
+/// DELETE of a namespace: the first one marks it `Terminating` and sets the garbage
+/// collector's finalizers ([`gc_finalizers`]); the controller does the rest. Later ones are a
+/// 409 until `spec.finalizers` is empty.
 pub fn delete(
     db: &mut Db,
     res: &Arc<Resource>,
     version: &str,
     key: &Key,
     old: Value,
-    dry_run: bool,
+    opts: &DeleteOpts,
 ) -> Result<(u16, Value), ApiError> {
+    let dry_run = opts.dry_run;
     if IMMORTAL.contains(&key.name.as_str()) {
         return Err(ApiError::forbidden(
             "",
@@ -102,9 +137,19 @@ pub fn delete(
             "this namespace may not be deleted",
         ));
     }
-    if old.pointer("/metadata/deletionTimestamp").is_none() {
+    if !is_deleting(&old) {
         let mut new = old;
-        meta_mut(&mut new).insert("deletionTimestamp".into(), json!(now()));
+        let before = finalizers(&new);
+        let after = gc_finalizers(&before, opts);
+        let m = meta_mut(&mut new);
+        m.insert("deletionTimestamp".into(), json!(now()));
+        if db.gc_enabled && after != before {
+            if after.is_empty() {
+                m.remove("finalizers");
+            } else {
+                m.insert("finalizers".into(), json!(after));
+            }
+        }
         new["status"]["phase"] = json!("Terminating");
         if dry_run {
             return Ok((200, view(res, version, &new)));
@@ -139,18 +184,18 @@ pub fn reconcile(db: &mut Db) -> bool {
         .list("", "namespaces", None)
         .into_iter()
         .map(|(_, ns)| ns)
-        .filter(|ns| ns.pointer("/metadata/deletionTimestamp").is_some())
+        .filter(is_deleting)
         .collect();
     let mut changed = false;
     for ns in dying {
-        let name = str_of(ns.pointer("/metadata/name")).to_string();
+        let name = meta_str(&ns, "name").to_string();
         let contents = db.store.keys_in_namespace(&name);
         if contents.is_empty() {
             changed |= finalize(db, &res, &ns);
             continue;
         }
         for k in contents {
-            changed |= delete_content(db, &k);
+            changed |= deletion::delete_in_background(db, &k);
         }
         changed |= report_remaining(db, &res, &name);
     }
@@ -248,32 +293,9 @@ fn report_remaining(db: &mut Db, res: &Arc<Resource>, name: &str) -> bool {
     write_as_controller(db, res, name, new, Mode::Status)
 }
 
-fn delete_content(db: &mut Db, k: &Key) -> bool {
-    let Some(res) = db.registry.get(&k.group, &k.resource).cloned() else {
-        // Nothing serves it any more: nobody can see it, so it just goes.
-        return db.store.delete(k).is_some();
-    };
-    let Some(obj) = db.store.get(k) else {
-        return false;
-    };
-    if obj.pointer("/metadata/deletionTimestamp").is_some() {
-        return false;
-    }
-    let opts = DeleteOpts {
-        propagation: Some(Propagation::Background),
-        preconditions: deletion::Preconditions {
-            uid: Some(str_of(obj.pointer("/metadata/uid")).to_string()),
-            resource_version: None,
-        },
-        ..Default::default()
-    };
-    let version = res.storage_version().to_string();
-    deletion::delete(db, &res, &version, Some(&k.namespace), &k.name, &opts).is_ok()
-}
-
 /// What `PUT .../finalize` does for the controller: `kubernetes` leaves `spec.finalizers`.
 fn finalize(db: &mut Db, res: &Arc<Resource>, ns: &Value) -> bool {
-    let name = str_of(ns.pointer("/metadata/name")).to_string();
+    let name = meta_str(ns, "name").to_string();
     if !str_list(ns.pointer("/spec/finalizers"))
         .iter()
         .any(|f| f == KUBERNETES_FINALIZER)

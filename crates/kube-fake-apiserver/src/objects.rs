@@ -12,7 +12,7 @@ use crate::state::Db;
 use crate::status::ApiError;
 use crate::store::Key;
 use crate::util::{
-    finalizers, is_dns_subdomain, meta_mut, meta_str, name_suffix, now, str_of, uid,
+    finalizers, is_deleting, is_dns_subdomain, meta_mut, meta_str, name_suffix, now, str_of, uid,
 };
 
 /// Options common to writes.
@@ -34,6 +34,28 @@ pub struct WriteOpts {
 pub enum Mode {
     Main,
     Status,
+}
+
+impl Mode {
+    /// The subresource a `managedFields` entry names for writes in this mode.
+    pub fn subresource(self) -> Option<&'static str> {
+        match self {
+            Mode::Main => None,
+            Mode::Status => Some("status"),
+        }
+    }
+}
+
+/// One write: the resource and version it goes through, the namespace it is in, and on whose
+/// behalf (options and the `managedFields` operation it records).
+#[derive(Clone, Copy)]
+pub struct Write<'a> {
+    pub res: &'a Arc<Resource>,
+    /// The version the request used (the object is checked and returned in it).
+    pub version: &'a str,
+    pub ns: Option<&'a str>,
+    pub opts: &'a WriteOpts,
+    pub operation: Operation,
 }
 
 pub fn is_crd(res: &Resource) -> bool {
@@ -203,16 +225,34 @@ fn spec_part(ver: &Version, obj: &Value) -> Value {
     o
 }
 
-/// `POST` (and apply of a missing object).
-pub fn create(
-    db: &mut Db,
-    res: &Arc<Resource>,
-    version: &str,
-    ns: Option<&str>,
-    mut obj: Value,
-    opts: &WriteOpts,
-    operation: Operation,
-) -> Result<Value, ApiError> {
+impl Write<'_> {
+    /// `POST` (and apply of a missing object).
+    pub fn create(&self, db: &mut Db, obj: Value) -> Result<Value, ApiError> {
+        create(db, self, obj)
+    }
+
+    /// `PUT` of the main resource or `/status` of `name`; also the tail of patch and apply.
+    /// `source` is what the client sent (what the manager set, for `managedFields`).
+    pub fn update(
+        &self,
+        db: &mut Db,
+        name: &str,
+        obj: Value,
+        mode: Mode,
+        source: &Value,
+    ) -> Result<Value, ApiError> {
+        update(db, self, name, obj, mode, source)
+    }
+}
+
+fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
+    let Write {
+        res,
+        version,
+        ns,
+        opts,
+        operation,
+    } = *w;
     let ver = typed_for(res, version, &mut obj)?;
     check_namespace(res, ns, &mut obj)?;
     let source = obj.clone();
@@ -247,7 +287,6 @@ pub fn create(
         "uid",
         "deletionTimestamp",
         "deletionGracePeriodSeconds",
-        "managedFields",
         "selfLink",
     ] {
         m.remove(f);
@@ -259,6 +298,7 @@ pub fn create(
     } else {
         m.remove("generation");
     }
+    ssa::drop_managed_fields(&mut obj);
     if ver.status && !(res.group.is_empty() && res.plural == "namespaces") {
         // Status is dropped on create when the status subresource is enabled (built-in strategies
         // reset it too; a namespace starts `Active`).
@@ -267,7 +307,8 @@ pub fn create(
         }
     }
     admit(res, &ver, &mut obj, opts)?;
-    ssa::Writer::new(res, version, &opts.manager, operation, None).record(None, &mut obj, &source);
+    ssa::Writer::new(res, version, &opts.manager, operation, Mode::Main)
+        .record(None, &mut obj, &source);
     if is_crd(res) {
         crd::set_status(db, &mut obj);
     }
@@ -316,20 +357,21 @@ fn register_crd(db: &mut Db, crd_obj: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// `PUT` of the main resource or `/status`; also the tail of patch and apply.
-#[allow(clippy::too_many_arguments)]
-pub fn update(
+fn update(
     db: &mut Db,
-    res: &Arc<Resource>,
-    version: &str,
-    ns: Option<&str>,
+    w: &Write,
     name: &str,
     mut obj: Value,
-    opts: &WriteOpts,
     mode: Mode,
-    operation: Operation,
     source: &Value,
 ) -> Result<Value, ApiError> {
+    let Write {
+        res,
+        version,
+        ns,
+        opts,
+        operation,
+    } = *w;
     let ver = typed_for(res, version, &mut obj)?;
     let body_name = meta_str(&obj, "name").to_string();
     if body_name.is_empty() {
@@ -400,7 +442,7 @@ pub fn update(
             .unwrap_or(json!("")),
     );
     m.remove("selfLink");
-    let deleting = old_meta.contains_key("deletionTimestamp");
+    let deleting = is_deleting(&old);
     if deleting {
         let before = finalizers(&old);
         let added: Vec<String> = finalizers(&new)
@@ -438,14 +480,13 @@ pub fn update(
     let strip = |o: &Value| {
         let mut o = o.clone();
         o.as_object_mut().map(|x| x.remove("apiVersion"));
-        meta_mut(&mut o).remove("managedFields");
+        ssa::drop_managed_fields(&mut o);
         o
     };
     if strip(&new) == strip(&old) {
         return Ok(view(res, version, &old));
     }
-    let sub = (mode == Mode::Status).then_some("status");
-    ssa::Writer::new(res, version, &opts.manager, operation, sub).record(
+    ssa::Writer::new(res, version, &opts.manager, operation, mode).record(
         Some(&old),
         &mut new,
         source,

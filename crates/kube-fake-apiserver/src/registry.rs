@@ -100,16 +100,24 @@ pub fn version_priority(v: &str) -> (u8, i64, i64, String) {
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
     resources: BTreeMap<(String, String), Arc<Resource>>,
+    /// Bumped by every change, so the garbage collector knows owner kinds may resolve anew.
+    generation: u64,
 }
 
 impl Registry {
     pub fn insert(&mut self, r: Resource) {
+        self.generation += 1;
         self.resources
             .insert((r.group.clone(), r.plural.clone()), Arc::new(r));
     }
     pub fn remove(&mut self, group: &str, plural: &str) -> Option<Arc<Resource>> {
+        self.generation += 1;
         self.resources
             .remove(&(group.to_string(), plural.to_string()))
+    }
+    /// Changes so far (see the field).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
     pub fn get(&self, group: &str, plural: &str) -> Option<&Arc<Resource>> {
         self.resources.get(&(group.to_string(), plural.to_string()))

@@ -80,7 +80,7 @@ impl LabelSelector {
     }
     /// Matches against the object's `metadata.labels`.
     pub fn matches(&self, obj: &Value) -> bool {
-        let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
+        let labels = crate::util::meta(obj, "labels").and_then(Value::as_object);
         self.requirements.iter().all(|r| r.matches(labels))
     }
     pub fn is_empty(&self) -> bool {

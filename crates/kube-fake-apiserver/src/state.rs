@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     pub conns: Mutex<Vec<AbortHandle>>,
     /// `host:port` the server listens on (for `/api` serverAddressByClientCIDRs).
     pub address: Mutex<String>,
+    /// Wakes the controllers when kinds change without a store write (`register_kind`).
+    pub kinds_changed: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -73,6 +75,7 @@ impl Shared {
             watch_epoch: watch::channel(0).0,
             conns: Mutex::new(Vec::new()),
             address: Mutex::new(String::new()),
+            kinds_changed: tokio::sync::Notify::new(),
         })
     }
 

@@ -1,7 +1,7 @@
 //! `Table` output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`) with printer columns,
 //! built as apiextensions-apiserver's table convertor builds it for custom resources.
 use crate::schema::jsonpath::JsonPath;
-use crate::util::str_of;
+use crate::util::meta_str;
 use serde_json::{Value, json};
 
 /// One additionalPrinterColumn of a CRD version: the model shared with the generator.
@@ -93,7 +93,7 @@ pub fn to_table_at(
     let rows: Vec<Value> = objects
         .iter()
         .map(|obj| {
-            let mut cells = vec![json!(str_of(obj.pointer("/metadata/name")))];
+            let mut cells = vec![json!(meta_str(obj, "name"))];
             for (c, path) in columns.iter().zip(&paths) {
                 let first = path.as_ref().and_then(|p| p.find(obj).into_iter().next());
                 cells.push(match first {
@@ -118,9 +118,8 @@ pub fn default_table(objects: &[Value], include_object: &str, list_meta: Value) 
     let rows: Vec<Value> = objects
         .iter()
         .map(|obj| {
-            let name = str_of(obj.pointer("/metadata/name"));
-            let created = obj
-                .pointer("/metadata/creationTimestamp")
+            let name = meta_str(obj, "name");
+            let created = crate::util::meta(obj, "creationTimestamp")
                 .and_then(Value::as_str)
                 .and_then(|t| t.parse::<jiff::Timestamp>().ok())
                 .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())

@@ -112,12 +112,30 @@ pub fn str_list(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    str_of(obj.get("metadata").and_then(|m| m.get(field)))
+/// An integer field (missing or not an integer: `None`).
+pub fn int_of(v: Option<&Value>) -> Option<i64> {
+    v.and_then(Value::as_i64)
 }
 
+/// A field of `metadata`. Fields are read one way: [`meta`] or `Value::pointer` finds the
+/// value, then [`str_of`], [`int_of`] or [`str_list`] reads it as Go would.
+pub fn meta<'a>(obj: &'a Value, field: &str) -> Option<&'a Value> {
+    obj.get("metadata").and_then(|m| m.get(field))
+}
+
+/// A string field of `metadata` (missing: `""`).
+pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
+    str_of(meta(obj, field))
+}
+
+/// Whether the object has a `deletionTimestamp` (it goes once its finalizers are gone).
+pub fn is_deleting(obj: &Value) -> bool {
+    meta(obj, "deletionTimestamp").is_some_and(|t| !t.is_null())
+}
+
+/// `metadata.finalizers`.
 pub fn finalizers(obj: &Value) -> Vec<String> {
-    str_list(obj.get("metadata").and_then(|m| m.get("finalizers")))
+    str_list(meta(obj, "finalizers"))
 }
 
 /// Reads a `.spec.replicas` style path.

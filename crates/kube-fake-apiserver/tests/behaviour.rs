@@ -285,6 +285,54 @@ async fn owners_are_matched_by_uid_and_dangling_dependents_collected() {
 }
 
 #[tokio::test]
+async fn a_kind_registered_later_is_seen_by_the_collector() {
+    let (s, c) = with_widgets().await;
+    let gadget = |name: &str, uid: &str| OwnerReference {
+        api_version: "late.example.com/v1".into(),
+        kind: "Gadget".into(),
+        name: name.into(),
+        uid: uid.into(),
+        block_owner_deletion: None,
+        controller: None,
+    };
+    // Nobody serves Gadgets yet: the collector cannot tell whether the owner exists.
+    dependent(
+        &c,
+        "waits-for-kind",
+        vec![gadget("never", "00000000-0000-4000-8000-000000000001")],
+        &[],
+    )
+    .await;
+    stays(&cms(&c), "waits-for-kind").await;
+
+    // Served from now on, with no write to wake it: the owner never existed, so it goes.
+    s.register_kind(KindSpec::namespaced(
+        "late.example.com",
+        "v1",
+        "Gadget",
+        "gadgets",
+    ))
+    .unwrap();
+    gone(&cms(&c), "waits-for-kind").await;
+
+    // And owners of the new kind hold and release dependents as any other.
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("late.example.com", "v1", "Gadget"));
+    let gadgets: Api<DynamicObject> = Api::namespaced_with(c.clone(), "default", &ar);
+    let owner: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "late.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}))
+    .unwrap();
+    let owner = gadgets
+        .create(&PostParams::default(), &owner)
+        .await
+        .unwrap();
+    let uid = owner.metadata.uid.clone().expect("uid");
+    dependent(&c, "held-by-gadget", vec![gadget("g", &uid)], &[]).await;
+    stays(&cms(&c), "held-by-gadget").await;
+    gadgets.delete("g", &DeleteParams::default()).await.unwrap();
+    gone(&cms(&c), "held-by-gadget").await;
+}
+
+#[tokio::test]
 async fn cluster_scoped_owners_hold_namespaced_dependents() {
     let (s, c) = with_widgets().await;
     let mut spec = KindSpec::namespaced("example.com", "v1", "Cluster", "clusters");
@@ -360,6 +408,125 @@ async fn delete_options_are_validated() {
     )
     .await;
     assert_eq!(r.code, 202, "{}", r.body);
+}
+
+/// Namespace `name` and, in `default`, a ConfigMap it owns; and a ConfigMap inside it.
+async fn owning_namespace(c: &kube::Client, name: &str, dependent: &str) -> Namespace {
+    let nss: Api<Namespace> = Api::all(c.clone());
+    let ns = nss
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let owner = OwnerReference {
+        api_version: "v1".into(),
+        kind: "Namespace".into(),
+        name: name.into(),
+        uid: ns.metadata.uid.clone().expect("uid"),
+        block_owner_deletion: Some(true),
+        controller: None,
+    };
+    let dep: ConfigMap = serde_json::from_value(json!({"metadata": {
+        "name": dependent, "ownerReferences": [owner], "finalizers": ["example.com/hold"]}}))
+    .unwrap();
+    cms(c).create(&PostParams::default(), &dep).await.unwrap();
+    let inside: Api<ConfigMap> = Api::namespaced(c.clone(), name);
+    let content: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "content"}})).unwrap();
+    inside
+        .create(&PostParams::default(), &content)
+        .await
+        .unwrap();
+    ns
+}
+
+async fn release(c: &kube::Client, name: &str) {
+    cms(c)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_namespace_delete_policy_governs_its_dependents_and_its_contents_always_go() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let nss: Api<Namespace> = Api::all(c.clone());
+    let ns_finalizers = |ns: &Namespace| ns.metadata.finalizers.clone().unwrap_or_default();
+
+    // Orphan: the namespace carries `orphan`; its dependent elsewhere loses the reference and
+    // stays; its contents are deleted all the same.
+    owning_namespace(&c, "orphaning", "orphaned").await;
+    let dp = DeleteParams::orphan();
+    let first = nss.delete("orphaning", &dp).await.unwrap().left().unwrap();
+    assert_eq!(ns_finalizers(&first), ["orphan"]);
+    gone(&nss, "orphaning").await;
+    gone(
+        &Api::<ConfigMap>::namespaced(c.clone(), "orphaning"),
+        "content",
+    )
+    .await;
+    let kept = stays(&cms(&c), "orphaned").await;
+    assert!(owners_of(&kept).is_empty(), "{kept:?}");
+    release(&c, "orphaned").await;
+
+    // Foreground: the namespace waits (with `foregroundDeletion`) for its blocking dependent,
+    // which the collector deletes; a finalizer on that dependent holds both.
+    owning_namespace(&c, "waiting", "blocker").await;
+    let first = nss
+        .delete("waiting", &DeleteParams::foreground())
+        .await
+        .unwrap()
+        .left()
+        .unwrap();
+    assert_eq!(ns_finalizers(&first), ["foregroundDeletion"]);
+    eventually("the blocking dependent marked for deletion", || async {
+        let cm = cms(&c).get("blocker").await.unwrap();
+        cm.metadata.deletion_timestamp.is_some().then_some(())
+    })
+    .await;
+    gone(
+        &Api::<ConfigMap>::namespaced(c.clone(), "waiting"),
+        "content",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let held = nss
+        .get("waiting")
+        .await
+        .expect("the namespace waits for its dependent");
+    assert_eq!(ns_finalizers(&held), ["foregroundDeletion"]);
+    release(&c, "blocker").await;
+    gone(&cms(&c), "blocker").await;
+    gone(&nss, "waiting").await;
+
+    // No policy (Background): no collector finalizer; the dependent is collected once the
+    // namespace is gone.
+    owning_namespace(&c, "plain", "follower").await;
+    let first = nss
+        .delete("plain", &DeleteParams::default())
+        .await
+        .unwrap()
+        .left()
+        .unwrap();
+    assert!(ns_finalizers(&first).is_empty(), "{first:?}");
+    gone(&nss, "plain").await;
+    eventually(
+        "the dependent of the deleted namespace marked for deletion",
+        || async {
+            let cm = cms(&c).get("follower").await.unwrap();
+            cm.metadata.deletion_timestamp.is_some().then_some(())
+        },
+    )
+    .await;
+    release(&c, "follower").await;
+    gone(&cms(&c), "follower").await;
 }
 
 #[tokio::test]
@@ -754,6 +921,78 @@ const WIDGET_CRD: &str =
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com";
 
 #[tokio::test]
+async fn deleting_a_crd_deletes_its_custom_resources_then_the_crd() {
+    let (_s, c) = with_widgets().await;
+    create_widget(&c, "plain").await;
+    let held: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}))
+    .unwrap();
+    widgets(&c)
+        .create(&PostParams::default(), &held)
+        .await
+        .unwrap();
+
+    // The first DELETE marks the CRD; nothing is gone yet.
+    let r = delete(&c, WIDGET_CRD).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+    assert!(r.body["metadata"]["deletionTimestamp"].is_string());
+    let term = crd_condition(&r.body, "Terminating");
+    assert_eq!(
+        (&term["status"], &term["reason"], &term["message"]),
+        (
+            &json!("True"),
+            &json!("InstanceDeletionPending"),
+            &json!(
+                "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"
+            )
+        )
+    );
+
+    // The finalizer controller deletes the objects; the one with a finalizer holds the CRD.
+    gone(&widgets(&c), "plain").await;
+    let crd = eventually("Terminating reason InstanceDeletionInProgress", || async {
+        let crd = get(&c, WIDGET_CRD).await.body;
+        (crd_condition(&crd, "Terminating")["reason"] == "InstanceDeletionInProgress")
+            .then_some(crd)
+    })
+    .await;
+    assert_eq!(
+        crd_condition(&crd, "Terminating")["message"],
+        "CustomResource deletion is in progress"
+    );
+    let held = widgets(&c).get("held").await.unwrap();
+    assert!(held.metadata.deletion_timestamp.is_some(), "{held:?}");
+
+    // No new objects while it terminates.
+    let r = post(&c, WIDGETS, widget("late", 1)).await;
+    assert_status(&r, 405, "MethodNotAllowed");
+    assert_eq!(
+        r.body["message"],
+        "create not allowed while custom resource definition is terminating"
+    );
+
+    // Once the last object goes, so does the CRD, and its resource is no longer served.
+    widgets(&c)
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    eventually("the CRD deleted", || async {
+        (get(&c, WIDGET_CRD).await.code == 404).then_some(())
+    })
+    .await;
+    assert_eq!(get(&c, WIDGETS).await.code, 404);
+}
+
+#[tokio::test]
 async fn crds_are_established_after_the_delay() {
     let s = FakeApiServer::builder()
         .crd_establish_delay(Duration::from_millis(1500))
@@ -926,18 +1165,47 @@ async fn deployments_become_available_after_the_delay() {
 }
 
 #[tokio::test]
-async fn by_default_nothing_writes_deployment_status() {
+async fn by_default_only_observed_generation_follows_the_spec() {
+    // The deployment controller writes `observedGeneration` on every sync; without the switch
+    // the replica counts are the test's to write.
     let s = FakeApiServer::start().await.unwrap();
     let deps: Api<Deployment> = Api::default_namespaced(s.in_process_client());
-    let created = deps
-        .create(&PostParams::default(), &deployment("quiet", 2))
+    deps.create(&PostParams::default(), &deployment("quiet", 2))
         .await
         .unwrap();
+    eventually("observedGeneration 1 on a new deployment", || async {
+        let d = deps.get("quiet").await.unwrap();
+        (counts(&d) == (Some(1), [None; 4])).then_some(())
+    })
+    .await;
+
+    // A status the client wrote is kept; a new generation is observed on top of it.
+    deps.patch_status(
+        "quiet",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"replicas": 2}})),
+    )
+    .await
+    .unwrap();
+    deps.patch(
+        "quiet",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .unwrap();
+    eventually("observedGeneration 2 after the scale", || async {
+        let d = deps.get("quiet").await.unwrap();
+        (counts(&d) == (Some(2), [Some(2), None, None, None])).then_some(())
+    })
+    .await;
+
+    // A status-only write is no new generation: nothing more is written.
+    let settled = deps.get("quiet").await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let now = deps.get("quiet").await.unwrap();
+    let later = deps.get("quiet").await.unwrap();
     assert_eq!(
-        now.metadata.resource_version,
-        created.metadata.resource_version
+        later.metadata.resource_version, settled.metadata.resource_version,
+        "the stand-in wrote again with nothing to observe"
     );
-    assert_eq!(now.status, None);
 }

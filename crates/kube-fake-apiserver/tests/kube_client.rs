@@ -456,6 +456,135 @@ async fn binary_serves_until_terminated() {
     assert!(child.wait().unwrap().success(), "SIGTERM exits cleanly");
 }
 
+/// A `kube-fake-apiserver` child process, killed when dropped (a failing test leaves none).
+struct Binary {
+    child: std::process::Child,
+    client: kube::Client,
+    _dir: tempfile::TempDir,
+}
+
+impl Binary {
+    async fn start(flags: &[&str], crd: Option<&serde_json::Value>) -> Binary {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let kc = dir.path().join("kubeconfig");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kube-fake-apiserver"));
+        cmd.args(["--port", "0", "--kubeconfig"])
+            .arg(&kc)
+            .args(flags);
+        if let Some(crd) = crd {
+            let file = dir.path().join("crd.json");
+            std::fs::write(&file, serde_json::to_string(crd).unwrap()).unwrap();
+            cmd.arg("--crd").arg(file);
+        }
+        let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("http://127.0.0.1:"), "{flags:?}: {line}");
+        let kcfg = kube::config::Kubeconfig::read_from(&kc).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kcfg, &Default::default())
+            .await
+            .unwrap();
+        Binary {
+            child,
+            client: kube::Client::try_from(config).unwrap(),
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `--enable-garbage-collector`, `--crd-establish-delay`, `--deployments-available-after` and
+/// `--builtins` reach the builder.
+#[tokio::test]
+async fn binary_flags_set_the_builder_options() {
+    let b = Binary::start(
+        &[
+            "--enable-garbage-collector=false",
+            "--crd-establish-delay",
+            "1500ms",
+            "--deployments-available-after",
+            "200ms",
+        ],
+        Some(&widget_crd()),
+    )
+    .await;
+    let c = &b.client;
+    // The CRD waits out its delay before it is served.
+    let crd = get(
+        c,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+    )
+    .await
+    .body;
+    let established = crd["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Established")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (&established["status"], &established["reason"]),
+        (&json!("False"), &json!("Installing")),
+        "{crd}"
+    );
+    eventually("the widget CRD served after its delay", || async {
+        (get(c, WIDGETS).await.code == 200).then_some(())
+    })
+    .await;
+    // Without a collector, a foreground DELETE adds no finalizer: the object goes at once.
+    let cms: Api<ConfigMap> = Api::default_namespaced(c.clone());
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "owner"}})).unwrap();
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    // (With one, the answer would be the object, kept with `foregroundDeletion`.)
+    let r = cms
+        .delete("owner", &DeleteParams::foreground())
+        .await
+        .unwrap();
+    assert!(r.is_right(), "deleted at once: {r:?}");
+    assert!(cms.get_opt("owner").await.unwrap().is_none());
+    // Deployments become available.
+    let deps: Api<Deployment> = Api::default_namespaced(c.clone());
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+    }))
+    .unwrap();
+    deps.create(&PostParams::default(), &d).await.unwrap();
+    eventually("2 replicas available", || async {
+        let d = deps.get("web").await.unwrap();
+        (d.status.and_then(|s| s.available_replicas) == Some(2)).then_some(())
+    })
+    .await;
+    drop(b);
+
+    let bare = Binary::start(&["--builtins=false"], None).await;
+    assert_eq!(
+        get(&bare.client, "/api/v1/namespaces/default").await.code,
+        404
+    );
+    assert_eq!(
+        get(
+            &bare.client,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        )
+        .await
+        .code,
+        200
+    );
+}
+
 #[tokio::test]
 async fn metadata_api_replace_and_delete_collection() {
     let (_s, c) = with_widgets().await;

@@ -547,9 +547,34 @@ async fn kubectl_crd_and_custom_resource_lifecycle() {
         r#"crontabs.stable.example.com "my-crontab" not found"#,
     );
 
-    // Removing the CRD removes the kind.
-    k.ok(&["delete", "crd", "crontabs.stable.example.com"])
+    // Removing the CRD removes its objects first (kubectl waits for the CRD to go).
+    k.create(&crontab("left-over", "web")).await;
+    let out = k
+        .ok(&["delete", "crd", "crontabs.stable.example.com"])
         .await;
+    assert_has(
+        &out,
+        "customresourcedefinition.apiextensions.k8s.io \"crontabs.stable.example.com\" deleted",
+    );
+    let gone = k
+        .fails(&["get", "crd", "crontabs.stable.example.com"], None)
+        .await;
+    assert_has(
+        &gone,
+        r#"customresourcedefinitions.apiextensions.k8s.io "crontabs.stable.example.com" not found"#,
+    );
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "stable.example.com",
+        "v1",
+        "CronTab",
+    ));
+    let r = Api::<DynamicObject>::namespaced_with(srv.client(), "default", &ar)
+        .get("left-over")
+        .await;
+    assert!(
+        matches!(r, Err(kube::Error::Api(ref e)) if e.code == 404),
+        "the custom resource is still served: {r:?}"
+    );
     srv.shutdown().await;
 }
 
@@ -915,6 +940,39 @@ async fn kubectl_delete_namespace() {
     }
     let refused = k.fails(&["delete", "ns", "kube-system"], None).await;
     assert_has(&refused, "this namespace may not be deleted");
+
+    // `--cascade=orphan` is about what the namespace owns elsewhere: a ConfigMap in `default`
+    // owned by it stays, without the reference; the namespace's contents go regardless.
+    k.ok(&["create", "namespace", "parent"]).await;
+    k.ok(&["create", "configmap", "inside", "-n", "parent"])
+        .await;
+    let uid = k
+        .ok(&["get", "ns", "parent", "-o", "jsonpath={.metadata.uid}"])
+        .await;
+    let cm: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "child", "ownerReferences": [{
+            "apiVersion": "v1", "kind": "Namespace", "name": "parent", "uid": uid}]},
+    }))
+    .unwrap();
+    Api::<k8s_openapi::api::core::v1::ConfigMap>::default_namespaced(srv.client())
+        .create(&Default::default(), &cm)
+        .await
+        .unwrap();
+    let out = k.ok(&["delete", "ns", "parent", "--cascade=orphan"]).await;
+    assert_has(&out, "namespace \"parent\" deleted");
+    k.ok(&["wait", "--for=delete", "ns/parent", "--timeout=20s"])
+        .await;
+    assert_eq!(configmaps(&k, &["child"]).await, ["child"]);
+    let refs = k
+        .ok(&[
+            "get",
+            "cm",
+            "child",
+            "-o",
+            "jsonpath={.metadata.ownerReferences}",
+        ])
+        .await;
+    assert_eq!(refs.trim(), "", "owner reference left on the orphan");
     srv.shutdown().await;
 }
 

@@ -1,4 +1,5 @@
-//! Request handlers, one module per family of verbs.
+//! Request handlers, one module per family of verbs, and what they share: the resolved
+//! resource of a request ([`Ctx`]), write options and body decoding.
 pub mod continuation;
 pub mod discovery;
 pub mod discovery_aggregated;
@@ -9,59 +10,16 @@ pub mod write;
 
 use std::sync::Arc;
 
-use http::{Method, Response, header};
+use http::{Method, header};
 use serde_json::Value;
 
-use crate::http::router::{Route, Target};
-use crate::http::{Body, Req, full, json_response, negotiate};
-use crate::objects::{self, Mode, WriteOpts, key_of};
+use crate::http::Req;
+use crate::http::router::Target;
+use crate::objects::{self, Write, WriteOpts, key_of};
 use crate::registry::{Resource, Version};
 use crate::ssa::Operation;
 use crate::state::{Db, Shared};
 use crate::status::ApiError;
-
-pub async fn dispatch(
-    shared: &Arc<Shared>,
-    route: Route,
-    req: &Req,
-) -> Result<Response<Body>, ApiError> {
-    match route {
-        Route::Version => Ok(json_response(200, &discovery::version())),
-        Route::Health => Ok(Response::builder()
-            .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
-            .body(full("ok"))
-            .unwrap_or_else(|_| Response::new(full("ok")))),
-        Route::ApiVersions | Route::GroupList => {
-            let core = route == Route::ApiVersions;
-            Ok(
-                match discovery_aggregated::wanted(req.header(header::ACCEPT)) {
-                    Some(v) => discovery_aggregated::respond(shared, core, v),
-                    None if core => json_response(200, &discovery::api_versions(shared)),
-                    None => json_response(200, &discovery::group_list(shared)),
-                },
-            )
-        }
-        Route::Group(g) => discovery::group(shared, &g).map(|v| json_response(200, &v)),
-        Route::GroupVersion(g, v) => {
-            discovery::resource_list(shared, &g, &v).map(|v| json_response(200, &v))
-        }
-        Route::OpenApiV2 => Ok(json_response(
-            200,
-            &crate::openapi::v2(&shared.db.lock().registry.schemas()),
-        )),
-        Route::OpenApiV3Index => Ok(json_response(
-            200,
-            &crate::openapi::v3_index(&shared.db.lock().registry.schemas()),
-        )),
-        Route::OpenApiV3(g, v) => {
-            crate::openapi::v3_group_version(&g, &v, &shared.db.lock().registry.schemas())
-                .map(|d| json_response(200, &d))
-                .ok_or_else(ApiError::path_not_found)
-        }
-        Route::Resource(t) => resource(shared, t, req).await,
-        Route::NotFound => Err(ApiError::path_not_found()),
-    }
-}
 
 /// The resolved resource a request is about.
 pub struct Ctx<'a> {
@@ -86,111 +44,16 @@ impl Ctx<'_> {
     pub fn stored(&self, db: &Db) -> Result<Value, ApiError> {
         objects::stored(db, &self.res, &key_of(&self.res, self.ns(), self.name()))
     }
-    /// [`objects::create`] in the URL's resource, version and namespace.
-    pub fn create(
-        &self,
-        db: &mut Db,
-        obj: Value,
-        opts: &WriteOpts,
-        operation: Operation,
-    ) -> Result<Value, ApiError> {
-        objects::create(
-            db,
-            &self.res,
-            self.version(),
-            self.ns(),
-            obj,
+    /// A write in the URL's resource, version and namespace.
+    pub fn write<'w>(&'w self, opts: &'w WriteOpts, operation: Operation) -> Write<'w> {
+        Write {
+            res: &self.res,
+            version: self.version(),
+            ns: self.ns(),
             opts,
             operation,
-        )
-    }
-    /// [`objects::update`] of the object the URL names; `source` is what the client sent.
-    pub fn update(
-        &self,
-        db: &mut Db,
-        obj: Value,
-        opts: &WriteOpts,
-        mode: Mode,
-        operation: Operation,
-        source: &Value,
-    ) -> Result<Value, ApiError> {
-        objects::update(
-            db,
-            &self.res,
-            self.version(),
-            self.ns(),
-            self.name(),
-            obj,
-            opts,
-            mode,
-            operation,
-            source,
-        )
-    }
-}
-
-async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response<Body>, ApiError> {
-    let res = shared
-        .db
-        .lock()
-        .registry
-        .lookup(&t.group, &t.version, &t.plural)
-        .ok_or_else(ApiError::path_not_found)?;
-    if !res.namespaced && t.namespace.is_some() {
-        return Err(ApiError::path_not_found());
-    }
-    let ver = res
-        .version(&t.version)
-        .cloned()
-        .ok_or_else(ApiError::path_not_found)?;
-    match t.sub.as_deref() {
-        None => {}
-        Some("status") if ver.status => {}
-        Some("scale") if ver.scale.is_some() => {}
-        Some("finalize") if res.plural == "namespaces" => {}
-        Some(_) => return Err(ApiError::path_not_found()),
-    }
-    let out = negotiate(req.header(header::ACCEPT))?;
-    if out == crate::http::Output::Table
-        && let Some(v) = req.q("includeObject")
-        && !crate::table::valid_include_object(v)
-    {
-        return Err(ApiError::bad_request(format!(
-            "unrecognized includeObject value: {v:?}"
-        )));
-    }
-    let warning = ver.warning.clone();
-    let ctx = Ctx {
-        shared,
-        req,
-        res,
-        ver,
-        t,
-    };
-    let watch = ctx.t.watch_path || req.flag("watch");
-    let sub = ctx.t.sub.clone();
-    let mut resp = match (&req.method, ctx.t.name.is_some(), sub.as_deref()) {
-        (&Method::GET, _, None) if watch => watch::serve(&ctx, out).await?,
-        (&Method::GET, false, None) => read::list(&ctx, out)?,
-        (&Method::GET, true, Some("scale")) => write::get_scale(&ctx)?,
-        (&Method::GET, true, _) => read::get(&ctx, out)?,
-        (&Method::POST, false, None) if !ctx.res.namespaced || ctx.t.namespace.is_some() => {
-            write::create(&ctx)?
         }
-        (&Method::PUT, true, Some("scale")) => write::put_scale(&ctx)?,
-        (&Method::PUT, true, Some("status")) => write::update(&ctx, Mode::Status)?,
-        (&Method::PUT, true, _) => write::update(&ctx, Mode::Main)?,
-        (&Method::PATCH, true, _) => patch::patch(&ctx)?,
-        (&Method::DELETE, true, None) => write::delete(&ctx)?,
-        (&Method::DELETE, false, None) => write::delete_collection(&ctx)?,
-        _ => return Err(ApiError::method_not_allowed()),
-    };
-    if let Some(w) = warning
-        && let Ok(v) = format!("299 - \"{}\"", w.replace('"', "\\\"")).parse()
-    {
-        resp.headers_mut().insert(header::WARNING, v);
     }
-    Ok(resp)
 }
 
 /// `dryRun` and the field manager of a write.

@@ -68,7 +68,9 @@ pub fn patch(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
         let out = super::write::write_scale(ctx, &mut db, &doc, &patch_doc)?;
         return Ok(json_response(200, &out));
     }
-    let obj = ctx.update(&mut db, doc, &opts, mode, Operation::Update, &patch_doc)?;
+    let obj =
+        ctx.write(&opts, Operation::Update)
+            .update(&mut db, ctx.name(), doc, mode, &patch_doc)?;
     Ok(json_response(200, &obj))
 }
 
@@ -108,14 +110,8 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             ctx.name()
         )));
     }
-    let sub = (mode == Mode::Status).then_some("status");
-    let writer = ssa::Writer::new(
-        &ctx.res,
-        ctx.version(),
-        &opts.manager,
-        Operation::Apply,
-        sub,
-    );
+    let write = ctx.write(&opts, Operation::Apply);
+    let writer = ssa::Writer::of(&write, mode);
     writer.check_config(&applied, ctx.ns().unwrap_or(""), ctx.name())?;
     let mut db = ctx.shared.db.lock();
     let key = key_of(&ctx.res, ctx.ns(), ctx.name());
@@ -126,13 +122,13 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             ctx.name(),
         )),
         None => {
-            let obj = ctx.create(&mut db, applied, &opts, Operation::Apply)?;
+            let obj = write.create(&mut db, applied)?;
             Ok(json_response(201, &obj))
         }
         Some(old) => {
             let force = ctx.req.flag("force");
             let merged = writer.apply(&view(&ctx.res, ctx.version(), &old), &applied, force)?;
-            let obj = ctx.update(&mut db, merged, &opts, mode, Operation::Apply, &applied)?;
+            let obj = write.update(&mut db, ctx.name(), merged, mode, &applied)?;
             Ok(json_response(200, &obj))
         }
     }

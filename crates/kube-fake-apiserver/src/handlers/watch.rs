@@ -340,7 +340,8 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
                 }
                 _ = periodic.tick(), if bookmarks => {
                     // Periodic bookmarks only once the storage revision moved past what the watcher saw.
-                    if w.shared.db.lock().store.rv() > last_bookmark_rv {
+                    let moved = w.shared.db.lock().store.rv() > last_bookmark_rv;
+                    if moved {
                         w.drain_and_bookmark(&mut rx).await
                     } else {
                         Flow::Continue

@@ -15,7 +15,8 @@ pub fn create(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let mut db = ctx.shared.db.lock();
-    let obj = ctx.create(&mut db, body, &opts, Operation::Update)?;
+    crate::crd_finalizer::refuse_create(&db, &ctx.res)?;
+    let obj = ctx.write(&opts, Operation::Update).create(&mut db, body)?;
     Ok(json_response(201, &obj))
 }
 
@@ -23,7 +24,13 @@ pub fn update(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let mut db = ctx.shared.db.lock();
-    let obj = ctx.update(&mut db, body.clone(), &opts, mode, Operation::Update, &body)?;
+    let obj = ctx.write(&opts, Operation::Update).update(
+        &mut db,
+        ctx.name(),
+        body.clone(),
+        mode,
+        &body,
+    )?;
     Ok(json_response(200, &obj))
 }
 
@@ -204,7 +211,9 @@ pub fn write_scale(
     let mut new = objects::view(&ctx.res, ctx.version(), &old);
     set_path(&mut new, &paths.spec_replicas, replicas);
     let opts = write_opts(ctx.req)?;
-    let obj = ctx.update(db, new, &opts, Mode::Main, Operation::Update, source)?;
+    let obj =
+        ctx.write(&opts, Operation::Update)
+            .update(db, ctx.name(), new, Mode::Main, source)?;
     Ok(to_scale(&ctx.res, &paths, &obj))
 }
 

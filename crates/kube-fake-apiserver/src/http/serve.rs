@@ -19,7 +19,7 @@ where
 {
     let svc = service_fn(move |req: http::Request<Incoming>| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(super::handle_any(shared, req).await) }
+        async move { Ok::<_, Infallible>(crate::dispatch::handle_any(shared, req).await) }
     });
     // Connection errors (client went away, reset) end only this connection.
     let _ = http1::Builder::new()
@@ -53,9 +53,12 @@ pub fn spawn_accept(
                     None => serve_conn(s, stream).await,
                 }
             });
-            let mut conns = shared.conns.lock();
-            conns.retain(|h| !h.is_finished());
-            conns.push(task.abort_handle());
+            // A block of its own: the guard is gone before the next `accept().await`.
+            {
+                let mut conns = shared.conns.lock();
+                conns.retain(|h| !h.is_finished());
+                conns.push(task.abort_handle());
+            }
         }
     })
 }

@@ -9,6 +9,7 @@ mod walk;
 
 use serde_json::{Value, json};
 
+use crate::objects::Mode;
 use crate::registry::Resource;
 use crate::status::ApiError;
 use crate::util::{meta_mut, now, str_of};
@@ -31,36 +32,54 @@ impl Operation {
             Operation::Update => "Update",
         }
     }
+
+    /// The operation a stored entry names (`None`: not one the server writes).
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "Apply" => Some(Operation::Apply),
+            "Update" => Some(Operation::Update),
+            _ => None,
+        }
+    }
+}
+
+/// Takes `metadata.managedFields` off `obj`: what a client sends there on create is not kept, and
+/// a write that would change only them is no write.
+pub fn drop_managed_fields(obj: &mut Value) {
+    meta_mut(obj).remove("managedFields");
 }
 
 /// One `managedFields` entry, read.
 struct Entry {
     raw: Value,
+    manager: String,
+    operation: Option<Operation>,
+    /// Empty or missing: the main resource.
+    subresource: Option<String>,
     fields: FieldSet,
 }
 
 impl Entry {
-    fn manager(&self) -> &str {
-        str_of(self.raw.get("manager"))
-    }
-    fn operation(&self) -> &str {
-        str_of(self.raw.get("operation"))
-    }
-    fn subresource(&self) -> Option<&str> {
-        self.raw
-            .get("subresource")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
+    fn read(raw: &Value) -> Entry {
+        Entry {
+            manager: str_of(raw.get("manager")).to_string(),
+            operation: Operation::parse(str_of(raw.get("operation"))),
+            subresource: Some(str_of(raw.get("subresource")))
+                .filter(|s| !s.is_empty())
+                .map(String::from),
+            fields: FieldSet::from_fields_v1(raw.get("fieldsV1").unwrap_or(&Value::Null)),
+            raw: raw.clone(),
+        }
     }
 
     /// As conflict messages name a manager (apimachinery's `printManager`; the time is not part
     /// of a manager's identity, so it is never printed).
     fn printed(&self) -> String {
-        let mut out = format!("{:?}", self.manager());
-        if let Some(s) = self.subresource() {
+        let mut out = format!("{:?}", self.manager);
+        if let Some(s) = &self.subresource {
             out.push_str(&format!(" with subresource {s:?}"));
         }
-        if self.operation() == "Update" {
+        if self.operation == Some(Operation::Update) {
             out.push_str(&format!(" using {}", str_of(self.raw.get("apiVersion"))));
         }
         out
@@ -68,16 +87,9 @@ impl Entry {
 }
 
 fn entries(obj: &Value) -> Vec<Entry> {
-    obj.pointer("/metadata/managedFields")
+    crate::util::meta(obj, "managedFields")
         .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|raw| Entry {
-                    fields: FieldSet::from_fields_v1(raw.get("fieldsV1").unwrap_or(&Value::Null)),
-                    raw: raw.clone(),
-                })
-                .collect()
-        })
+        .map(|a| a.iter().map(Entry::read).collect())
         .unwrap_or_default()
 }
 
@@ -85,8 +97,8 @@ fn entries(obj: &Value) -> Vec<Entry> {
 pub struct Writer<'a> {
     pub manager: &'a str,
     pub operation: Operation,
-    /// `Some("status")` for writes to `/status`.
-    pub subresource: Option<&'a str>,
+    /// The main resource or `/status`.
+    pub mode: Mode,
     /// The apiVersion the request used (recorded in the entry).
     pub api_version: String,
     /// The resource's apply schema (see [`shape::schema_of`]).
@@ -96,23 +108,28 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
+    /// The writer for `w`'s manager and operation, through `mode`'s endpoint.
+    pub fn of(w: &crate::objects::Write<'a>, mode: Mode) -> Writer<'a> {
+        Writer::new(w.res, w.version, &w.opts.manager, w.operation, mode)
+    }
+
     pub fn new(
         res: &'a Resource,
         version: &str,
         manager: &'a str,
         operation: Operation,
-        subresource: Option<&'a str>,
+        mode: Mode,
     ) -> Writer<'a> {
         let has_status = res.version(version).is_some_and(|v| v.status);
-        let ignored: &'static [&'static str] = match (has_status, subresource) {
-            (true, Some("status")) => &["spec"],
-            (true, _) => &["status"],
+        let ignored: &'static [&'static str] = match (has_status, mode) {
+            (true, Mode::Status) => &["spec"],
+            (true, Mode::Main) => &["status"],
             _ => &[],
         };
         Writer {
             manager,
             operation,
-            subresource,
+            mode,
             api_version: res.api_version(version),
             schema: shape::schema_of(res, version),
             ignored,
@@ -124,9 +141,9 @@ impl<'a> Writer<'a> {
     }
 
     fn is_me(&self, e: &Entry) -> bool {
-        e.manager() == self.manager
-            && e.operation() == self.operation.as_str()
-            && e.subresource() == self.subresource
+        e.manager == self.manager
+            && e.operation == Some(self.operation)
+            && e.subresource.as_deref() == self.mode.subresource()
     }
 
     fn fields_of(&self, obj: &Value) -> FieldSet {
@@ -299,7 +316,7 @@ impl<'a> Writer<'a> {
                 "fieldsType": "FieldsV1",
                 "fieldsV1": mine.to_fields_v1(),
             });
-            if let Some(s) = self.subresource {
+            if let Some(s) = self.mode.subresource() {
                 entry["subresource"] = json!(s);
             }
             out.push(entry);

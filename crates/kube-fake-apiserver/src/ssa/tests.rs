@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use super::{Operation, Writer};
+use super::{Mode, Operation, Writer};
 use crate::registry::{KindSpec, Resource};
 
 /// A `Widget` whose schema has a list-map, a set, an atomic list and an atomic map.
@@ -25,7 +25,7 @@ fn widgets() -> Resource {
 }
 
 fn writer<'a>(res: &'a Resource, manager: &'a str, op: Operation) -> Writer<'a> {
-    Writer::new(res, "v1", manager, op, None)
+    Writer::new(res, "v1", manager, op, Mode::Main)
 }
 
 /// Applies `config` as `manager` onto `live` and records it, as the write pipeline does.
@@ -243,7 +243,7 @@ fn status_writers_are_named_with_their_subresource() {
     let old = json!({"metadata": {}, "spec": {"color": "red"}});
     let mut obj = json!({"metadata": {}, "spec": {"color": "red"}, "status": {"phase": "Ready"}});
     let source = obj.clone();
-    Writer::new(&res, "v1", "ctl", Operation::Update, Some("status")).record(
+    Writer::new(&res, "v1", "ctl", Operation::Update, Mode::Status).record(
         Some(&old),
         &mut obj,
         &source,
@@ -253,7 +253,7 @@ fn status_writers_are_named_with_their_subresource() {
         &json!({"f:status": {"f:phase": {}}}),
         "a /status write owns only status"
     );
-    let me = Writer::new(&res, "v1", "me", Operation::Apply, Some("status"));
+    let me = Writer::new(&res, "v1", "me", Operation::Apply, Mode::Status);
     let err = me
         .apply(&obj, &json!({"status": {"phase": "Failed"}}), false)
         .unwrap_err();
