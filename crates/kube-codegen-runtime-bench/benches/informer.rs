@@ -44,7 +44,9 @@ use kube_codegen_runtime::cache::{
 };
 use kube_codegen_runtime::workqueue::WorkQueue;
 use kube_codegen_runtime_bench::bench::v1::Widget;
-use kube_codegen_runtime_bench::measure::{cpu_seconds, peak_rss_mb, rss_bytes, runs_value};
+use kube_codegen_runtime_bench::measure::{
+    cpu_seconds, malloc_in_use, peak_rss_mb, rss_bytes, runs_value,
+};
 use kube_codegen_runtime_bench::objects;
 use kube_codegen_runtime_bench::runs::Gathered;
 use kube_codegen_runtime_bench::wire::{Templates, decode_event};
@@ -239,6 +241,26 @@ fn feeder_cost<T>(make: impl Fn(usize, u64) -> T) -> f64 {
     t.elapsed().as_nanos() as f64 / 200_000.0
 }
 
+/// `floor_object_bytes`: the allocator's bytes in use per decoded Widget held behind an `Arc`
+/// (as any cache holds it), over 20,000 objects decoded on one thread: the object's own heap,
+/// with glibc's chunk headers and rounding, and nothing of a cache. A cache's bytes per object
+/// cannot be lower than this with this type and allocator.
+fn object_floor(t: &Templates) {
+    const N: usize = 20_000;
+    let mut held: Vec<Arc<Widget>> = Vec::with_capacity(N);
+    let before = malloc_in_use();
+    for i in 0..N {
+        held.push(Arc::new(t.decode_object(i, i as u64 + 1).expect("decodes")));
+    }
+    let per_object = malloc_in_use().saturating_sub(before) as f64 / N as f64;
+    figure("floor_object_bytes", per_object, "B");
+    println!(
+        "# of which the Widget struct itself (in its Arc): {} B",
+        std::mem::size_of::<Widget>() + 16
+    );
+    drop(held);
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -313,7 +335,13 @@ impl ListWatch<Widget> for Source {
         _: &'a WatchParams,
         _: &'a str,
     ) -> BoxFuture<'a, Result<WatchStream<Widget>, kube::Error>> {
-        let stream = self.events.lock().take().expect("W3 watches once");
+        // W3 watches once; a second watch comes only after the run, when the feeder is
+        // aborted and its stream ends: it gets a stream that never yields.
+        let stream = self
+            .events
+            .lock()
+            .take()
+            .unwrap_or_else(|| futures::stream::pending().boxed());
         async move { Ok(stream) }.boxed()
     }
 }
@@ -423,8 +451,18 @@ fn ours(variant: Variant) {
             bytes_per_object(rss0),
             "B",
         );
+        println!(
+            "# after sync: resident {:.0} MiB, allocated {:.0} MiB",
+            rss_bytes() as f64 / (1 << 20) as f64,
+            malloc_in_use() as f64 / (1 << 20) as f64
+        );
 
         let feeder = time_events(prefix, start_feeder, &done).await;
+        println!(
+            "# after the events: resident {:.0} MiB, allocated {:.0} MiB",
+            rss_bytes() as f64 / (1 << 20) as f64,
+            malloc_in_use() as f64 / (1 << 20) as f64
+        );
         feeder.abort();
         runner.abort();
 
@@ -554,9 +592,11 @@ fn kube_runtime(variant: Variant) {
     });
 }
 
-/// serde_json decoding of the 1,000,000 lines alone, on this thread.
+/// serde_json decoding of the 1,000,000 lines alone, on this thread; and what one decoded
+/// object takes from the allocator, the floor under any cache's bytes per object.
 fn floor() {
     let t = Templates::new(OBJECTS);
+    object_floor(&t);
     let mut line = Vec::with_capacity(4096);
     let start = Instant::now();
     for e in 0..*EVENTS {

@@ -27,6 +27,14 @@ pub mod measure {
             .map_or(0, |pages| pages * 4096)
     }
 
+    /// Bytes the allocator has handed out and not had back (glibc's `mallinfo2`: chunks in use
+    /// in every arena, their headers and rounding included, plus mmapped ones).
+    pub fn malloc_in_use() -> u64 {
+        // SAFETY: mallinfo2 only reads the allocator's counters.
+        let m = unsafe { libc::mallinfo2() };
+        (m.uordblks + m.hblkhd) as u64
+    }
+
     /// Parses the value after `--runs` (a positive count); exits with status 2 otherwise.
     pub fn runs_value(arg: Option<String>) -> usize {
         arg.and_then(|n| n.parse().ok())
