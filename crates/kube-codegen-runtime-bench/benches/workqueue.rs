@@ -1,8 +1,9 @@
 //! Workqueue benchmarks W1, W2a, W2b and W2-default, as defined in `shared/BENCHMARKS.md`.
 //!
 //! Usage: `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [w1|w1tasks|w1split|
-//! w2a|w2b|w2default|micro]... [--runs N]` (no name: all but `w1split` and `micro`; `w1tasks`,
-//! `w1split` and `micro` are extra views, not BENCHMARKS.md workloads). Each selected workload runs N times (default 5;
+//! w1lock|w2a|w2b|w2default|micro]... [--runs N]` (no name: all but `w1split`, `w1lock` and
+//! `micro`; `w1tasks`, `w1split`, `w1lock` and `micro` are extra views, not BENCHMARKS.md
+//! workloads). Each selected workload runs N times (default 5;
 //! W2-default, 20 s per run, defaults to 1) and one line per figure, `name value unit`, gives
 //! the median over the runs; lines starting with `#` say which shape ran.
 //!
@@ -17,6 +18,7 @@
 //! as BENCHMARKS.md in every shape. CPU figures come from getrusage (user + sys of the whole
 //! process over the timed phase); peak RSS is the process's `ru_maxrss` after the workload.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -41,12 +43,14 @@ fn main() {
                     std::process::exit(2);
                 }
             },
-            "w1" | "w1tasks" | "w1split" | "w2a" | "w2b" | "w2default" | "micro" => filters.push(a),
+            "w1" | "w1tasks" | "w1split" | "w1lock" | "w2a" | "w2b" | "w2default" | "micro" => {
+                filters.push(a)
+            }
             other if other.starts_with('-') => {} // other harness flags are ignored
             other => {
                 eprintln!(
-                    "unknown workload {other:?}: expected w1, w1tasks, w1split, w2a, w2b, \
-                     w2default or micro"
+                    "unknown workload {other:?}: expected w1, w1tasks, w1split, w1lock, w2a, \
+                     w2b, w2default or micro"
                 );
                 std::process::exit(2);
             }
@@ -73,6 +77,10 @@ fn main() {
     if filters.iter().any(|f| f == "w1split") {
         println!("# w1split: W1's 1,000,000 adds with no workers, on one thread and on two");
         report(n, w1split_run);
+    }
+    if filters.iter().any(|f| f == "w1lock") {
+        println!("# w1lock: W1's adds as a bare dedupe set under parking_lot's Mutex and std's");
+        report(n, w1lock_run);
     }
     if filters.iter().any(|f| f == "micro") {
         report(n, micro_run);
@@ -387,6 +395,97 @@ fn w1split_run() -> Figures {
         ("w1split_two_threads_cpu_s", two, "s"),
         ("w1split_two_threads_wall_s", two_wall, "s"),
     ]
+}
+
+/// Not part of BENCHMARKS.md (run only when named): a prototype for the queue's lock, not the
+/// queue. W1's two producer streams run at once against a bare dedupe set (`HashSet<String>`,
+/// insert unless present) behind parking_lot's `Mutex` (the queue's lock: 3 spins, then up to 7
+/// `sched_yield`s before parking) and behind the standard library's (futex; spins without
+/// yielding), alternately in each run. Process CPU, its system share and involuntary switches
+/// over each phase show what the lock's waiting costs when both threads want it.
+fn w1lock_run() -> Figures {
+    let keys: Vec<String> = (0..W1_KEYS).map(key).collect();
+    let indices = w1_indices();
+    let parking = contended_adds(&keys, &indices, parking_lot::Mutex::new(HashSet::new()));
+    let std = contended_adds(&keys, &indices, std::sync::Mutex::new(HashSet::new()));
+    let mut figures = Vec::new();
+    for (names, (wall, u)) in [
+        (
+            [
+                "w1lock_parking_lot_wall_s",
+                "w1lock_parking_lot_cpu_s",
+                "w1lock_parking_lot_sys_s",
+                "w1lock_parking_lot_involuntary_switches",
+                "w1lock_parking_lot_voluntary_switches",
+            ],
+            parking,
+        ),
+        (
+            [
+                "w1lock_std_wall_s",
+                "w1lock_std_cpu_s",
+                "w1lock_std_sys_s",
+                "w1lock_std_involuntary_switches",
+                "w1lock_std_voluntary_switches",
+            ],
+            std,
+        ),
+    ] {
+        figures.push((names[0], wall, "s"));
+        figures.push((names[1], u.cpu(), "s"));
+        figures.push((names[2], u.sys_s, "s"));
+        figures.push((names[3], u.involuntary as f64, "switches"));
+        figures.push((names[4], u.voluntary as f64, "switches"));
+    }
+    figures
+}
+
+/// A dedupe set behind a lock, for [`w1lock_run`].
+trait SetLock: Sync {
+    fn with(&self, f: impl FnOnce(&mut HashSet<String>));
+}
+
+impl SetLock for parking_lot::Mutex<HashSet<String>> {
+    fn with(&self, f: impl FnOnce(&mut HashSet<String>)) {
+        f(&mut self.lock())
+    }
+}
+
+impl SetLock for std::sync::Mutex<HashSet<String>> {
+    fn with(&self, f: impl FnOnce(&mut HashSet<String>)) {
+        f(&mut self.lock().expect("no panics under the lock"))
+    }
+}
+
+/// Wall seconds and process usage of W1's two producer streams inserting into one set behind
+/// `lock`, the threads started together.
+fn contended_adds(keys: &[String], indices: &[Vec<u32>], lock: impl SetLock) -> (f64, Usage) {
+    let barrier = std::sync::Barrier::new(indices.len() + 1);
+    std::thread::scope(|s| {
+        let producers: Vec<_> = indices
+            .iter()
+            .map(|idx| {
+                let (lock, barrier) = (&lock, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    for &i in idx {
+                        let k = keys[i as usize].as_str();
+                        lock.with(|set| {
+                            if !set.contains(k) {
+                                set.insert(k.to_owned());
+                            }
+                        });
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        let (t0, u0) = (Instant::now(), Usage::process());
+        for p in producers {
+            p.join().expect("producer");
+        }
+        (t0.elapsed().as_secs_f64(), Usage::process().since(&u0))
+    })
 }
 
 /// W2's limiter: the default controller composition with the bucket unthrottled.
