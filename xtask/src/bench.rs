@@ -18,7 +18,8 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// `cargo bench -p kube-codegen-runtime-bench --bench cache -- [ARGS]` (W4-style lookups).
+    /// `cargo bench -p kube-codegen-runtime-bench --bench cache -- [ARGS]` (W4: lookups on the
+    /// informer's cache beside a directly filled Store and kube-runtime's).
     Cache {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,

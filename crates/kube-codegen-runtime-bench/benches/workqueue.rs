@@ -1,8 +1,9 @@
 //! Workqueue benchmarks W1, W2a, W2b and W2-default, as defined in `shared/BENCHMARKS.md`.
 //!
-//! Usage: `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [w1|w1tasks|w2a|w2b|
-//! w2default|micro]... [--runs N]` (no name: all but `micro`; `w1tasks` and `micro` are extra
-//! views, not BENCHMARKS.md workloads). Each selected workload runs N times (default 5;
+//! Usage: `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [w1|w1tasks|w1split|
+//! w1lock|w2a|w2b|w2default|micro]... [--runs N]` (no name: all but `w1split`, `w1lock` and
+//! `micro`; `w1tasks`, `w1split`, `w1lock` and `micro` are extra views, not BENCHMARKS.md
+//! workloads). Each selected workload runs N times (default 5;
 //! W2-default, 20 s per run, defaults to 1) and one line per figure, `name value unit`, gives
 //! the median over the runs; lines starting with `#` say which shape ran.
 //!
@@ -17,6 +18,7 @@
 //! as BENCHMARKS.md in every shape. CPU figures come from getrusage (user + sys of the whole
 //! process over the timed phase); peak RSS is the process's `ru_maxrss` after the workload.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -25,7 +27,7 @@ use kube_codegen_runtime::workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimiter, WorkQueue,
     default_controller_rate_limiter,
 };
-use kube_codegen_runtime_bench::measure::{cpu_seconds, peak_rss_mb};
+use kube_codegen_runtime_bench::measure::{Usage, cpu_seconds, peak_rss_mb, thread_cpu_seconds};
 
 fn main() {
     let mut filters: Vec<String> = Vec::new();
@@ -41,11 +43,14 @@ fn main() {
                     std::process::exit(2);
                 }
             },
-            "w1" | "w1tasks" | "w2a" | "w2b" | "w2default" | "micro" => filters.push(a),
+            "w1" | "w1tasks" | "w1split" | "w1lock" | "w2a" | "w2b" | "w2default" | "micro" => {
+                filters.push(a)
+            }
             other if other.starts_with('-') => {} // other harness flags are ignored
             other => {
                 eprintln!(
-                    "unknown workload {other:?}: expected w1, w1tasks, w2a, w2b, w2default or micro"
+                    "unknown workload {other:?}: expected w1, w1tasks, w1split, w1lock, w2a, \
+                     w2b, w2default or micro"
                 );
                 std::process::exit(2);
             }
@@ -68,6 +73,14 @@ fn main() {
     if selected("w2b") {
         println!("# w2b: producer task, 2 worker tasks, timer thread");
         report(n, w2b_run);
+    }
+    if filters.iter().any(|f| f == "w1split") {
+        println!("# w1split: W1's 1,000,000 adds with no workers, on one thread and on two");
+        report(n, w1split_run);
+    }
+    if filters.iter().any(|f| f == "w1lock") {
+        println!("# w1lock: W1's adds as a bare dedupe set under parking_lot's Mutex and std's");
+        report(n, w1lock_run);
     }
     if filters.iter().any(|f| f == "micro") {
         report(n, micro_run);
@@ -115,18 +128,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
-struct Splitmix(u64);
-
-impl Splitmix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 fn key(i: usize) -> String {
     format!("ns-{}/name-{}", i % 100, i)
 }
@@ -138,6 +139,10 @@ fn index_of(key: &str) -> usize {
         .parse()
         .expect("benchmark key index")
 }
+
+/// W1's key space and adds per producer.
+const W1_KEYS: usize = 10_000;
+const W1_PER_PRODUCER: usize = 500_000;
 
 fn w1_run() -> Figures {
     w1(false)
@@ -152,19 +157,10 @@ fn w1tasks_run() -> Figures {
 }
 
 fn w1(task_producers: bool) -> Figures {
-    const KEYS: usize = 10_000;
-    const PER_PRODUCER: usize = 500_000;
-    let keys: Arc<Vec<String>> = Arc::new((0..KEYS).map(key).collect());
-    let indices: Vec<Vec<u32>> = (0..2u64)
-        .map(|p| {
-            let mut rng = Splitmix(p + 1);
-            (0..PER_PRODUCER)
-                .map(|_| (rng.next() % KEYS as u64) as u32)
-                .collect()
-        })
-        .collect();
+    let keys: Arc<Vec<String>> = Arc::new((0..W1_KEYS).map(key).collect());
+    let indices = w1_indices();
     let rt = runtime();
-    let (wall, cpu, processed) = rt.block_on(async move {
+    let r = rt.block_on(async move {
         let queue: WorkQueue<String> = WorkQueue::new();
         let barrier = Arc::new(tokio::sync::Barrier::new(5));
         let mut producers = Vec::new();
@@ -177,6 +173,7 @@ fn w1(task_producers: bool) -> Figures {
                         q.add_ref(keys[i as usize].as_str());
                         tokio::task::coop::consume_budget().await;
                     }
+                    0.0 // a task's CPU is not its own thread's
                 }));
                 continue;
             }
@@ -186,11 +183,13 @@ fn w1(task_producers: bool) -> Figures {
             // its thread run or need a yield interval (see `w1tasks_run`).
             producers.push(tokio::task::spawn_blocking(move || {
                 rt.block_on(b.wait());
+                let c0 = thread_cpu_seconds();
                 for i in idx {
                     // `add_ref` is the zero-copy add (a Go string is passed by reference);
                     // the key is cloned only when it is actually queued.
                     q.add_ref(keys[i as usize].as_str());
                 }
+                thread_cpu_seconds() - c0
             }));
         }
         let mut workers = Vec::new();
@@ -206,21 +205,31 @@ fn w1(task_producers: bool) -> Figures {
                 count
             }));
         }
+        let metrics = tokio::runtime::Handle::current().metrics();
         barrier.wait().await;
-        let (t0, c0) = (Instant::now(), cpu_seconds());
+        let (t0, u0, m0) = (Instant::now(), Usage::process(), WorkerStats::of(&metrics));
+        let mut producers_cpu = 0.0;
         for p in producers {
-            p.await.expect("producer");
+            producers_cpu += p.await.expect("producer");
         }
         queue.shutdown_with_drain().await;
         let mut processed = 0;
         for w in workers {
             processed += w.await.expect("worker");
         }
-        (t0.elapsed().as_secs_f64(), cpu_seconds() - c0, processed)
+        let wall = t0.elapsed().as_secs_f64();
+        W1Run {
+            wall,
+            usage: Usage::process().since(&u0),
+            workers: WorkerStats::of(&metrics).since(&m0),
+            producers_cpu,
+            processed,
+        }
     });
-    let adds = (2 * PER_PRODUCER) as f64;
+    let (wall, cpu, processed) = (r.wall, r.usage.cpu(), r.processed);
+    let adds = (2 * W1_PER_PRODUCER) as f64;
     let name = |w1: &'static str, tasks: &'static str| if task_producers { tasks } else { w1 };
-    vec![
+    let mut figures = vec![
         (
             name("w1_adds_per_sec", "w1tasks_adds_per_sec"),
             adds / wall,
@@ -248,12 +257,235 @@ fn w1(task_producers: bool) -> Figures {
         ),
         (name("w1_wall_s", "w1tasks_wall_s"), wall, "s"),
         (name("w1_cpu_s", "w1tasks_cpu_s"), cpu, "s"),
+        // Where the CPU went (see the README's W1 section): the kernel's user/system split
+        // (tick-sampled), context switches, the Tokio workers' busy time and parks.
+        (name("w1_user_s", "w1tasks_user_s"), r.usage.user_s, "s"),
+        (name("w1_sys_s", "w1tasks_sys_s"), r.usage.sys_s, "s"),
         (
-            name("w1_peak_rss_mb", "w1tasks_peak_rss_mb"),
-            peak_rss_mb(),
-            "MiB",
+            name("w1_voluntary_switches", "w1tasks_voluntary_switches"),
+            r.usage.voluntary as f64,
+            "switches",
         ),
+        (
+            name("w1_involuntary_switches", "w1tasks_involuntary_switches"),
+            r.usage.involuntary as f64,
+            "switches",
+        ),
+        (
+            name("w1_worker_busy_s", "w1tasks_worker_busy_s"),
+            r.workers.busy_s,
+            "s",
+        ),
+        (
+            name("w1_worker_parks", "w1tasks_worker_parks"),
+            r.workers.parks as f64,
+            "parks",
+        ),
+    ];
+    if !task_producers {
+        // The producer threads' own CPU (RUSAGE_THREAD over their add loops); the rest is the
+        // two worker threads and the main thread.
+        figures.push(("w1_producers_cpu_s", r.producers_cpu, "s"));
+        figures.push(("w1_others_cpu_s", cpu - r.producers_cpu, "s"));
+    }
+    figures.push((
+        name("w1_peak_rss_mb", "w1tasks_peak_rss_mb"),
+        peak_rss_mb(),
+        "MiB",
+    ));
+    figures
+}
+
+struct W1Run {
+    wall: f64,
+    usage: Usage,
+    workers: WorkerStats,
+    producers_cpu: f64,
+    processed: u64,
+}
+
+/// The Tokio workers' total busy time and park count (stable runtime metrics).
+#[derive(Clone, Copy)]
+struct WorkerStats {
+    busy_s: f64,
+    parks: u64,
+}
+
+impl WorkerStats {
+    fn of(m: &tokio::runtime::RuntimeMetrics) -> WorkerStats {
+        (0..m.num_workers()).fold(
+            WorkerStats {
+                busy_s: 0.0,
+                parks: 0,
+            },
+            |acc, w| WorkerStats {
+                busy_s: acc.busy_s + m.worker_total_busy_duration(w).as_secs_f64(),
+                parks: acc.parks + m.worker_park_count(w),
+            },
+        )
+    }
+
+    fn since(&self, earlier: &WorkerStats) -> WorkerStats {
+        WorkerStats {
+            busy_s: self.busy_s - earlier.busy_s,
+            parks: self.parks - earlier.parks,
+        }
+    }
+}
+
+/// W1's index streams: producer p's 500,000 key indices.
+fn w1_indices() -> Vec<Vec<u32>> {
+    (0..2u64)
+        .map(|p| {
+            // Seeded as BENCHMARKS.md seeds splitmix64 (p + 1); the stream is fastrand's
+            // wyrand, uniform over the same keys, so duplicate rates match, not the exact
+            // sequence.
+            let mut rng = fastrand::Rng::with_seed(p + 1);
+            (0..W1_PER_PRODUCER)
+                .map(|_| rng.u32(..W1_KEYS as u32))
+                .collect()
+        })
+        .collect()
+}
+
+/// Not part of BENCHMARKS.md (run only when named): W1's producers with no workers, to
+/// separate what the adds cost from what handing items to workers costs. The queue fills
+/// with the 10,000 keys and every later add is a duplicate. `one_thread`: both streams in
+/// turn on this thread; `two_threads`: W1's two producer threads, concurrently (their
+/// summed thread CPU, so contention on the queue's lock is included).
+fn w1split_run() -> Figures {
+    let keys: Vec<String> = (0..W1_KEYS).map(key).collect();
+    let indices = w1_indices();
+    let q: WorkQueue<String> = WorkQueue::new();
+    let c0 = thread_cpu_seconds();
+    for idx in &indices {
+        for &i in idx {
+            q.add_ref(keys[i as usize].as_str());
+        }
+    }
+    let one = thread_cpu_seconds() - c0;
+    assert_eq!(q.len(), W1_KEYS);
+    let q: WorkQueue<String> = WorkQueue::new();
+    let barrier = std::sync::Barrier::new(2);
+    let t0 = Instant::now();
+    let two: f64 = std::thread::scope(|s| {
+        let threads: Vec<_> = indices
+            .iter()
+            .map(|idx| {
+                let (q, keys, barrier) = (&q, &keys, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    let c0 = thread_cpu_seconds();
+                    for &i in idx {
+                        q.add_ref(keys[i as usize].as_str());
+                    }
+                    thread_cpu_seconds() - c0
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("producer"))
+            .sum()
+    });
+    let two_wall = t0.elapsed().as_secs_f64();
+    assert_eq!(q.len(), W1_KEYS);
+    vec![
+        ("w1split_one_thread_cpu_s", one, "s"),
+        ("w1split_two_threads_cpu_s", two, "s"),
+        ("w1split_two_threads_wall_s", two_wall, "s"),
     ]
+}
+
+/// Not part of BENCHMARKS.md (run only when named): a prototype for the queue's lock, not the
+/// queue. W1's two producer streams run at once against a bare dedupe set (`HashSet<String>`,
+/// insert unless present) behind parking_lot's `Mutex` (the queue's lock: 3 spins, then up to 7
+/// `sched_yield`s before parking) and behind the standard library's (futex; spins without
+/// yielding), alternately in each run. Process CPU, its system share and involuntary switches
+/// over each phase show what the lock's waiting costs when both threads want it.
+fn w1lock_run() -> Figures {
+    let keys: Vec<String> = (0..W1_KEYS).map(key).collect();
+    let indices = w1_indices();
+    let parking = contended_adds(&keys, &indices, parking_lot::Mutex::new(HashSet::new()));
+    let std = contended_adds(&keys, &indices, std::sync::Mutex::new(HashSet::new()));
+    let mut figures = Vec::new();
+    for (names, (wall, u)) in [
+        (
+            [
+                "w1lock_parking_lot_wall_s",
+                "w1lock_parking_lot_cpu_s",
+                "w1lock_parking_lot_sys_s",
+                "w1lock_parking_lot_involuntary_switches",
+                "w1lock_parking_lot_voluntary_switches",
+            ],
+            parking,
+        ),
+        (
+            [
+                "w1lock_std_wall_s",
+                "w1lock_std_cpu_s",
+                "w1lock_std_sys_s",
+                "w1lock_std_involuntary_switches",
+                "w1lock_std_voluntary_switches",
+            ],
+            std,
+        ),
+    ] {
+        figures.push((names[0], wall, "s"));
+        figures.push((names[1], u.cpu(), "s"));
+        figures.push((names[2], u.sys_s, "s"));
+        figures.push((names[3], u.involuntary as f64, "switches"));
+        figures.push((names[4], u.voluntary as f64, "switches"));
+    }
+    figures
+}
+
+/// A dedupe set behind a lock, for [`w1lock_run`].
+trait SetLock: Sync {
+    fn with(&self, f: impl FnOnce(&mut HashSet<String>));
+}
+
+impl SetLock for parking_lot::Mutex<HashSet<String>> {
+    fn with(&self, f: impl FnOnce(&mut HashSet<String>)) {
+        f(&mut self.lock())
+    }
+}
+
+impl SetLock for std::sync::Mutex<HashSet<String>> {
+    fn with(&self, f: impl FnOnce(&mut HashSet<String>)) {
+        f(&mut self.lock().expect("no panics under the lock"))
+    }
+}
+
+/// Wall seconds and process usage of W1's two producer streams inserting into one set behind
+/// `lock`, the threads started together.
+fn contended_adds(keys: &[String], indices: &[Vec<u32>], lock: impl SetLock) -> (f64, Usage) {
+    let barrier = std::sync::Barrier::new(indices.len() + 1);
+    std::thread::scope(|s| {
+        let producers: Vec<_> = indices
+            .iter()
+            .map(|idx| {
+                let (lock, barrier) = (&lock, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    for &i in idx {
+                        let k = keys[i as usize].as_str();
+                        lock.with(|set| {
+                            if !set.contains(k) {
+                                set.insert(k.to_owned());
+                            }
+                        });
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        let (t0, u0) = (Instant::now(), Usage::process());
+        for p in producers {
+            p.join().expect("producer");
+        }
+        (t0.elapsed().as_secs_f64(), Usage::process().since(&u0))
+    })
 }
 
 /// W2's limiter: the default controller composition with the bucket unthrottled.

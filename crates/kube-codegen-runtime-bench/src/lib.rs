@@ -14,6 +14,58 @@ pub mod measure {
         tv(u.ru_utime) + tv(u.ru_stime)
     }
 
+    /// User + system CPU seconds of the calling thread so far (`RUSAGE_THREAD`).
+    pub fn thread_cpu_seconds() -> f64 {
+        Usage::of(libc::RUSAGE_THREAD).cpu()
+    }
+
+    /// A snapshot of this process's CPU split and context switches, for differences over a
+    /// timed phase. The kernel's user/system split is sampled at the scheduler tick and
+    /// scaled to the exact total, so over a phase of tens of milliseconds only the total is
+    /// exact; the split is indicative.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Usage {
+        pub user_s: f64,
+        pub sys_s: f64,
+        /// Voluntary context switches (blocked: futex, epoll, sleeps).
+        pub voluntary: i64,
+        /// Involuntary context switches (pre-empted).
+        pub involuntary: i64,
+    }
+
+    impl Usage {
+        /// The whole process so far.
+        pub fn process() -> Usage {
+            Usage::of(libc::RUSAGE_SELF)
+        }
+
+        fn of(who: libc::c_int) -> Usage {
+            let u = rusage_of(who);
+            let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            Usage {
+                user_s: tv(u.ru_utime),
+                sys_s: tv(u.ru_stime),
+                voluntary: u.ru_nvcsw,
+                involuntary: u.ru_nivcsw,
+            }
+        }
+
+        /// User + system seconds.
+        pub fn cpu(&self) -> f64 {
+            self.user_s + self.sys_s
+        }
+
+        /// What happened between `earlier` and `self`.
+        pub fn since(&self, earlier: &Usage) -> Usage {
+            Usage {
+                user_s: self.user_s - earlier.user_s,
+                sys_s: self.sys_s - earlier.sys_s,
+                voluntary: self.voluntary - earlier.voluntary,
+                involuntary: self.involuntary - earlier.involuntary,
+            }
+        }
+    }
+
     /// The process's peak resident set (`ru_maxrss`), in MiB.
     pub fn peak_rss_mb() -> f64 {
         rusage().ru_maxrss as f64 / 1024.0
@@ -52,10 +104,14 @@ pub mod measure {
     }
 
     fn rusage() -> libc::rusage {
+        rusage_of(libc::RUSAGE_SELF)
+    }
+
+    fn rusage_of(who: libc::c_int) -> libc::rusage {
         // SAFETY: getrusage only writes into the struct we pass; all-zero is a valid rusage.
         unsafe {
             let mut u: libc::rusage = std::mem::zeroed();
-            libc::getrusage(libc::RUSAGE_SELF, &mut u);
+            libc::getrusage(who, &mut u);
             u
         }
     }
