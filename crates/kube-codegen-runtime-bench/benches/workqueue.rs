@@ -337,15 +337,27 @@ impl WorkerStats {
 fn w1_indices() -> Vec<Vec<u32>> {
     (0..2u64)
         .map(|p| {
-            // Seeded as BENCHMARKS.md seeds splitmix64 (p + 1); the stream is fastrand's
-            // wyrand, uniform over the same keys, so duplicate rates match, not the exact
-            // sequence.
-            let mut rng = fastrand::Rng::with_seed(p + 1);
+            // BENCHMARKS.md defines the sequence: splitmix64 seeded with p + 1, index = next %
+            // 10,000 (a library RNG would give other keys in another order).
+            let mut rng = Splitmix64(p + 1);
             (0..W1_PER_PRODUCER)
-                .map(|_| rng.u32(..W1_KEYS as u32))
+                .map(|_| (rng.next() % W1_KEYS as u64) as u32)
                 .collect()
         })
         .collect()
+}
+
+/// BENCHMARKS.md's splitmix64, step for step.
+struct Splitmix64(u64);
+
+impl Splitmix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
 }
 
 /// Not part of BENCHMARKS.md (run only when named): W1's producers with no workers, to
