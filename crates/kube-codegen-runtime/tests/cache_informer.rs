@@ -509,3 +509,123 @@ async fn per_handler_resync_goes_only_to_due_handlers() {
     assert_eq!(*never.lock(), 0, "a handler without resync got one");
     run.abort();
 }
+
+/// An inline handler: records like [`Recorder`], holds the reflector at `update default/a`
+/// until `gate` opens, panics on `add default/p false`, and on `add default/late false`
+/// registers `late` (a handler may use its informer).
+#[derive(Clone)]
+struct Inline {
+    rec: Recorder,
+    gate: Arc<std::sync::atomic::AtomicBool>,
+    informer: Arc<Mutex<Option<SharedIndexInformer<ConfigMap>>>>,
+    late: Recorder,
+}
+
+impl EventHandler<ConfigMap> for Inline {
+    fn on_add(&self, o: &Arc<ConfigMap>, initial: bool) {
+        self.rec.on_add(o, initial);
+        match (o.metadata.name.as_deref(), initial) {
+            (Some("p"), false) => panic!("an inline handler panics"),
+            (Some("late"), false) => {
+                let informer = self.informer.lock().clone().expect("set");
+                informer.add_event_handler(self.late.clone()).unwrap();
+            }
+            _ => {}
+        }
+    }
+    fn on_update(&self, old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        self.rec.on_update(old, new);
+        if new.metadata.name.as_deref() == Some("a") {
+            // Blocks the reflector's task: a worker thread of this multi-thread runtime.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !self.gate.load(std::sync::atomic::Ordering::Acquire) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the gate never opened"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+    fn on_delete(&self, d: &Deleted<ConfigMap>) {
+        self.rec.on_delete(d);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_inline_handler_runs_before_the_next_write_in_order_and_may_use_the_informer() {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    api.create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
+    let informer = SharedIndexInformer::new(Api::<ConfigMap>::all(client(&server)), options());
+    let handler = Inline {
+        rec: Recorder::default(),
+        gate: Arc::default(),
+        informer: Arc::new(Mutex::new(Some(informer.clone()))),
+        late: Recorder::default(),
+    };
+    let reg = informer.add_inline_event_handler(handler.clone()).unwrap();
+    let queued = Recorder::default();
+    informer.add_event_handler(queued.clone()).unwrap();
+    let run = {
+        let informer = informer.clone();
+        tokio::spawn(async move { informer.run().await })
+    };
+    within("the informer's first list", informer.wait_for_sync()).await;
+    eventually("the inline handler's initial list", || async {
+        reg.has_synced()
+    })
+    .await;
+    assert_eq!(handler.rec.lines(), ["add default/a true"]);
+
+    // While the inline handler holds the update of a, the reflector writes nothing more.
+    let mut a = api.get("a").await.unwrap();
+    a.data = Some([("k".to_owned(), "changed".to_owned())].into());
+    api.replace("a", &PostParams::default(), &a).await.unwrap();
+    handler.rec.wait_for(&["update default/a"]).await;
+    api.create(&PostParams::default(), &cm("b", "b"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        informer.store().get_by_key("default/b").is_none(),
+        "the cache waits for the inline handler"
+    );
+    handler
+        .gate
+        .store(true, std::sync::atomic::Ordering::Release);
+    handler.rec.wait_for(&["add default/b false"]).await;
+
+    // A panic is contained; the handler goes on, and may register another handler.
+    for n in ["p", "late", "z"] {
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
+    }
+    handler.rec.wait_for(&["add default/z false"]).await;
+    handler
+        .late
+        .wait_for(&[
+            "add default/a true",
+            "add default/b true",
+            "add default/p true",
+            "add default/late true",
+        ])
+        .await;
+    assert_eq!(
+        handler.rec.lines(),
+        [
+            "add default/a true",
+            "update default/a",
+            "add default/b false",
+            "add default/p false",
+            "add default/late false",
+            "add default/z false",
+        ],
+        "in order, nothing doubled"
+    );
+    queued
+        .wait_for(&["add default/z false", "update default/a"])
+        .await;
+    run.abort();
+}

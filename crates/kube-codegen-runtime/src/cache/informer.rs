@@ -11,6 +11,15 @@
 //! [`InformerOptions::max_handler_backlog`] notifications behind: then the reflector waits
 //! for it to work through half of them, which keeps memory bounded (client-go's queues are
 //! unbounded, and a handler that falls behind a busy watch holds every replaced object).
+//!
+//! A handler that returns at once (it puts a key in a workqueue, as a controller's does) can
+//! be added [inline](SharedIndexInformer::add_inline_event_handler): the reflector then calls
+//! it on its own task right after the cache write, whenever the handler has nothing queued,
+//! as kube-runtime's reflector hands events to its consumer. That saves a task wake-up per
+//! batch of events and, more, keeps each event's allocations and frees on one thread: in W3
+//! (json) the queued handler's task cost 2.3x the CPU per event of the same work done inline,
+//! and glibc's per-thread arenas let the resident set grow by 530 MiB while the bytes in use
+//! stayed flat (see the bench README).
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -223,6 +232,36 @@ struct Inner<K> {
 
 struct Dispatch<K> {
     listeners: Vec<Listener<K>>,
+    /// Inline deliveries decided under the lock, made by the writer once it has let go of it
+    /// (so a handler may use the informer).
+    calls: Vec<InlineCall<K>>,
+}
+
+/// One notification for an inline handler, to be delivered on the reflector's task.
+struct InlineCall<K> {
+    handler: Arc<dyn EventHandler<K>>,
+    state: Arc<ListenerState>,
+    notification: Notification<K>,
+}
+
+/// Delivers inline notifications in order (after the dispatch lock is released).
+fn call_inline<K: 'static>(calls: Vec<InlineCall<K>>) {
+    for c in calls {
+        if c.state.gone.load(Ordering::Acquire) {
+            continue;
+        }
+        deliver(&*c.handler, &c.notification);
+        if matches!(c.notification, Notification::Add(_, true)) {
+            c.state.initial_pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Delivers `n` to `handler`; a panic is logged and the handler goes on with the next event.
+fn deliver<K: 'static>(handler: &dyn EventHandler<K>, n: &Notification<K>) {
+    if std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(handler))).is_err() {
+        tracing::error!("informer: an event handler panicked; it keeps running");
+    }
 }
 
 struct Listener<K> {
@@ -233,6 +272,10 @@ struct Listener<K> {
     /// would otherwise sleep after every notification, and waking its task for each one
     /// (a futex call and a task switch) costs more than handling it.
     pending: Vec<Notification<K>>,
+    /// Set for an inline handler: the handler, called on the reflector's task whenever nothing
+    /// is queued for it (its task then has nothing left to run, so calls cannot overlap and
+    /// order is kept).
+    inline: Option<Arc<dyn EventHandler<K>>>,
     state: Arc<ListenerState>,
     /// This handler's resync period (`None`: no resync) and when it is next due: each handler
     /// is resynced on its own clock, so only due handlers get the cache again (client-go's
@@ -295,9 +338,22 @@ impl ListenerState {
 const BATCH: usize = 256;
 
 impl<K> Listener<K> {
-    fn send(&mut self, n: Notification<K>) {
+    /// Queues `n`, or adds it to `calls` if this handler is inline and idle (`calls` is `None`
+    /// where nothing runs inline calls: a new handler's initial list).
+    fn send(&mut self, n: Notification<K>, calls: Option<&mut Vec<InlineCall<K>>>) {
         if matches!(n, Notification::Add(_, true)) {
             self.state.initial_pending.fetch_add(1, Ordering::AcqRel);
+        }
+        if let (Some(handler), Some(calls)) = (&self.inline, calls)
+            && self.pending.is_empty()
+            && self.state.queued.load(Ordering::Acquire) == 0
+        {
+            calls.push(InlineCall {
+                handler: handler.clone(),
+                state: self.state.clone(),
+                notification: n,
+            });
+            return;
         }
         let queued = self.state.queued.fetch_add(1, Ordering::AcqRel) + 1;
         if let Some(m) = &self.state.backlog_metric {
@@ -322,11 +378,12 @@ impl<K> Listener<K> {
 impl<K> Dispatch<K> {
     /// Queues `n` for every handler (the last one gets `n` itself: one clone fewer per event).
     fn notify(&mut self, n: Notification<K>) {
-        if let Some((last, others)) = self.listeners.split_last_mut() {
+        let Dispatch { listeners, calls } = self;
+        if let Some((last, others)) = listeners.split_last_mut() {
             for l in others {
-                l.send(n.clone());
+                l.send(n.clone(), Some(calls));
             }
-            last.send(n);
+            last.send(n, Some(calls));
         }
     }
 
@@ -396,6 +453,7 @@ where
                 reflector_options: options.reflector,
                 dispatch: Mutex::new(Dispatch {
                     listeners: Vec::new(),
+                    calls: Vec::new(),
                 }),
                 synced: watch::channel(false).0,
                 started: AtomicBool::new(false),
@@ -445,7 +503,22 @@ where
         &self,
         handler: impl EventHandler<K>,
     ) -> Result<Registration, CacheError> {
-        self.add_handler(handler, self.inner.resync)
+        self.add_handler(Arc::new(handler), self.inner.resync, false)
+    }
+
+    /// Adds a handler that the reflector calls on its own task, right after each cache write,
+    /// whenever nothing is queued for the handler: for handlers that return at once, typically
+    /// by putting a key in a [`WorkQueue`](crate::workqueue::WorkQueue). It saves a task
+    /// wake-up per batch of events and keeps each event on one thread (2.3x less CPU per event
+    /// in W3's json variant). The price: while it runs, the cache and every other handler
+    /// wait, so a handler that blocks (I/O, a lock held elsewhere, a long computation) must use
+    /// [`add_event_handler`](Self::add_event_handler). The initial list of a handler added
+    /// after the informer listed, and resyncs, still go through its own queue, in order.
+    pub fn add_inline_event_handler(
+        &self,
+        handler: impl EventHandler<K>,
+    ) -> Result<Registration, CacheError> {
+        self.add_handler(Arc::new(handler), self.inner.resync, true)
     }
 
     /// [`add_event_handler`](Self::add_event_handler) with this handler's own resync period
@@ -457,13 +530,14 @@ where
         period: Duration,
     ) -> Result<Registration, CacheError> {
         let period = (!period.is_zero()).then(|| period.max(MINIMUM_RESYNC_PERIOD));
-        self.add_handler(handler, period)
+        self.add_handler(Arc::new(handler), period, false)
     }
 
     fn add_handler(
         &self,
-        handler: impl EventHandler<K>,
+        handler: Arc<dyn EventHandler<K>>,
         resync: Option<Duration>,
+        inline: bool,
     ) -> Result<Registration, CacheError> {
         let runtime = Handle::try_current()
             .ok()
@@ -485,6 +559,7 @@ where
             id,
             tx,
             pending: Vec::new(),
+            inline: inline.then(|| handler.clone()),
             state: state.clone(),
             resync: resync.map(|p| (p, tokio::time::Instant::now() + p)),
         };
@@ -497,7 +572,7 @@ where
             let mut d = self.inner.dispatch.lock();
             if *self.inner.synced.borrow() {
                 for obj in self.inner.store.list() {
-                    listener.send(Notification::Add(obj, true));
+                    listener.send(Notification::Add(obj, true), None);
                 }
                 listener.flush();
             }
@@ -512,11 +587,7 @@ where
                     if state.gone.load(Ordering::Acquire) {
                         return; // removed: pending notifications are dropped, as in client-go
                     }
-                    let delivered =
-                        std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(&handler)));
-                    if delivered.is_err() {
-                        tracing::error!("informer: an event handler panicked; it keeps running");
-                    }
+                    deliver(&*handler, &n);
                     if matches!(n, Notification::Add(_, true)) {
                         state.initial_pending.fetch_sub(1, Ordering::AcqRel);
                     }
@@ -586,7 +657,7 @@ where
                     }
                     let objects = cached.get_or_insert_with(|| self.inner.store.list());
                     for obj in objects.iter() {
-                        l.send(Notification::Update(obj.clone(), obj.clone()));
+                        l.send(Notification::Update(obj.clone(), obj.clone()), None);
                     }
                     l.flush();
                     l.resync = Some((period, now + period));
@@ -624,6 +695,17 @@ impl<K: Resource + Send + Sync + 'static> Sink<K> {
             Some(old) => Notification::Update(old, obj),
             None => Notification::Add(obj, false),
         });
+        self.call_inline(d);
+    }
+
+    /// Lets go of the dispatch lock, then makes the inline calls it decided on.
+    fn call_inline(&self, mut d: parking_lot::MutexGuard<'_, Dispatch<K>>) {
+        if d.calls.is_empty() {
+            return;
+        }
+        let calls = std::mem::take(&mut d.calls);
+        drop(d);
+        call_inline(calls);
     }
 }
 
@@ -663,6 +745,7 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
         }
         d.flush();
         self.inner.synced.send_replace(true);
+        self.call_inline(d);
     }
 
     fn add(&self, object: K) {
@@ -702,5 +785,6 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
         if self.inner.store.delete_key(&key).is_some() {
             d.notify(Notification::Delete(Deleted::Object(obj)));
         }
+        self.call_inline(d);
     }
 }

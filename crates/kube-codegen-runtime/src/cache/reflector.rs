@@ -623,9 +623,8 @@ where
                 }
                 polled
             });
-            let Some(event) = next.await else {
-                return None;
-            };
+            // The stream's end ends the watch (`None`).
+            let event = next.await?;
             *events += 1;
             if let Some(wait) = self.store.ready() {
                 wait.await;

@@ -53,6 +53,10 @@ struct State<K> {
     items: HashMap<Key, Arc<K>, Hasher>,
     indexers: Indexers<K>,
     indices: BTreeMap<String, Index<K>>,
+    /// The [`NAMESPACE_INDEX`] is the built-in [`namespace_index`]: writes then read the
+    /// namespace in place instead of calling the index function, which allocates a `Vec` and a
+    /// `String` for the old and the new object on every update.
+    builtin_namespace_index: bool,
 }
 
 impl<K> fmt::Debug for Store<K> {
@@ -95,16 +99,19 @@ impl<K: Resource> Store<K> {
                 items: HashMap::default(),
                 indexers,
                 indices,
+                builtin_namespace_index: false,
             }),
         }
     }
 
     /// An empty store with the namespace index ([`NAMESPACE_INDEX`]), as informers build it.
     pub fn with_namespace_index() -> Self {
-        Self::new(Indexers::from([(
+        let store = Self::new(Indexers::from([(
             NAMESPACE_INDEX.to_owned(),
             namespace_index::<K>(),
-        )]))
+        )]));
+        store.write().builtin_namespace_index = true;
+        store
     }
 
     /// Inserts or replaces `obj` under its key.
@@ -199,6 +206,7 @@ impl<K: Resource> Store<K> {
             items,
             indexers,
             indices,
+            ..
         } = &mut *s;
         *indices = indexers
             .iter()
@@ -272,6 +280,7 @@ impl<K: Resource> Store<K> {
             items,
             indexers,
             indices,
+            ..
         } = &mut *s;
         for (name, f) in new {
             indices.insert(name.clone(), build_index(items, &f));
@@ -281,7 +290,7 @@ impl<K: Resource> Store<K> {
     }
 }
 
-impl<K> State<K> {
+impl<K: Resource> State<K> {
     fn indexer(&self, name: &str) -> Result<&IndexFn<K>, CacheError> {
         self.indexers
             .get(name)
@@ -291,6 +300,14 @@ impl<K> State<K> {
     /// Moves `key` from the index values of `old` to those of `new` in every index.
     fn reindex(&mut self, key: &Key, old: Option<&K>, new: Option<&Arc<K>>) {
         for (name, f) in &self.indexers {
+            if self.builtin_namespace_index && name == NAMESPACE_INDEX {
+                let index = self
+                    .indices
+                    .get_mut(name)
+                    .expect("an index for every indexer");
+                reindex_namespace(index, key, old, new);
+                continue;
+            }
             let old_values = old.map(|o| f(o)).unwrap_or_default();
             let new_values = new.map(|n| f(n)).unwrap_or_default();
             // Every indexer has its index (built with it), so no key is cloned here.
@@ -316,6 +333,49 @@ impl<K> State<K> {
             }
             if let Some(new) = new {
                 insert_all(index, new_values, key, new);
+            }
+        }
+    }
+}
+
+/// [`State::reindex`] for the built-in namespace index, reading each object's namespace in
+/// place (what [`namespace_index`] returns, without its allocations).
+fn reindex_namespace<K: Resource>(
+    index: &mut Index<K>,
+    key: &Key,
+    old: Option<&K>,
+    new: Option<&Arc<K>>,
+) {
+    fn ns<K: Resource>(o: &K) -> &str {
+        o.meta().namespace.as_deref().unwrap_or("")
+    }
+    let old_ns = old.map(ns);
+    if let (Some(old_ns), Some(new)) = (old_ns, new)
+        && old_ns == ns(&**new)
+        && let Some(slot) = index.get_mut(old_ns).and_then(|objs| objs.get_mut(key))
+    {
+        *slot = new.clone();
+        return;
+    }
+    if let Some(old_ns) = old_ns
+        && let Some(objs) = index.get_mut(old_ns)
+    {
+        objs.remove(key);
+        if objs.is_empty() {
+            index.remove(old_ns);
+        }
+    }
+    if let Some(new) = new {
+        let ns = ns(&**new);
+        match index.get_mut(ns) {
+            Some(objs) => {
+                objs.insert(key.clone(), new.clone());
+            }
+            None => {
+                index
+                    .entry(ns.to_owned())
+                    .or_default()
+                    .insert(key.clone(), new.clone());
             }
         }
     }
