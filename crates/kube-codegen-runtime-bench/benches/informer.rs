@@ -27,7 +27,9 @@
 //!   handler runs on each event the reflector yields.
 //! - `floor`: serde_json decoding of the same 1,000,000 lines into `WatchEvent<Widget>`, one
 //!   thread, nothing else (each line is assembled into a reused buffer; the decoded object is
-//!   dropped).
+//!   dropped); then `floor_cache_events_per_sec`, the same decoding with each object stored in
+//!   a plain slot in place of the one it replaces (the work no cache can avoid); and
+//!   `floor_object_bytes`, what one decoded Widget takes from the allocator.
 //!
 //! Memory: `bytes_per_object` is resident-set growth from before the list is built to after
 //! sync, over 100,000; the json variants' 100,000 pre-serialised objects are built before that
@@ -163,6 +165,16 @@ fn ratios(all: &mut Gathered) {
             "w3json_over_floor",
             "w3json_events_per_sec",
             "floor_decode_events_per_sec",
+        ),
+        (
+            "w3json_over_cache_floor",
+            "w3json_events_per_cpu_sec",
+            "floor_cache_events_per_sec",
+        ),
+        (
+            "kube_runtime_w3json_over_cache_floor",
+            "kube_runtime_w3json_events_per_cpu_sec",
+            "floor_cache_events_per_sec",
         ),
         (
             "w3json_queued_over_kube_runtime_cpu",
@@ -634,4 +646,34 @@ fn floor() {
         *EVENTS as f64 / start.elapsed().as_secs_f64(),
         "events/s",
     );
+    cache_floor(&t, &mut line);
+}
+
+/// `floor_cache_events_per_sec`: what any cache of these objects must do per event, on one
+/// thread and nothing more: decode the line, and put the object in its slot in place of the
+/// one it replaces (freeing that one, cold in memory since its previous event). No map, no
+/// key, no handler.
+fn cache_floor(t: &Templates, line: &mut Vec<u8>) {
+    let mut slots: Vec<Widget> = (0..OBJECTS)
+        .map(|i| t.decode_object(i, i as u64 + 1).expect("decodes"))
+        .collect();
+    let start = Instant::now();
+    for e in 0..*EVENTS {
+        line.clear();
+        let i = (e % OBJECTS as u64) as usize;
+        t.write_event(i, OBJECTS as u64 + 1 + e, line);
+        match decode_event(line) {
+            Ok(WatchEvent::Modified(obj)) => slots[i] = obj,
+            other => {
+                eprintln!("event {e} is not a MODIFIED Widget: {other:?}");
+                std::process::exit(1);
+            }
+        }
+    }
+    figure(
+        "floor_cache_events_per_sec",
+        *EVENTS as f64 / start.elapsed().as_secs_f64(),
+        "events/s",
+    );
+    std::hint::black_box(&slots);
 }

@@ -159,10 +159,10 @@ async fn controller(cs: &Clientset) {
     let deployments = factory.informer_for::<Deployment>();
     let queue: WorkQueue<String> = WorkQueue::builder().name("foos").build();
     foos.informer()
-        .add_event_handler(foo_event_handler(queue.clone()))
+        .add_inline_event_handler(foo_event_handler(queue.clone()))
         .expect("foo handler");
     deployments
-        .add_event_handler(deployment_event_handler(queue.clone(), foos.lister()))
+        .add_inline_event_handler(deployment_event_handler(queue.clone(), foos.lister()))
         .expect("deployment handler");
     let reporter = Reporter {
         controller: "sample-controller".into(),

@@ -334,11 +334,13 @@ async fn control(ctx: &Ctx, stop: impl Future<Output = Stop>) -> anyhow::Result<
     // client-go's default controller rate limiter: per-key 5 ms doubling to 1000 s, and
     // 10 qps overall with a burst of 100.
     let queue: WorkQueue<String> = WorkQueue::builder().name("foos").build();
+    // Both handlers only put keys in the workqueue, so they run inline on the informers'
+    // reflector tasks (no task wake-up per event; see `add_inline_event_handler`).
     foos.informer()
-        .add_event_handler(foo_event_handler(queue.clone()))
+        .add_inline_event_handler(foo_event_handler(queue.clone()))
         .context("adding the foo event handler")?;
     deployments
-        .add_event_handler(deployment_event_handler(queue.clone(), foos.lister()))
+        .add_inline_event_handler(deployment_event_handler(queue.clone(), foos.lister()))
         .context("adding the deployment event handler")?;
 
     tracing::info!("starting informers");
