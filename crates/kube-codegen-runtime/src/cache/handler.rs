@@ -44,7 +44,9 @@ impl<K> Deleted<K> {
 
 /// Receives an informer's events, one at a time and in order for each object. Calls for one
 /// handler never overlap; different handlers run independently, so a slow one delays only
-/// itself (up to the informer's backlog bound). A panic in a handler is logged and the
+/// itself (up to the informer's backlog bound), unless it was added
+/// [inline](super::SharedIndexInformer::add_inline_event_handler): then it runs on the
+/// reflector's task and the cache waits for it. A panic in a handler is logged and the
 /// handler goes on with the next event.
 pub trait EventHandler<K>: Send + Sync + 'static {
     /// An object appeared. `in_initial_list` is true while the informer delivers the list
