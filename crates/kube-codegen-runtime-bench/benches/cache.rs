@@ -32,23 +32,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+use futures::StreamExt;
 use kube::ResourceExt;
-use kube::api::{ListParams, ObjectList, TypeMeta, WatchEvent, WatchParams};
+use kube::api::WatchEvent;
 use kube::core::Selector;
 use kube_codegen_runtime::cache::{
-    EventHandlerFns, InformerOptions, ListWatch, NAMESPACE_INDEX, NamespaceLister,
-    SharedIndexInformer, Store, StoreReader, WatchStream,
+    EventHandlerFns, InformerOptions, NAMESPACE_INDEX, NamespaceLister, SharedIndexInformer, Store,
+    StoreReader,
 };
 use kube_codegen_runtime_bench::bench::v1::Widget;
 use kube_codegen_runtime_bench::measure::{cpu_seconds, runs_value};
 use kube_codegen_runtime_bench::objects;
 use kube_codegen_runtime_bench::runs::Gathered;
+use kube_codegen_runtime_bench::source::OneShot;
 use kube_runtime::reflector::{self, ObjectRef};
 use kube_runtime::watcher;
-use parking_lot::Mutex;
 use tokio::sync::{Notify, mpsc};
 
 const OBJECTS: usize = 100_000;
@@ -150,56 +148,6 @@ fn main() {
     all.print();
 }
 
-/// The in-process source: one list of W3 plain's objects, then one watch that either stays
-/// silent or carries W3's events from `events`.
-struct Source {
-    list: Mutex<Option<Vec<Widget>>>,
-    events: Mutex<Option<WatchStream<Widget>>>,
-}
-
-impl ListWatch<Widget> for Source {
-    fn list<'a>(
-        &'a self,
-        _: &'a ListParams,
-    ) -> BoxFuture<'a, Result<ObjectList<Widget>, kube::Error>> {
-        let items = self.list.lock().take();
-        async move {
-            // A second list would mean the reflector gave up on the watch: nothing to serve.
-            let items = items.ok_or_else(|| {
-                kube::Error::Service(
-                    "the W4 source serves one list; the informer listed again".into(),
-                )
-            })?;
-            Ok(ObjectList {
-                types: TypeMeta {
-                    api_version: "bench.example.com/v1".into(),
-                    kind: "WidgetList".into(),
-                },
-                metadata: ListMeta {
-                    resource_version: Some(OBJECTS.to_string()),
-                    ..ListMeta::default()
-                },
-                items,
-            })
-        }
-        .boxed()
-    }
-
-    fn watch<'a>(
-        &'a self,
-        _: &'a WatchParams,
-        _: &'a str,
-    ) -> BoxFuture<'a, Result<WatchStream<Widget>, kube::Error>> {
-        // Later watches stay open and silent: the cache keeps what the first one delivered.
-        let stream = self
-            .events
-            .lock()
-            .take()
-            .unwrap_or_else(|| futures::stream::pending().boxed());
-        async move { Ok(stream) }.boxed()
-    }
-}
-
 /// Our informer over W3 plain's list (and, with `after_events`, W3's 1,000,000 events), synced
 /// and idle; its read handles.
 async fn informer_cache(after_events: bool, all: &mut Gathered) -> (StoreReader<Widget>, Lister) {
@@ -211,10 +159,7 @@ async fn informer_cache(after_events: bool, all: &mut Gathered) -> (StoreReader<
         rx.recv().await.map(|o| (Ok(WatchEvent::Modified(o)), rx))
     })
     .boxed();
-    let source = Source {
-        list: Mutex::new(Some(items)),
-        events: Mutex::new(Some(events)),
-    };
+    let source = OneShot::new(OBJECTS as u64, Box::new(move || Ok(items)), events);
     let informer = SharedIndexInformer::new(source, InformerOptions::default());
     let updates = Arc::new(AtomicU64::new(0));
     let done = Arc::new(Notify::new());

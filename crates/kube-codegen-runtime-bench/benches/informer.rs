@@ -39,12 +39,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use futures::future::BoxFuture;
-use futures::{FutureExt, Stream, StreamExt};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
-use kube::api::{ListParams, ObjectList, TypeMeta, WatchEvent, WatchParams};
+use futures::{Stream, StreamExt};
+use kube::api::WatchEvent;
 use kube_codegen_runtime::cache::{
-    EventHandlerFns, InformerOptions, ListWatch, SharedIndexInformer, WatchStream, key_of,
+    EventHandlerFns, InformerOptions, SharedIndexInformer, WatchStream, key_of,
 };
 use kube_codegen_runtime::workqueue::WorkQueue;
 use kube_codegen_runtime_bench::bench::v1::Widget;
@@ -53,10 +51,10 @@ use kube_codegen_runtime_bench::measure::{
 };
 use kube_codegen_runtime_bench::objects;
 use kube_codegen_runtime_bench::runs::Gathered;
+use kube_codegen_runtime_bench::source::{MakeItems, OneShot};
 use kube_codegen_runtime_bench::wire::{Templates, decode_event};
 use kube_runtime::reflector::{self, ObjectRef};
 use kube_runtime::watcher;
-use parking_lot::Mutex;
 use tokio::sync::{Notify, mpsc};
 
 const OBJECTS: usize = 100_000;
@@ -311,63 +309,6 @@ fn check_rvs(rv: impl Fn(&str, &str) -> Option<String>, queued: usize) {
     assert_eq!(queued, OBJECTS);
 }
 
-/// Where our informer's list comes from.
-enum ListItems {
-    Built(Vec<Widget>),
-    Json(Arc<Templates>),
-}
-
-/// The in-process source: one list, then one watch stream fed by the feeder.
-struct Source {
-    list: Mutex<Option<ListItems>>,
-    events: Mutex<Option<WatchStream<Widget>>>,
-}
-
-impl ListWatch<Widget> for Source {
-    fn list<'a>(
-        &'a self,
-        _: &'a ListParams,
-    ) -> BoxFuture<'a, Result<ObjectList<Widget>, kube::Error>> {
-        let items = self.list.lock().take().expect("W3 lists once");
-        async move {
-            let items = match items {
-                ListItems::Built(items) => items,
-                ListItems::Json(t) => (0..OBJECTS)
-                    .map(|i| t.decode_object(i, i as u64 + 1))
-                    .collect::<Result<_, _>>()
-                    .map_err(kube::Error::SerdeError)?,
-            };
-            Ok(ObjectList {
-                types: TypeMeta {
-                    api_version: "bench.example.com/v1".into(),
-                    kind: "WidgetList".into(),
-                },
-                metadata: ListMeta {
-                    resource_version: Some(OBJECTS.to_string()),
-                    ..ListMeta::default()
-                },
-                items,
-            })
-        }
-        .boxed()
-    }
-
-    fn watch<'a>(
-        &'a self,
-        _: &'a WatchParams,
-        _: &'a str,
-    ) -> BoxFuture<'a, Result<WatchStream<Widget>, kube::Error>> {
-        // W3 watches once; a second watch comes only after the run, when the feeder is
-        // aborted and its stream ends: it gets a stream that never yields.
-        let stream = self
-            .events
-            .lock()
-            .take()
-            .unwrap_or_else(|| futures::stream::pending().boxed());
-        async move { Ok(stream) }.boxed()
-    }
-}
-
 /// Our SharedIndexInformer: plain, shallow or json.
 fn ours(variant: Variant) {
     let prefix = match variant {
@@ -393,18 +334,29 @@ fn ours(variant: Variant) {
     }
     let rt = runtime();
     let rss0 = rss_bytes();
-    let items = match (&templates, variant) {
-        (Some(t), _) => ListItems::Json(t.clone()),
-        (None, Variant::Shallow) => ListItems::Built(
-            (0..OBJECTS)
+    let items: MakeItems = match (&templates, variant) {
+        // json: the list's items are decoded from their JSON when listed, inside the clock.
+        (Some(t), _) => {
+            let t = t.clone();
+            Box::new(move || {
+                (0..OBJECTS)
+                    .map(|i| t.decode_object(i, i as u64 + 1))
+                    .collect::<Result<_, _>>()
+                    .map_err(kube::Error::SerdeError)
+            })
+        }
+        (None, Variant::Shallow) => {
+            let built: Vec<Widget> = (0..OBJECTS)
                 .map(|i| objects::shallow(i, i as u64 + 1))
-                .collect(),
-        ),
-        (None, _) => ListItems::Built(
-            (0..OBJECTS)
+                .collect();
+            Box::new(move || Ok(built))
+        }
+        (None, _) => {
+            let built: Vec<Widget> = (0..OBJECTS)
                 .map(|i| objects::widget(i, i as u64 + 1))
-                .collect(),
-        ),
+                .collect();
+            Box::new(move || Ok(built))
+        }
     };
     rt.block_on(async move {
         // The feeder's channel and the stream the reflector reads: typed events, or lines to decode.
@@ -433,10 +385,7 @@ fn ours(variant: Variant) {
                 (stream, Box::new(move || spawn_feeder(tx, make)))
             }
         };
-        let source = Source {
-            list: Mutex::new(Some(items)),
-            events: Mutex::new(Some(events)),
-        };
+        let source = OneShot::new(OBJECTS as u64, items, events);
         let informer = SharedIndexInformer::new(source, InformerOptions::default());
         let queue: WorkQueue<String> = WorkQueue::new();
         let updates = Arc::new(AtomicU64::new(0));

@@ -119,4 +119,5 @@ pub mod measure {
 
 pub mod objects;
 pub mod runs;
+pub mod source;
 pub mod wire;
