@@ -191,6 +191,42 @@ impl<K: Resource> NamespaceLister<K> {
         if self.namespace.is_empty() {
             return Ok(self.store.get_by_key(name));
         }
-        Ok(self.store.get_by_key(&format!("{}/{name}", self.namespace)))
+        Ok(with_key(&self.namespace, name, |key| {
+            self.store.get_by_key(key)
+        }))
+    }
+}
+
+/// Runs `f` with the key `namespace/name` built on the stack: a lookup is ~140 instructions,
+/// and building the key with `format!` cost 1,075 (W4's callgrind figures). Every valid key fits
+/// (a namespace is at most 63 bytes, a name 253); a longer one is built on the heap.
+fn with_key<T>(namespace: &str, name: &str, f: impl FnOnce(&str) -> T) -> T {
+    let mut buf = [0u8; 320];
+    let len = namespace.len() + 1 + name.len();
+    if len <= buf.len() {
+        buf[..namespace.len()].copy_from_slice(namespace.as_bytes());
+        buf[namespace.len()] = b'/';
+        buf[namespace.len() + 1..len].copy_from_slice(name.as_bytes());
+        // Two strings joined by an ASCII byte are UTF-8; the check only satisfies the type.
+        if let Ok(key) = std::str::from_utf8(&buf[..len]) {
+            return f(key);
+        }
+    }
+    f(&format!("{namespace}/{name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_key;
+
+    #[test]
+    fn keys_are_namespace_slash_name_on_the_stack_or_the_heap() {
+        assert_eq!(with_key("ns-1", "name-2", str::to_owned), "ns-1/name-2");
+        assert_eq!(with_key("ns", "ü", str::to_owned), "ns/ü");
+        let long = "n".repeat(400);
+        assert_eq!(
+            with_key("default", &long, str::to_owned),
+            format!("default/{long}")
+        );
     }
 }
