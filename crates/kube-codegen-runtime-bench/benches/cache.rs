@@ -14,10 +14,9 @@
 //!   0..1,000,000 on one thread (`w4_gets_per_sec`) and split over two by parity
 //!   (`w4_gets_2t_per_sec`); 10,000 `by_index("namespace", "ns-{j % 100}")` calls of 1,000
 //!   objects each (`w4_by_index_per_sec`). Through `informer.lister()`, the same gets as
-//!   `namespace(ns).get(name)` (which builds the key per call) and the same namespaces as
-//!   `namespace(ns).list(everything)`; and, as a prototype of a non-allocating lister get, the
-//!   same gets with the key built in a stack buffer (`w4_stack_key_gets_per_sec`). With `--after-events`, W3 plain's 1,000,000 MODIFIED
-//!   events (10 cycles over the objects) are applied before the lookups, as W4 follows W3.
+//!   `namespace(ns).get(name)` (which builds the key on the stack per call) and the same
+//!   namespaces as `namespace(ns).list(everything)`. With `--after-events`, W3 plain's
+//!   1,000,000 MODIFIED events (10 cycles over the objects) are applied before the lookups, as W4 follows W3.
 //! - `direct`: a `Store` with the namespace index filled by `add` with the same Widgets
 //!   (`w4_direct_*`): what the informer's cache should match.
 //! - `kube-runtime`: kube_runtime 5's `reflector(writer, stream)` over `Init`, `InitApply`
@@ -368,17 +367,6 @@ fn informer_round(
         GETS,
         gets(1, lister_get),
     );
-    // Prototype for the runtime (not its API): the lister's get with `namespace/name` built in
-    // a stack buffer instead of a `format!`ed String, through the same store.
-    let stack_key_get =
-        |i: usize| with_key(&nss[i % 100], &lister.names[i], |k| reader.get_by_key(k));
-    rate(
-        all,
-        "w4_stack_key_gets_per_sec",
-        "gets",
-        GETS,
-        gets(1, stack_key_get),
-    );
     let everything = Selector::default();
     let lister_list = |n: usize| lister.namespaces[n].list(&everything).expect("synced");
     rate(
@@ -388,20 +376,6 @@ fn informer_round(
         BY_INDEX_CALLS,
         namespaces(BY_INDEX_CALLS, lister_list),
     );
-}
-
-/// Calls `f` with `namespace/name`, built on the stack when it fits in 128 bytes.
-fn with_key<R>(namespace: &str, name: &str, f: impl FnOnce(&str) -> R) -> R {
-    let mut buf = [0u8; 128];
-    let len = namespace.len() + 1 + name.len();
-    if len > buf.len() {
-        return f(&format!("{namespace}/{name}"));
-    }
-    buf[..namespace.len()].copy_from_slice(namespace.as_bytes());
-    buf[namespace.len()] = b'/';
-    buf[namespace.len() + 1..len].copy_from_slice(name.as_bytes());
-    // Two strs joined by an ASCII byte are UTF-8; the check is the safe way to say so.
-    f(std::str::from_utf8(&buf[..len]).expect("joined strs are UTF-8"))
 }
 
 fn store_round(store: &Store<Widget>, keys: &[String], all: &mut Gathered) {
@@ -487,13 +461,5 @@ fn ratios(all: &mut Gathered) {
             "kube_runtime_w4_gets_2t_per_sec",
         ),
     ];
-    for (name, ours, theirs) in pairs {
-        let (Some(a), Some(b)) = (all.values(ours), all.values(theirs)) else {
-            continue;
-        };
-        let r: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
-        for v in r {
-            all.push(name, v, "x");
-        }
-    }
+    all.push_ratios(&pairs);
 }

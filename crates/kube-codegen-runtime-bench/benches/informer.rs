@@ -180,15 +180,7 @@ fn ratios(all: &mut Gathered) {
             "kube_runtime_w3json_events_per_cpu_sec",
         ),
     ];
-    for (name, ours, theirs) in pairs {
-        let (Some(a), Some(b)) = (all.values(ours), all.values(theirs)) else {
-            continue;
-        };
-        let r: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
-        for v in r {
-            all.push(name, v, "x");
-        }
-    }
+    all.push_ratios(&pairs);
 }
 
 fn figure(name: &str, value: f64, unit: &str) {

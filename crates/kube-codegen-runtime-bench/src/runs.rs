@@ -49,6 +49,20 @@ impl Gathered {
         }
     }
 
+    /// Records, per run, `ours / theirs` as `name` for each `(name, ours, theirs)` whose two
+    /// figures were both gathered (same-round ratios: run i of one over run i of the other).
+    pub fn push_ratios(&mut self, pairs: &[(&str, &str, &str)]) {
+        for &(name, ours, theirs) in pairs {
+            let (Some(a), Some(b)) = (self.values(ours), self.values(theirs)) else {
+                continue;
+            };
+            let r: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+            for v in r {
+                self.push(name, v, "x");
+            }
+        }
+    }
+
     /// The values recorded for `name`, in run order.
     pub fn values(&self, name: &str) -> Option<&[f64]> {
         self.0

@@ -695,11 +695,11 @@ impl<K: Resource + Send + Sync + 'static> Sink<K> {
             Some(old) => Notification::Update(old, obj),
             None => Notification::Add(obj, false),
         });
-        self.call_inline(d);
+        self.unlock_and_call_inline(d);
     }
 
     /// Lets go of the dispatch lock, then makes the inline calls it decided on.
-    fn call_inline(&self, mut d: parking_lot::MutexGuard<'_, Dispatch<K>>) {
+    fn unlock_and_call_inline(&self, mut d: parking_lot::MutexGuard<'_, Dispatch<K>>) {
         if d.calls.is_empty() {
             return;
         }
@@ -745,7 +745,7 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
         }
         d.flush();
         self.inner.synced.send_replace(true);
-        self.call_inline(d);
+        self.unlock_and_call_inline(d);
     }
 
     fn add(&self, object: K) {
@@ -785,6 +785,6 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
         if self.inner.store.delete_key(&key).is_some() {
             d.notify(Notification::Delete(Deleted::Object(obj)));
         }
-        self.call_inline(d);
+        self.unlock_and_call_inline(d);
     }
 }
