@@ -30,6 +30,10 @@
 //!   dropped); then `floor_cache_events_per_sec`, the same decoding with each object stored in
 //!   a plain slot in place of the one it replaces (the work no cache can avoid); and
 //!   `floor_object_bytes`, what one decoded Widget takes from the allocator.
+//! - `floor-pipeline`: W3 json with everything but a cache, on the same 2-thread runtime: the
+//!   same feeder, channel and decoding, each object put in a plain slot in place of the one it
+//!   replaces (list and events), and the same handler work (key and workqueue `add`) on the
+//!   task that decodes. What ours and kube-runtime's add over it is their cache and dispatch.
 //!
 //! Memory: `bytes_per_object` is resident-set growth from before the list is built to after
 //! sync, over 100,000; the json variants' 100,000 pre-serialised objects are built before that
@@ -82,15 +86,18 @@ enum Variant {
     KubeRuntimePlain,
     KubeRuntimeJson,
     Floor,
+    /// W3 json's whole pipeline without a cache: `floor_pipeline_*`.
+    FloorPipeline,
 }
 
-const VARIANTS: [(&str, Variant); 7] = [
+const VARIANTS: [(&str, Variant); 8] = [
     ("plain", Variant::Plain),
     ("json", Variant::Json),
     ("json-queued", Variant::JsonQueued),
     ("kube-runtime-plain", Variant::KubeRuntimePlain),
     ("kube-runtime-json", Variant::KubeRuntimeJson),
     ("floor", Variant::Floor),
+    ("floor-pipeline", Variant::FloorPipeline),
     ("shallow", Variant::Shallow),
 ];
 
@@ -125,6 +132,7 @@ fn main() {
             Variant::Plain | Variant::Shallow | Variant::Json | Variant::JsonQueued => ours(v),
             Variant::KubeRuntimePlain | Variant::KubeRuntimeJson => kube_runtime(v),
             Variant::Floor => floor(),
+            Variant::FloorPipeline => pipeline_floor(),
         }
         return;
     }
@@ -173,6 +181,21 @@ fn ratios(all: &mut Gathered) {
             "kube_runtime_w3json_over_cache_floor",
             "kube_runtime_w3json_events_per_cpu_sec",
             "floor_cache_events_per_sec",
+        ),
+        (
+            "w3json_over_pipeline_floor_cpu",
+            "w3json_events_per_cpu_sec",
+            "floor_pipeline_events_per_cpu_sec",
+        ),
+        (
+            "kube_runtime_w3json_over_pipeline_floor_cpu",
+            "kube_runtime_w3json_events_per_cpu_sec",
+            "floor_pipeline_events_per_cpu_sec",
+        ),
+        (
+            "floor_pipeline_over_floor",
+            "floor_pipeline_events_per_sec",
+            "floor_decode_events_per_sec",
         ),
         (
             "w3json_queued_over_kube_runtime_cpu",
@@ -617,4 +640,62 @@ fn cache_floor(t: &Templates, line: &mut Vec<u8>) {
         "events/s",
     );
     std::hint::black_box(&slots);
+}
+
+/// `floor_pipeline_*`: W3 json without a cache. The list is decoded into slots; then, on the
+/// same runtime, feeder and channel as the json variants, each event line is decoded on the
+/// consuming task, its object replaces the one in its slot (the index parsed from its name),
+/// and W3's handler work is done (the `namespace/name` key added to a workqueue). No map, no
+/// index, no handler dispatch: what any informer must add to this is its own cost.
+fn pipeline_floor() {
+    let templates = json_templates();
+    let rt = runtime();
+    let t = templates.clone();
+    rt.block_on(async move {
+        let queue: WorkQueue<String> = WorkQueue::new();
+        let mut slots: Vec<Widget> = Vec::with_capacity(OBJECTS);
+        for i in 0..OBJECTS {
+            let obj = t.decode_object(i, i as u64 + 1).expect("decodes");
+            queue.add(key_of(&obj).expect("named"));
+            slots.push(obj);
+        }
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
+        let done = Arc::new(Notify::new());
+        let consumer = {
+            let (queue, done) = (queue.clone(), done.clone());
+            tokio::spawn(async move {
+                let mut lines = receiver_stream(rx).boxed();
+                let mut handled = 0;
+                while let Some(line) = lines.next().await {
+                    let obj = match decode_event(&line) {
+                        Ok(WatchEvent::Modified(o)) => o,
+                        other => panic!("the feeder sends MODIFIED Widgets only, got {other:?}"),
+                    };
+                    queue.add(key_of(&obj).expect("named"));
+                    let i: usize = obj
+                        .metadata
+                        .name
+                        .as_deref()
+                        .and_then(|n| n.strip_prefix("name-"))
+                        .and_then(|n| n.parse().ok())
+                        .expect("name-<i>");
+                    slots[i] = obj;
+                    handled += 1;
+                    if handled == *EVENTS {
+                        done.notify_one();
+                    }
+                }
+                slots
+            })
+        };
+        let start: StartFeeder = Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv)));
+        let feeder = time_events("floor_pipeline", start, &done).await;
+        feeder.abort();
+        let slots = consumer.await.expect("the consumer ends with the feeder");
+        let rv = |_: &str, name: &str| {
+            let i: usize = name.strip_prefix("name-")?.parse().ok()?;
+            slots[i].metadata.resource_version.clone()
+        };
+        check_rvs(rv, queue.len());
+    });
 }

@@ -300,6 +300,15 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Object `i`'s name: odd ones make keys longer than the 24 bytes a key holds in place.
+fn obj_name(i: u8) -> String {
+    if i % 2 == 1 {
+        format!("o{i}-a-name-long-enough-to-live-on-the-heap")
+    } else {
+        format!("o{i}")
+    }
+}
+
 /// `tiers` label from a bit set: bit b set -> tier "t{b}" (so 0..16 covers 0 to 4 values).
 fn member(ns: u8, i: u8, bits: u8) -> Arc<ConfigMap> {
     let t: Vec<String> = (0..4)
@@ -308,9 +317,9 @@ fn member(ns: u8, i: u8, bits: u8) -> Arc<ConfigMap> {
         .collect();
     let joined = t.join(",");
     if t.is_empty() {
-        cm(&format!("ns{ns}"), &format!("o{i}"), &[])
+        cm(&format!("ns{ns}"), &obj_name(i), &[])
     } else {
-        cm(&format!("ns{ns}"), &format!("o{i}"), &[("tiers", &joined)])
+        cm(&format!("ns{ns}"), &obj_name(i), &[("tiers", &joined)])
     }
 }
 
@@ -324,17 +333,17 @@ proptest! {
             match op {
                 Op::Add(n, i, t) => {
                     let o = member(n, i, t);
-                    model.insert(format!("ns{n}/o{i}"), o.clone());
+                    model.insert(format!("ns{n}/{}", obj_name(i)), o.clone());
                     store.add(o).unwrap();
                 }
                 Op::Delete(n, i) => {
-                    let key = format!("ns{n}/o{i}");
+                    let key = format!("ns{n}/{}", obj_name(i));
                     prop_assert_eq!(store.delete_key(&key).is_some(), model.remove(&key).is_some());
                 }
                 Op::Replace(members) => {
                     let objs: Vec<_> = members.iter().map(|&(n, i, t)| member(n, i, t)).collect();
                     model = members.iter().zip(&objs)
-                        .map(|(&(n, i, _), o)| (format!("ns{n}/o{i}"), o.clone()))
+                        .map(|(&(n, i, _), o)| (format!("ns{n}/{}", obj_name(i)), o.clone()))
                         .collect();
                     store.replace(objs).unwrap();
                 }

@@ -37,7 +37,7 @@ use tokio::sync::{Notify, mpsc, watch};
 use super::error::CacheError;
 use super::handler::{Deleted, EventHandler, Notification};
 use super::health::{Health, ReflectorError};
-use super::keys::key_of;
+use super::keys::store_key;
 use super::lister::Lister;
 use super::metrics::InformerMetricsProvider;
 use super::reader::StoreReader;
@@ -685,7 +685,7 @@ impl<K> Sink<K> {
 impl<K: Resource + Send + Sync + 'static> Sink<K> {
     fn upsert(&self, obj: K) {
         let obj = self.transform(obj);
-        let key = match key_of(&*obj) {
+        let key = match store_key(&*obj) {
             Ok(k) => k,
             Err(e) => return tracing::warn!("informer: event not cached: {e}"),
         };
@@ -714,8 +714,8 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
         let mut keyed = Vec::with_capacity(objects.len());
         for obj in objects {
             let obj = self.transform(obj);
-            match key_of(&*obj) {
-                Ok(key) => keyed.push((Key::from(key), obj)),
+            match store_key(&*obj) {
+                Ok(key) => keyed.push((key, obj)),
                 // As `Store::replace`: a list with an unkeyable object changes nothing.
                 Err(e) => return tracing::warn!("informer: relist not cached: {e}"),
             }
@@ -776,7 +776,7 @@ impl<K: Resource + Send + Sync + 'static> ReflectorStore<K> for Sink<K> {
 
     fn delete(&self, object: K) {
         let obj = self.transform(object);
-        let key = match key_of(&*obj) {
+        let key = match store_key(&*obj) {
             Ok(k) => k,
             Err(e) => return tracing::warn!("informer: delete not cached: {e}"),
         };

@@ -5,20 +5,16 @@
 use kube::Resource;
 
 use super::error::CacheError;
+use super::store::Key;
 
 /// The cache key of `obj`: `namespace/name`, or `name` when it has no namespace.
 ///
 /// Errors when the object has no name (a server never returns one, but a hand-built object
 /// may lack it).
 pub fn key_of<K: Resource>(obj: &K) -> Result<String, CacheError> {
-    let meta = obj.meta();
-    let name = meta
-        .name
-        .as_deref()
-        .filter(|n| !n.is_empty())
-        .ok_or(CacheError::NoName)?;
-    Ok(match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => {
+    let (ns, name) = key_parts(obj)?;
+    Ok(match ns {
+        Some(ns) => {
             // Built by hand: this runs once or twice per event, and `format!` costs more.
             let mut key = String::with_capacity(ns.len() + 1 + name.len());
             key.push_str(ns);
@@ -26,8 +22,35 @@ pub fn key_of<K: Resource>(obj: &K) -> Result<String, CacheError> {
             key.push_str(name);
             key
         }
-        _ => name.to_owned(),
+        None => name.to_owned(),
     })
+}
+
+/// [`key_of`] as the store keeps it: keys up to 24 bytes (`ns-1/name-1234`, most
+/// `namespace/name` pairs of generated names aside) are built in place, with no allocation.
+pub(crate) fn store_key<K: Resource>(obj: &K) -> Result<Key, CacheError> {
+    let (ns, name) = key_parts(obj)?;
+    Ok(match ns {
+        Some(ns) => {
+            let mut key = Key::with_capacity(ns.len() + 1 + name.len());
+            key.push_str(ns);
+            key.push('/');
+            key.push_str(name);
+            key
+        }
+        None => Key::from(name),
+    })
+}
+
+/// The namespace (`None` for none or `""`) and the name a key is made of.
+fn key_parts<K: Resource>(obj: &K) -> Result<(Option<&str>, &str), CacheError> {
+    let meta = obj.meta();
+    let name = meta
+        .name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .ok_or(CacheError::NoName)?;
+    Ok((meta.namespace.as_deref().filter(|ns| !ns.is_empty()), name))
 }
 
 /// Splits a key made by [`key_of`] into `(namespace, name)`; the namespace is `""` for a
@@ -83,6 +106,25 @@ mod tests {
         ));
         assert!(matches!(
             key_of(&cm(Some("default"), Some(""))),
+            Err(CacheError::NoName)
+        ));
+    }
+
+    #[test]
+    fn store_keys_equal_key_of_short_and_long() {
+        let long = "a-namespace-name-well-past-24-bytes";
+        for (ns, name) in [
+            (Some("ns-1"), "name-1"),
+            (Some(long), "x"),
+            (Some(long), long),
+            (None, long),
+            (Some(""), "a"),
+        ] {
+            let obj = cm(ns, Some(name));
+            assert_eq!(store_key(&obj).unwrap().as_str(), key_of(&obj).unwrap());
+        }
+        assert!(matches!(
+            store_key(&cm(Some("default"), None)),
             Err(CacheError::NoName)
         ));
     }

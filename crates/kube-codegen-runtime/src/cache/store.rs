@@ -7,10 +7,11 @@ use std::sync::{Arc, PoisonError};
 
 use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
 use hashbrown::HashMap;
+use hashbrown::hash_map::EntryRef;
 use kube::Resource;
 
 use super::error::CacheError;
-use super::keys::key_of;
+use super::keys::store_key;
 
 /// Computes the values an object is indexed under (any number, duplicates ignored).
 pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
@@ -27,14 +28,15 @@ pub fn namespace_index<K: Resource>() -> IndexFn<K> {
     Arc::new(|obj: &K| vec![obj.meta().namespace.clone().unwrap_or_default()])
 }
 
-/// One key per object, shared by the item map and every index entry it appears in.
-pub(crate) type Key = Arc<str>;
+/// A cache key. Keys up to 24 bytes live inside the map's slot, so a lookup compares them
+/// without following a pointer to another cache line (W4's `get_by_key` gained 20-30%).
+pub(crate) type Key = compact_str::CompactString;
 pub(crate) type Hasher = foldhash::fast::RandomState;
 /// Index value -> the objects indexed under it, by key. Holding the objects (not only their
 /// keys) lets `by_index` copy pointers without a lookup per object.
 type Index<K> = HashMap<String, HashMap<Key, Arc<K>, Hasher>, Hasher>;
 
-/// A thread-safe cache of objects by key (`namespace/name`, see [`key_of`]), with named
+/// A thread-safe cache of objects by key (`namespace/name`, see [`key_of`](super::key_of)), with named
 /// indices kept up to date on every write.
 ///
 /// Objects are stored as `Arc<K>`: readers share them without copying, and nothing can change
@@ -116,20 +118,23 @@ impl<K: Resource> Store<K> {
 
     /// Inserts or replaces `obj` under its key.
     pub fn add(&self, obj: Arc<K>) -> Result<(), CacheError> {
-        let key = key_of(&*obj)?;
+        let key = store_key(&*obj)?;
         self.insert(&key, obj);
         Ok(())
     }
 
-    /// Inserts or replaces `obj` under `key` (which must be [`key_of`] the object) and returns
+    /// Inserts or replaces `obj` under `key` (which must be [`key_of`](super::key_of) the object) and returns
     /// what the key held: one lock for what `get_by_key` + `add` would do in two.
     pub fn insert(&self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
         let mut s = self.write();
-        let key: Key = match s.items.get_key_value(key) {
-            Some((k, _)) => k.clone(), // reuse the key the indices already hold
-            None => Key::from(key),
+        // One hash lookup; the key is copied only for the indices (in place when short).
+        let (key, old) = match s.items.entry_ref(key) {
+            EntryRef::Occupied(mut e) => (e.key().clone(), Some(e.insert(obj.clone()))),
+            EntryRef::Vacant(e) => {
+                let e = e.insert_entry_with_key(Key::from(key), obj.clone());
+                (e.key().clone(), None)
+            }
         };
-        let old = s.items.insert(key.clone(), obj.clone());
         s.reindex(&key, old.as_deref(), Some(&obj));
         old
     }
@@ -141,7 +146,7 @@ impl<K: Resource> Store<K> {
 
     /// Removes the object with `obj`'s key; returns what was cached.
     pub fn delete(&self, obj: &K) -> Result<Option<Arc<K>>, CacheError> {
-        Ok(self.delete_key(&key_of(obj)?))
+        Ok(self.delete_key(&store_key(obj)?))
     }
 
     /// Removes the object under `key`; returns what was cached.
@@ -154,7 +159,7 @@ impl<K: Resource> Store<K> {
 
     /// The cached object with `obj`'s key.
     pub fn get(&self, obj: &K) -> Result<Option<Arc<K>>, CacheError> {
-        Ok(self.get_by_key(&key_of(obj)?))
+        Ok(self.get_by_key(&store_key(obj)?))
     }
 
     /// The cached object under `key`.
@@ -187,7 +192,7 @@ impl<K: Resource> Store<K> {
     pub fn replace(&self, objs: impl IntoIterator<Item = Arc<K>>) -> Result<(), CacheError> {
         let keyed = objs
             .into_iter()
-            .map(|obj| Ok((Key::from(key_of(&*obj)?), obj)))
+            .map(|obj| Ok((store_key(&*obj)?, obj)))
             .collect::<Result<Vec<_>, CacheError>>()?;
         self.replace_keyed(keyed);
         Ok(())
