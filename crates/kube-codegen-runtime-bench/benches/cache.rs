@@ -23,6 +23,11 @@
 //!   x100,000, `InitDone`; gets by pre-built `ObjectRef`s (`kube_runtime_w4_*`); it has no
 //!   index, so a namespace is `state_filter` over every object (100 calls per round).
 //!
+//! - the floor, run with `informer` (`w4_floor_*`): the informer's own `Arc<Widget>`s in a bare
+//!   `hashbrown` map from `String` keys (foldhash, no lock): `get` + `Arc` clone is what any
+//!   cache that hands out shared objects must do per lookup; `w4_floor_borrow_gets_per_sec`
+//!   only finds the object (no reference count touched), as client-go's pointer return does.
+//!
 //! Keys and `ObjectRef`s are built before the clock. Each lookup's `Arc` is dropped inside the
 //! window. `*_per_cpu_sec` divides by the process's user + system CPU over the timed phase
 //! (getrusage), steadier than wall time on a shared machine. glibc malloc.
@@ -124,6 +129,17 @@ fn main() {
     let kube_runtime = chosen
         .contains(&Cache::KubeRuntime)
         .then(|| rt.block_on(kube_runtime_store(&mut all)));
+    // The informer's objects in a bare map (empty without the informer).
+    let floor: Floor = informer
+        .iter()
+        .flat_map(|(reader, _)| reader.list())
+        .map(|o| {
+            (
+                format!("{}/{}", o.namespace().expect("namespaced"), o.name_any()),
+                o,
+            )
+        })
+        .collect();
     let refs: Vec<ObjectRef<Widget>> = match kube_runtime {
         Some(_) => (0..OBJECTS)
             .map(|i| ObjectRef::new(&format!("name-{i}")).within(&format!("ns-{}", i % 100)))
@@ -135,6 +151,7 @@ fn main() {
         eprintln!("# round {}/{runs}", round + 1);
         if let Some((reader, lister)) = &informer {
             informer_round(reader, lister, &keys, &mut all);
+            floor_round(&floor, &keys, &mut all);
         }
         if let Some(store) = &direct {
             store_round(store, &keys, &mut all);
@@ -378,6 +395,22 @@ fn informer_round(
     );
 }
 
+type Floor = hashbrown::HashMap<String, Arc<Widget>, foldhash::fast::RandomState>;
+
+/// The floor under any cache's `get` (see the module doc), then the bare lookup alone.
+fn floor_round(floor: &Floor, keys: &[String], all: &mut Gathered) {
+    let get = |i: usize| floor.get(keys[i].as_str()).cloned();
+    rate(all, "w4_floor_gets_per_sec", "gets", GETS, gets(1, get));
+    let find = |i: usize| floor.get(keys[i].as_str()).map(Arc::as_ptr);
+    rate(
+        all,
+        "w4_floor_borrow_gets_per_sec",
+        "gets",
+        GETS,
+        gets(1, find),
+    );
+}
+
 fn store_round(store: &Store<Widget>, keys: &[String], all: &mut Gathered) {
     let nss: Vec<String> = (0..100).map(ns).collect();
     let get = |i: usize| store.get_by_key(&keys[i]);
@@ -449,6 +482,16 @@ fn ratios(all: &mut Gathered) {
             "w4_informer_over_direct_by_index",
             "w4_by_index_per_sec",
             "w4_direct_by_index_per_sec",
+        ),
+        (
+            "w4_gets_over_floor",
+            "w4_gets_per_sec",
+            "w4_floor_gets_per_sec",
+        ),
+        (
+            "w4_floor_borrow_over_floor",
+            "w4_floor_borrow_gets_per_sec",
+            "w4_floor_gets_per_sec",
         ),
         (
             "w4_gets_over_kube_runtime",
