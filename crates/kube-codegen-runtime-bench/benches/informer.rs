@@ -34,6 +34,8 @@
 //!   same feeder, channel and decoding, each object put in a plain slot in place of the one it
 //!   replaces (list and events), and the same handler work (key and workqueue `add`) on the
 //!   task that decodes. What ours and kube-runtime's add over it is their cache and dispatch.
+//!   `floor-pipeline-plain` is the same for plain (`floor_pipeline_plain_*`): its peak RSS is
+//!   what the plain workload's threads cost glibc with no cache at all.
 //!
 //! Memory: `bytes_per_object` is resident-set growth from before the list is built to after
 //! sync, over 100,000; the json variants' 100,000 pre-serialised objects are built before that
@@ -88,9 +90,11 @@ enum Variant {
     Floor,
     /// W3 json's whole pipeline without a cache: `floor_pipeline_*`.
     FloorPipeline,
+    /// The same for plain: `floor_pipeline_plain_*`.
+    FloorPipelinePlain,
 }
 
-const VARIANTS: [(&str, Variant); 8] = [
+const VARIANTS: [(&str, Variant); 9] = [
     ("plain", Variant::Plain),
     ("json", Variant::Json),
     ("json-queued", Variant::JsonQueued),
@@ -98,6 +102,7 @@ const VARIANTS: [(&str, Variant); 8] = [
     ("kube-runtime-json", Variant::KubeRuntimeJson),
     ("floor", Variant::Floor),
     ("floor-pipeline", Variant::FloorPipeline),
+    ("floor-pipeline-plain", Variant::FloorPipelinePlain),
     ("shallow", Variant::Shallow),
 ];
 
@@ -132,7 +137,8 @@ fn main() {
             Variant::Plain | Variant::Shallow | Variant::Json | Variant::JsonQueued => ours(v),
             Variant::KubeRuntimePlain | Variant::KubeRuntimeJson => kube_runtime(v),
             Variant::Floor => floor(),
-            Variant::FloorPipeline => pipeline_floor(),
+            Variant::FloorPipeline => pipeline_floor(false),
+            Variant::FloorPipelinePlain => pipeline_floor(true),
         }
         return;
     }
@@ -191,6 +197,16 @@ fn ratios(all: &mut Gathered) {
             "kube_runtime_w3json_over_pipeline_floor_cpu",
             "kube_runtime_w3json_events_per_cpu_sec",
             "floor_pipeline_events_per_cpu_sec",
+        ),
+        (
+            "w3_over_pipeline_floor_plain_cpu",
+            "w3_events_per_cpu_sec",
+            "floor_pipeline_plain_events_per_cpu_sec",
+        ),
+        (
+            "kube_runtime_w3_over_pipeline_floor_plain_cpu",
+            "kube_runtime_w3_events_per_cpu_sec",
+            "floor_pipeline_plain_events_per_cpu_sec",
         ),
         (
             "floor_pipeline_over_floor",
@@ -642,35 +658,67 @@ fn cache_floor(t: &Templates, line: &mut Vec<u8>) {
     std::hint::black_box(&slots);
 }
 
-/// `floor_pipeline_*`: W3 json without a cache. The list is decoded into slots; then, on the
-/// same runtime, feeder and channel as the json variants, each event line is decoded on the
-/// consuming task, its object replaces the one in its slot (the index parsed from its name),
-/// and W3's handler work is done (the `namespace/name` key added to a workqueue). No map, no
-/// index, no handler dispatch: what any informer must add to this is its own cost.
-fn pipeline_floor() {
-    let templates = json_templates();
+/// `floor_pipeline_*` (json) and `floor_pipeline_plain_*`: W3 without a cache. The list's
+/// objects go into slots (built before the runtime runs for plain, as ours has them; decoded
+/// for json); then, on the same runtime, feeder and channel as W3, each event's object
+/// (decoded on the consuming task for json) replaces the one in its slot (the index parsed
+/// from its name), and W3's handler work is done (the `namespace/name` key added to a
+/// workqueue). No map, no index, no handler dispatch: what an informer adds to this is its own
+/// cost, in CPU and in memory.
+fn pipeline_floor(plain: bool) {
+    let prefix = if plain {
+        "floor_pipeline_plain"
+    } else {
+        "floor_pipeline"
+    };
+    let templates = (!plain).then(json_templates);
     let rt = runtime();
-    let t = templates.clone();
+    let rss0 = rss_bytes();
+    let mut slots: Vec<Widget> = match &templates {
+        Some(t) => (0..OBJECTS)
+            .map(|i| t.decode_object(i, i as u64 + 1).expect("decodes"))
+            .collect(),
+        None => (0..OBJECTS)
+            .map(|i| objects::widget(i, i as u64 + 1))
+            .collect(),
+    };
     rt.block_on(async move {
         let queue: WorkQueue<String> = WorkQueue::new();
-        let mut slots: Vec<Widget> = Vec::with_capacity(OBJECTS);
-        for i in 0..OBJECTS {
-            let obj = t.decode_object(i, i as u64 + 1).expect("decodes");
-            queue.add(key_of(&obj).expect("named"));
-            slots.push(obj);
+        for obj in &slots {
+            queue.add(key_of(obj).expect("named"));
         }
-        let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
+        figure(
+            &format!("{prefix}_bytes_per_object"),
+            bytes_per_object(rss0),
+            "B",
+        );
+        let (mut objects, start): (futures::stream::BoxStream<'static, Widget>, StartFeeder) =
+            match templates {
+                Some(t) => {
+                    let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
+                    let decoded = receiver_stream(rx).map(|line| match decode_event(&line) {
+                        Ok(WatchEvent::Modified(o)) => o,
+                        other => panic!("the feeder sends MODIFIED Widgets only, got {other:?}"),
+                    });
+                    (
+                        decoded.boxed(),
+                        Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv))),
+                    )
+                }
+                None => {
+                    let (tx, rx) = mpsc::channel::<Widget>(4096);
+                    (
+                        receiver_stream(rx).boxed(),
+                        Box::new(move || spawn_feeder(tx, objects::widget)),
+                    )
+                }
+            };
         let done = Arc::new(Notify::new());
         let consumer = {
             let (queue, done) = (queue.clone(), done.clone());
             tokio::spawn(async move {
-                let mut lines = receiver_stream(rx).boxed();
                 let mut handled = 0;
-                while let Some(line) = lines.next().await {
-                    let obj = match decode_event(&line) {
-                        Ok(WatchEvent::Modified(o)) => o,
-                        other => panic!("the feeder sends MODIFIED Widgets only, got {other:?}"),
-                    };
+                while let Some(obj) = objects.next().await {
                     queue.add(key_of(&obj).expect("named"));
                     let i: usize = obj
                         .metadata
@@ -688,8 +736,7 @@ fn pipeline_floor() {
                 slots
             })
         };
-        let start: StartFeeder = Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv)));
-        let feeder = time_events("floor_pipeline", start, &done).await;
+        let feeder = time_events(prefix, start, &done).await;
         feeder.abort();
         let slots = consumer.await.expect("the consumer ends with the feeder");
         let rv = |_: &str, name: &str| {
@@ -697,5 +744,6 @@ fn pipeline_floor() {
             slots[i].metadata.resource_version.clone()
         };
         check_rvs(rv, queue.len());
+        figure(&format!("{prefix}_peak_rss_mb"), peak_rss_mb(), "MiB");
     });
 }

@@ -12,45 +12,29 @@ use super::store::Key;
 /// Errors when the object has no name (a server never returns one, but a hand-built object
 /// may lack it).
 pub fn key_of<K: Resource>(obj: &K) -> Result<String, CacheError> {
-    let (ns, name) = key_parts(obj)?;
-    Ok(match ns {
-        Some(ns) => {
-            // Built by hand: this runs once or twice per event, and `format!` costs more.
-            let mut key = String::with_capacity(ns.len() + 1 + name.len());
-            key.push_str(ns);
-            key.push('/');
-            key.push_str(name);
-            key
-        }
-        None => name.to_owned(),
-    })
+    store_key(obj).map(Key::into_string)
 }
 
-/// [`key_of`] as the store keeps it: keys up to 24 bytes (`ns-1/name-1234`, most
-/// `namespace/name` pairs of generated names aside) are built in place, with no allocation.
+/// [`key_of`] as the store keeps it: keys up to 24 bytes (`ns-1/name-1234`; not most
+/// generated names) are built in place, with no allocation. Built by hand: this runs once or
+/// twice per event, and `format!` costs more.
 pub(crate) fn store_key<K: Resource>(obj: &K) -> Result<Key, CacheError> {
-    let (ns, name) = key_parts(obj)?;
-    Ok(match ns {
-        Some(ns) => {
-            let mut key = Key::with_capacity(ns.len() + 1 + name.len());
-            key.push_str(ns);
-            key.push('/');
-            key.push_str(name);
-            key
-        }
-        None => Key::from(name),
-    })
-}
-
-/// The namespace (`None` for none or `""`) and the name a key is made of.
-fn key_parts<K: Resource>(obj: &K) -> Result<(Option<&str>, &str), CacheError> {
     let meta = obj.meta();
     let name = meta
         .name
         .as_deref()
         .filter(|n| !n.is_empty())
         .ok_or(CacheError::NoName)?;
-    Ok((meta.namespace.as_deref().filter(|ns| !ns.is_empty()), name))
+    Ok(match meta.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => {
+            let mut key = Key::with_capacity(ns.len() + 1 + name.len());
+            key.push_str(ns);
+            key.push('/');
+            key.push_str(name);
+            key
+        }
+        _ => Key::from(name),
+    })
 }
 
 /// Splits a key made by [`key_of`] into `(namespace, name)`; the namespace is `""` for a
