@@ -580,6 +580,21 @@ async fn an_inline_handler_runs_before_the_next_write_in_order_and_may_use_the_i
     .await;
     assert_eq!(handler.rec.lines(), ["add default/a true"]);
 
+    // A panic is contained; the handler goes on, and may register another handler.
+    for n in ["p", "late", "z"] {
+        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
+    }
+    handler.rec.wait_for(&["add default/z false"]).await;
+    handler
+        .late
+        .wait_for(&[
+            "add default/a true",
+            "add default/p true",
+            "add default/late true",
+        ])
+        .await;
+    assert!(reg.runs_inline(), "quick calls keep the handler inline");
+
     // While the inline handler holds the update of a, the reflector writes nothing more.
     let mut a = api.get("a").await.unwrap();
     a.data = Some([("k".to_owned(), "changed".to_owned())].into());
@@ -597,30 +612,22 @@ async fn an_inline_handler_runs_before_the_next_write_in_order_and_may_use_the_i
         .gate
         .store(true, std::sync::atomic::Ordering::Release);
     handler.rec.wait_for(&["add default/b false"]).await;
-
-    // A panic is contained; the handler goes on, and may register another handler.
-    for n in ["p", "late", "z"] {
-        api.create(&PostParams::default(), &cm(n, n)).await.unwrap();
-    }
-    handler.rec.wait_for(&["add default/z false"]).await;
-    handler
-        .late
-        .wait_for(&[
-            "add default/a true",
-            "add default/b true",
-            "add default/p true",
-            "add default/late true",
-        ])
-        .await;
+    // That call took 200 ms and more: the handler now runs on its own task, in order.
+    assert!(!reg.runs_inline(), "a blocking call moves the handler off");
+    api.create(&PostParams::default(), &cm("c", "c"))
+        .await
+        .unwrap();
+    handler.rec.wait_for(&["add default/c false"]).await;
     assert_eq!(
         handler.rec.lines(),
         [
             "add default/a true",
-            "update default/a",
-            "add default/b false",
             "add default/p false",
             "add default/late false",
             "add default/z false",
+            "update default/a",
+            "add default/b false",
+            "add default/c false",
         ],
         "in order, nothing doubled"
     );

@@ -244,13 +244,29 @@ struct InlineCall<K> {
     notification: Notification<K>,
 }
 
+/// An inline handler call that returns after this long or longer moves the handler to its own
+/// task for good (with a warning): a handler that blocks must not hold up the cache and every other
+/// handler on each event. An enqueue takes well under a microsecond; the margin covers a
+/// thread pre-empted mid-call on a busy machine.
+pub const INLINE_CALL_LIMIT: Duration = Duration::from_millis(100);
+
 /// Delivers inline notifications in order (after the dispatch lock is released).
 fn call_inline<K: 'static>(calls: Vec<InlineCall<K>>) {
     for c in calls {
         if c.state.gone.load(Ordering::Acquire) {
             continue;
         }
-        deliver(&*c.handler, &c.notification);
+        let started = std::time::Instant::now();
+        let returned = deliver(&*c.handler, &c.notification);
+        let took = started.elapsed();
+        // A panic is reported as such (its hook may print a backtrace, which is slow). Calls
+        // decided before this one was measured still run inline: they are in order.
+        if returned && took >= INLINE_CALL_LIMIT && c.state.inline.swap(false, Ordering::AcqRel) {
+            tracing::warn!(
+                "informer: an inline event handler took {took:?} (limit {INLINE_CALL_LIMIT:?}); \
+                 it runs on its own task from now on"
+            );
+        }
         if matches!(c.notification, Notification::Add(_, true)) {
             c.state.initial_pending.fetch_sub(1, Ordering::AcqRel);
         }
@@ -258,10 +274,13 @@ fn call_inline<K: 'static>(calls: Vec<InlineCall<K>>) {
 }
 
 /// Delivers `n` to `handler`; a panic is logged and the handler goes on with the next event.
-fn deliver<K: 'static>(handler: &dyn EventHandler<K>, n: &Notification<K>) {
-    if std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(handler))).is_err() {
+/// False if it panicked.
+fn deliver<K: 'static>(handler: &dyn EventHandler<K>, n: &Notification<K>) -> bool {
+    let returned = std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(handler))).is_ok();
+    if !returned {
         tracing::error!("informer: an event handler panicked; it keeps running");
     }
+    returned
 }
 
 struct Listener<K> {
@@ -294,6 +313,8 @@ struct ListenerState {
     queued: AtomicUsize,
     /// Initial-list adds queued and not yet returned from.
     initial_pending: AtomicUsize,
+    /// Added inline and not moved to its task since ([`INLINE_CALL_LIMIT`]).
+    inline: AtomicBool,
     /// Wakes whoever waits for `queued` to fall.
     drained: Notify,
     /// The handler was removed: its queue is dropped and nobody waits for it.
@@ -345,6 +366,7 @@ impl<K> Listener<K> {
             self.state.initial_pending.fetch_add(1, Ordering::AcqRel);
         }
         if let (Some(handler), Some(calls)) = (&self.inline, calls)
+            && self.state.inline.load(Ordering::Acquire)
             && self.pending.is_empty()
             && self.state.queued.load(Ordering::Acquire) == 0
         {
@@ -420,6 +442,13 @@ impl Registration {
     /// Notifications queued for this handler and not yet handled (0 once it is removed).
     pub fn backlog(&self) -> usize {
         self.state.len()
+    }
+
+    /// Whether the reflector calls this handler on its own task: added with
+    /// [`add_inline_event_handler`](SharedIndexInformer::add_inline_event_handler) and no call
+    /// has taken [`INLINE_CALL_LIMIT`] or longer.
+    pub fn runs_inline(&self) -> bool {
+        self.state.inline.load(Ordering::Acquire)
     }
 
     /// True once the informer has listed and this handler has returned from every add of the
@@ -513,7 +542,9 @@ where
     /// in W3's json variant). The price: while it runs, the cache and every other handler
     /// wait, so a handler that blocks (I/O, a lock held elsewhere, a long computation) must use
     /// [`add_event_handler`](Self::add_event_handler). The initial list of a handler added
-    /// after the informer listed, and resyncs, still go through its own queue, in order.
+    /// after the informer listed, and resyncs, still go through its own queue, in order. A call
+    /// that takes [`INLINE_CALL_LIMIT`] or longer moves the handler to its own task for good,
+    /// with a warning ([`Registration::runs_inline`] tells).
     pub fn add_inline_event_handler(
         &self,
         handler: impl EventHandler<K>,
@@ -552,6 +583,7 @@ where
                 .metrics
                 .as_ref()
                 .map(|m| m.provider.new_handler_backlog_metric(&m.name, id)),
+            inline: AtomicBool::new(inline),
             ..ListenerState::default()
         });
         let low = self.inner.max_backlog.map_or(0, |max| max / 2);

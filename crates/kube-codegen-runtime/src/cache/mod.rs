@@ -55,8 +55,8 @@ pub use self::error::{CacheError, NotSynced};
 pub use self::handler::{Deleted, EventHandler, EventHandlerFns};
 pub use self::health::ReflectorError;
 pub use self::informer::{
-    DEFAULT_MAX_HANDLER_BACKLOG, InformerOptions, MINIMUM_RESYNC_PERIOD, Registration,
-    SharedIndexInformer, Transform, strip_managed_fields,
+    DEFAULT_MAX_HANDLER_BACKLOG, INLINE_CALL_LIMIT, InformerOptions, MINIMUM_RESYNC_PERIOD,
+    Registration, SharedIndexInformer, Transform, strip_managed_fields,
 };
 pub use self::keys::{key_of, split_key};
 pub use self::lister::{Lister, NamespaceLister, list_all, list_all_by_namespace};
