@@ -245,9 +245,9 @@ struct InlineCall<K> {
 }
 
 /// An inline handler call that returns after this long or longer moves the handler to its own
-/// task for good (with a warning): a handler that blocks must not hold up the cache and every other
-/// handler on each event. An enqueue takes well under a microsecond; the margin covers a
-/// thread pre-empted mid-call on a busy machine.
+/// task for good (with a warning): a handler that blocks must not hold up the cache and every
+/// other handler on each event. An enqueue takes well under a microsecond; the margin covers
+/// a thread pre-empted mid-call on a busy machine.
 pub const INLINE_CALL_LIMIT: Duration = Duration::from_millis(100);
 
 /// Delivers inline notifications in order (after the dispatch lock is released).
