@@ -42,7 +42,7 @@ use kube::api::WatchEvent;
 use kube::core::Selector;
 use kube_codegen_runtime::cache::{
     EventHandlerFns, InformerOptions, NAMESPACE_INDEX, NamespaceLister, SharedIndexInformer, Store,
-    StoreReader,
+    StoreReader, key_of,
 };
 use kube_codegen_runtime_bench::bench::v1::Widget;
 use kube_codegen_runtime_bench::measure::{cpu_seconds, runs_value};
@@ -133,12 +133,7 @@ fn main() {
     let floor: Floor = informer
         .iter()
         .flat_map(|(reader, _)| reader.list())
-        .map(|o| {
-            (
-                format!("{}/{}", o.namespace().expect("namespaced"), o.name_any()),
-                o,
-            )
-        })
+        .map(|o| (key_of(&*o).expect("named"), o))
         .collect();
     let refs: Vec<ObjectRef<Widget>> = match kube_runtime {
         Some(_) => (0..OBJECTS)

@@ -277,6 +277,29 @@ fn spawn_feeder<T: Send + 'static>(
     })
 }
 
+/// W3 json's events: the stream that decodes each watch-event line as it is polled (on the
+/// reader's task, as kube's watch does), and the feeder that sends the lines.
+fn json_events(
+    t: &Arc<Templates>,
+) -> (
+    impl Stream<Item = Result<WatchEvent<Widget>, serde_json::Error>> + Send + 'static,
+    StartFeeder,
+) {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
+    let t = t.clone();
+    let start: StartFeeder = Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv)));
+    (receiver_stream(rx).map(|line| decode_event(&line)), start)
+}
+
+/// W3 plain's (or shallow's) events: objects built by `make` in the feeder, and the feeder.
+fn typed_events(
+    make: fn(usize, u64) -> Widget,
+) -> (impl Stream<Item = Widget> + Send + 'static, StartFeeder) {
+    let (tx, rx) = mpsc::channel::<Widget>(4096);
+    let start: StartFeeder = Box::new(move || spawn_feeder(tx, make));
+    (receiver_stream(rx), start)
+}
+
 /// A receiver as a stream (without pulling in tokio-stream).
 fn receiver_stream<T: Send + 'static>(
     rx: mpsc::Receiver<T>,
@@ -394,27 +417,20 @@ fn ours(variant: Variant) {
         // The feeder's channel and the stream the reflector reads: typed events, or lines to decode.
         let (events, start_feeder): (WatchStream<Widget>, StartFeeder) = match &templates {
             Some(t) => {
-                let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
-                let t = t.clone();
-                let stream = receiver_stream(rx)
-                    .map(|line| decode_event(&line).map_err(kube::Error::SerdeError))
-                    .boxed();
+                let (events, start) = json_events(t);
                 (
-                    stream,
-                    Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv))),
+                    events.map(|r| r.map_err(kube::Error::SerdeError)).boxed(),
+                    start,
                 )
             }
             None => {
-                let (tx, rx) = mpsc::channel::<Widget>(4096);
-                let stream = receiver_stream(rx)
-                    .map(|o| Ok(WatchEvent::Modified(o)))
-                    .boxed();
                 let make = if variant == Variant::Shallow {
                     objects::shallow
                 } else {
                     objects::widget
                 };
-                (stream, Box::new(move || spawn_feeder(tx, make)))
+                let (objects, start) = typed_events(make);
+                (objects.map(|o| Ok(WatchEvent::Modified(o))).boxed(), start)
             }
         };
         let source = OneShot::new(OBJECTS as u64, items, events);
@@ -521,25 +537,18 @@ fn kube_runtime(variant: Variant) {
             StartFeeder,
         ) = match &templates {
             Some(t) => {
-                let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
-                let t = t.clone();
+                let (events, start) = json_events(t);
                 // As kube's watcher turns a decoded MODIFIED event into `Apply`.
-                let stream = receiver_stream(rx)
-                    .map(|line| match decode_event(&line) {
-                        Ok(WatchEvent::Modified(o)) => Ok(o),
-                        Ok(other) => panic!("the feeder sends MODIFIED only, got {other:?}"),
-                        Err(e) => Err(watcher::Error::WatchFailed(kube::Error::SerdeError(e))),
-                    })
-                    .boxed();
-                (
-                    stream,
-                    Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv))),
-                )
+                let stream = events.map(|r| match r {
+                    Ok(WatchEvent::Modified(o)) => Ok(o),
+                    Ok(other) => panic!("the feeder sends MODIFIED only, got {other:?}"),
+                    Err(e) => Err(watcher::Error::WatchFailed(kube::Error::SerdeError(e))),
+                });
+                (stream.boxed(), start)
             }
             None => {
-                let (tx, rx) = mpsc::channel::<Widget>(4096);
-                let stream = receiver_stream(rx).map(Ok).boxed();
-                (stream, Box::new(move || spawn_feeder(tx, objects::widget)))
+                let (objects, start) = typed_events(objects::widget);
+                (objects.map(Ok).boxed(), start)
             }
         };
         let source = futures::stream::once(async { Ok(watcher::Event::Init) })
@@ -704,22 +713,16 @@ fn pipeline_floor(plain: bool) {
         let (mut objects, start): (futures::stream::BoxStream<'static, Widget>, StartFeeder) =
             match templates {
                 Some(t) => {
-                    let (tx, rx) = mpsc::channel::<Vec<u8>>(4096);
-                    let decoded = receiver_stream(rx).map(|line| match decode_event(&line) {
+                    let (events, start) = json_events(&t);
+                    let decoded = events.map(|r| match r {
                         Ok(WatchEvent::Modified(o)) => o,
                         other => panic!("the feeder sends MODIFIED Widgets only, got {other:?}"),
                     });
-                    (
-                        decoded.boxed(),
-                        Box::new(move || spawn_feeder(tx, move |i, rv| t.event(i, rv))),
-                    )
+                    (decoded.boxed(), start)
                 }
                 None => {
-                    let (tx, rx) = mpsc::channel::<Widget>(4096);
-                    (
-                        receiver_stream(rx).boxed(),
-                        Box::new(move || spawn_feeder(tx, objects::widget)),
-                    )
+                    let (objects, start) = typed_events(objects::widget);
+                    (objects.boxed(), start)
                 }
             };
         let done = Arc::new(Notify::new());
