@@ -118,6 +118,47 @@ pub fn go_json(v: &Value) -> String {
     }
 }
 
+/// A bad value as kube-apiserver 1.35's `field.Error` prints it: `null`, numbers and booleans
+/// `%v`, strings `%q`, and maps and slices as JSON (keys sorted, as Go's encoder sorts them).
+pub fn go_error_value(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => go_number(n),
+        Value::String(s) => go_quote(s),
+        _ => go_json_text(v),
+    }
+}
+
+/// JSON as Go's `encoding/json` writes it: compact, object keys sorted, `<`, `>` and `&`
+/// escaped.
+fn go_json_text(v: &Value) -> String {
+    let sorted = sort_keys(v, 0);
+    serde_json::to_string(&sorted)
+        .unwrap_or_default()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+fn sort_keys(v: &Value, depth: usize) -> Value {
+    match v {
+        Value::Object(m) if depth < RENDER_DEPTH => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sort_keys(&m[k], depth + 1)))
+                    .collect(),
+            )
+        }
+        Value::Array(a) if depth < RENDER_DEPTH => {
+            Value::Array(a.iter().map(|x| sort_keys(x, depth + 1)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
 /// Values nested deeper than this are elided (`...`) in messages.
 const RENDER_DEPTH: usize = 64;
 

@@ -7,12 +7,15 @@
 //!   printer columns, scale paths.
 //! - [`schema`]: the `JSONSchemaProps` node tree with JSON pointers.
 //! - [`validate`]: what kube-apiserver 1.35 checks when a CRD is created, in its words.
+//! - [`object`]: what it checks on every write of a custom resource: pruning, defaulting, the
+//!   OpenAPI value checks, list types and the `x-kubernetes-validations` CEL rules.
 
 pub mod cases;
 mod cause;
 mod error;
 pub mod gofmt;
 pub mod model;
+pub mod object;
 pub mod read;
 pub mod schema;
 pub mod validate;

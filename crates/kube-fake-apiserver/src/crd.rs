@@ -2,7 +2,8 @@
 use serde_json::{Value, json};
 
 use crate::registry::{Resource, ScalePaths, Version};
-use crate::schema::Cause;
+use crate::schema::{Cause, ObjectSchema};
+use std::sync::Arc;
 use std::collections::HashSet;
 
 use crate::state::Db;
@@ -62,7 +63,8 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
                     format!("{}/{} {} is deprecated", model.group, v.name, model.kind)
                 })
             }),
-            schema: (!v.raw_schema.is_null()).then(|| (*v.raw_schema).clone()),
+            schema: (!v.raw_schema.is_null())
+                .then(|| Arc::new(ObjectSchema::new((*v.raw_schema).clone()))),
             columns: v.printer_columns,
             status: v.status_subresource,
             scale: v.scale.map(|sc| ScalePaths {

@@ -94,7 +94,7 @@ pub fn view(res: &Resource, version: &str, obj: &Value) -> Value {
         m.insert("kind".into(), json!(res.kind));
     }
     if let Some(schema) = res.version(version).and_then(|v| v.schema.as_ref()) {
-        schema::apply_defaults(schema, &mut o);
+        schema.apply_defaults(&mut o);
     }
     o
 }
@@ -153,8 +153,16 @@ fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<
     Ok(())
 }
 
-/// Prune, default, validate (schema and metadata) as the server does on every write.
-fn admit(res: &Resource, ver: &Version, obj: &mut Value, opts: &WriteOpts) -> Result<(), ApiError> {
+/// Prune, default, validate (schema, CEL rules and metadata) as the server does on every write.
+/// `old` is the stored object on update, read through the same version: transition rules see it
+/// as `oldSelf`, and values it already had are not checked again (ratcheting).
+fn admit(
+    res: &Resource,
+    ver: &Version,
+    obj: &mut Value,
+    old: Option<&Value>,
+    opts: &WriteOpts,
+) -> Result<(), ApiError> {
     let mut causes: Vec<Cause> = Vec::new();
     if !res.custom {
         crate::builtin_defaults::apply(&res.group, &res.plural, obj);
@@ -165,7 +173,7 @@ fn admit(res: &Resource, ver: &Version, obj: &mut Value, opts: &WriteOpts) -> Re
     }
     if let Some(s) = &ver.schema {
         match schema::prune_with_field_validation(
-            s,
+            s.schema(),
             obj,
             &opts.field_validation,
             &res.kind,
@@ -184,8 +192,11 @@ fn admit(res: &Resource, ver: &Version, obj: &mut Value, opts: &WriteOpts) -> Re
                 ));
             }
         }
-        schema::apply_defaults(s, obj);
-        causes.extend(schema::validate(s, obj));
+        s.apply_defaults(obj);
+        causes.extend(match old {
+            Some(old) => s.validate_update(obj, old),
+            None => s.validate(obj),
+        });
     }
     let name = meta_str(obj, "name").to_string();
     if !is_dns_subdomain(&name) {
@@ -306,7 +317,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
             o.remove("status");
         }
     }
-    admit(res, &ver, &mut obj, opts)?;
+    admit(res, &ver, &mut obj, None, opts)?;
     ssa::Writer::new(res, version, &opts.manager, operation, Mode::Main)
         .record(None, &mut obj, &source);
     if is_crd(res) {
@@ -465,7 +476,8 @@ fn update(
             return Err(ApiError::invalid(&res.group, &res.kind, name, &[cause]));
         }
     }
-    admit(res, &ver, &mut new, opts)?;
+    let old_view = view(res, version, &old);
+    admit(res, &ver, &mut new, Some(&old_view), opts)?;
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
             .get("generation")

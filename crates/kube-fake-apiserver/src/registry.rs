@@ -2,9 +2,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::Value;
 
 use crate::openapi::ResourceSchema;
+use crate::schema::ObjectSchema;
 use crate::table::PrinterColumn;
 
 /// JSON paths of a scale subresource (`.spec.replicas` style, as CRDs spell them).
@@ -21,7 +21,8 @@ pub struct Version {
     pub name: String,
     pub served: bool,
     pub storage: bool,
-    pub schema: Option<Value>,
+    /// The structural schema with its CEL rules compiled (once, when the CRD is registered).
+    pub schema: Option<Arc<ObjectSchema>>,
     pub columns: Vec<PrinterColumn>,
     pub status: bool,
     pub scale: Option<ScalePaths>,
@@ -181,7 +182,7 @@ impl Registry {
                     list_kind: r.list_kind.clone(),
                     plural: r.plural.clone(),
                     namespaced: r.namespaced,
-                    schema: v.schema.clone(),
+                    schema: v.schema.as_ref().map(|s| s.schema().clone()),
                 });
             }
         }

@@ -1,58 +1,20 @@
-//! Structural-schema handling as the API server does it: validation (422 causes), pruning, defaulting.
-//!
-//! The input is a CRD version's `openAPIV3Schema` as plain JSON. Only the structural skeleton
-//! (`type`, `properties`, `additionalProperties`, `items` and the `x-kubernetes-*` extensions)
-//! decides which fields exist; `allOf`/`anyOf`/`oneOf`/`not` only add value validations, exactly
-//! as in apiextensions-apiserver.
+//! A write's schema handling: the `fieldValidation` directives and their messages here; the
+//! object checks themselves (pruning, defaulting, OpenAPI values, list types, CEL rules,
+//! ratcheting) are `kube_codegen_crd::object`, the validator generated code calls too.
 use serde_json::Value;
 
-mod defaults;
-mod gofmt;
 pub mod jsonpath;
-mod listtype;
-mod node;
-mod prune;
 #[cfg(test)]
 mod tests;
-mod validate;
 
-pub(crate) use gofmt::go_number;
-
-/// Hostile inputs can nest objects arbitrarily deep; every walk stops here instead of
-/// exhausting the stack. Real CRD schemas and objects stay far below this.
-pub(crate) const MAX_DEPTH: usize = 128;
+pub use kube_codegen_crd::object::{
+    MAX_DEPTH, ObjectSchema, apply_defaults, go_number, normalize_numbers, prune,
+    prune_unknown_fields, validate,
+};
 
 /// One field error (`Status.details.causes`): one definition, shared with the generator's CRD
 /// validation.
 pub use kube_codegen_crd::Cause;
-
-/// Validates `obj` (a whole custom resource) against the version's `openAPIV3Schema`.
-/// Run it on the pruned and defaulted object, as the server does.
-pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
-    let mut causes = validate::validate(schema, obj);
-    listtype::check(node::Node(schema), obj, "", 0, &mut causes);
-    causes
-}
-
-/// Removes fields the structural schema does not declare (keeps apiVersion/kind/metadata at the root,
-/// everything under `x-kubernetes-preserve-unknown-fields`, and embedded resources' apiVersion/kind/metadata).
-/// Also drops `null`s of non-nullable fields that have no default, and reduces an embedded resource's
-/// metadata to what an `ObjectMeta` round trip keeps (the server's coercion steps).
-pub fn prune(schema: &Value, obj: &mut Value) {
-    prune::prune_object(schema, obj, None);
-    prune::prune_nulls(Some(node::Node(schema)), obj, 0);
-}
-
-/// Like [`prune`], and returns the paths of the unknown fields it removed
-/// (`spec.foo`, `spec.items[0].bar`), sorted, as `fieldValidation=Strict|Warn` reports them:
-/// `unknown field "spec.foo"`.
-pub fn prune_unknown_fields(schema: &Value, obj: &mut Value) -> Vec<String> {
-    let mut unknown = Vec::new();
-    prune::prune_object(schema, obj, Some(&mut unknown));
-    prune::prune_nulls(Some(node::Node(schema)), obj, 0);
-    unknown.sort();
-    unknown
-}
 
 /// `fieldValidation=Warn` (the server's default): the text of one `Warning` header per unknown field,
 /// `unknown field "spec.foo"`.
@@ -117,19 +79,4 @@ pub fn prune_with_field_validation(
             "Unsupported value: {other:?}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
         ))),
     }
-}
-
-/// Rewrites numbers the way the server's JSON round trip does: integers within int64 stay exact,
-/// every other number goes through float64, and integral float64 values print without a
-/// fraction (`1.0` → `1`, `-0.0` → `0`, `18446744073709551615` → `18446744073709552000`).
-/// Compare a sample with what a real server returns only after normalizing both.
-pub fn normalize_numbers(obj: &mut Value) {
-    gofmt::normalize_numbers(obj);
-}
-
-/// Fills `default`s from the schema, as the server does on create/update and on read.
-/// A missing field gets its default; an explicit `null` gets it only when the field is not nullable.
-/// Defaults are pruned against their own schema before they are inserted.
-pub fn apply_defaults(schema: &Value, obj: &mut Value) {
-    defaults::apply(schema, obj, 0);
 }

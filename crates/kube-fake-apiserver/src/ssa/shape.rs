@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use serde_json::{Value, json};
 
 use crate::registry::Resource;
+use crate::schema::ObjectSchema;
 
 /// How a list merges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +103,8 @@ impl<'a> Shape<'a> {
 /// built-in kind the list types kube-apiserver declares (none: every list atomic).
 pub fn schema_of<'r>(res: &'r Resource, version: &str) -> Option<&'r Value> {
     res.version(version)
-        .and_then(|v| v.schema.as_ref())
+        .and_then(|v| v.schema.as_deref())
+        .map(ObjectSchema::schema)
         .or_else(|| builtin(&res.group, &res.plural))
 }
 

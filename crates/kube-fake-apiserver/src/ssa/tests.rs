@@ -6,7 +6,7 @@ use crate::registry::{KindSpec, Resource};
 /// A `Widget` whose schema has a list-map, a set, an atomic list and an atomic map.
 fn widgets() -> Resource {
     let mut res = KindSpec::namespaced("example.com", "v1", "Widget", "widgets").into_resource();
-    res.versions[0].schema = Some(json!({"type": "object", "properties": {
+    res.versions[0].schema = Some(std::sync::Arc::new(crate::schema::ObjectSchema::new(json!({"type": "object", "properties": {
         "spec": {"type": "object", "properties": {
             "replicas": {"type": "integer"},
             "color": {"type": "string"},
@@ -20,7 +20,7 @@ fn widgets() -> Resource {
                 "additionalProperties": {"type": "string"}}
         }},
         "status": {"type": "object"}
-    }}));
+    }}))));
     res
 }
 

@@ -1,8 +1,9 @@
 //! OpenAPI value validation with the messages and reasons of apiextensions-apiserver
 //! (kube-openapi validators, converted into `field.Error`s).
-use super::gofmt::{go_bad_value, go_float, go_number, go_quote};
+use super::correlate;
 use super::node::{Additional, Node};
-use super::{Cause, MAX_DEPTH};
+use super::{Cause, MAX_DEPTH, child, go_number};
+use crate::gofmt::{go_error_value, go_float, go_quote};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -17,25 +18,19 @@ const TOO_MANY: &str = "FieldValueTooMany";
 /// large) is skipped, as the real server would have refused the CRD in the first place.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
-pub(super) fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
+/// The OpenAPI causes for `obj`; with `old` (an update), values equal to their correlated old
+/// value are not checked (ratcheting).
+pub(super) fn validate(schema: &Value, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut v = Validator {
         regexes: HashMap::new(),
     };
     let mut out = Vec::new();
-    v.node(Node(schema), obj, "", 0, &mut out);
+    v.node(Node(schema), obj, old, "", 0, &mut out);
     out
 }
 
 struct Validator {
     regexes: HashMap<String, Option<regex::Regex>>,
-}
-
-fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 fn cause(reason: &str, field: &str, message: String) -> Cause {
@@ -116,7 +111,19 @@ fn as_count(v: Option<&Value>) -> Option<u64> {
 }
 
 impl Validator {
-    fn node(&mut self, s: Node<'_>, x: &Value, path: &str, depth: usize, out: &mut Vec<Cause>) {
+    fn node(
+        &mut self,
+        s: Node<'_>,
+        x: &Value,
+        old: Option<&Value>,
+        path: &str,
+        depth: usize,
+        out: &mut Vec<Cause>,
+    ) {
+        if old == Some(x) {
+            // Ratcheting: an unchanged value is not validated again.
+            return;
+        }
         if depth > MAX_DEPTH {
             out.push(invalid(path, "\"\"", "nesting is too deep".into()));
             return;
@@ -136,6 +143,8 @@ impl Validator {
         }
         if !types.is_empty() && !type_matches(&types, x) {
             out.push(type_error(path, &types, x));
+            // The server still checks the enum of a value of the wrong type.
+            self.check_enum(s, x, path, out);
             return;
         }
         self.composition(s, x, path, depth, out);
@@ -145,9 +154,9 @@ impl Validator {
         }
         self.check_enum(s, x, path, out);
         match x {
-            Value::Array(items) => self.check_array(s, items, path, depth, out),
+            Value::Array(items) => self.check_array(s, items, old, path, depth, out),
             Value::Number(_) => check_number(s, x, path, out),
-            Value::Object(map) => self.check_object(s, map, path, depth, out),
+            Value::Object(map) => self.check_object(s, map, old, path, depth, out),
             _ => {}
         }
     }
@@ -167,7 +176,7 @@ impl Validator {
                 other => go_quote(&other.to_string()),
             })
             .collect();
-        let mut message = format!("Unsupported value: {}", go_bad_value(x));
+        let mut message = format!("Unsupported value: {}", go_error_value(x));
         if !quoted.is_empty() {
             message.push_str(&format!(": supported values: {}", quoted.join(", ")));
         }
@@ -185,6 +194,8 @@ impl Validator {
                 path,
                 format!("Too long: may not be more than {max} {unit}"),
             ));
+            // The server does not match a pattern against a string already too long.
+            return;
         }
         if let Some(min) = as_count(s.raw("minLength"))
             && chars < min
@@ -218,6 +229,7 @@ impl Validator {
         &mut self,
         s: Node<'_>,
         items: &[Value],
+        old: Option<&Value>,
         path: &str,
         depth: usize,
         out: &mut Vec<Cause>,
@@ -238,7 +250,8 @@ impl Validator {
         }
         if let Some(item_schema) = s.items() {
             for (i, v) in items.iter().enumerate() {
-                self.node(item_schema, v, &format!("{path}[{i}]"), depth + 1, out);
+                let old_item = correlate::item(s, old, v);
+                self.node(item_schema, v, old_item, &format!("{path}[{i}]"), depth + 1, out);
             }
         }
     }
@@ -247,6 +260,7 @@ impl Validator {
         &mut self,
         s: Node<'_>,
         map: &Map<String, Value>,
+        old: Option<&Value>,
         path: &str,
         depth: usize,
         out: &mut Vec<Cause>,
@@ -257,14 +271,16 @@ impl Validator {
         if let Some(Additional::Schema(a)) = s.additional() {
             for (k, v) in map {
                 if s.property(k).is_none() && !(root && k == "metadata") {
-                    self.node(a, v, &child(path, k), depth + 1, out);
+                    let old_v = correlate::field(old, k);
+                    self.node(a, v, old_v, &child(path, k), depth + 1, out);
                 }
             }
         }
         if let Some(props) = s.properties() {
             for (k, prop) in props {
                 if let Some(v) = map.get(k) {
-                    self.node(Node(prop), v, &child(path, k), depth + 1, out);
+                    let old_v = correlate::field(old, k);
+                    self.node(Node(prop), v, old_v, &child(path, k), depth + 1, out);
                 }
             }
         }
@@ -299,7 +315,7 @@ impl Validator {
             }
         };
         for sub in subs("allOf") {
-            self.node(sub, x, path, depth + 1, out);
+            self.node(sub, x, None, path, depth + 1, out);
         }
         let any_of = subs("anyOf");
         if !any_of.is_empty() {
@@ -347,7 +363,7 @@ impl Validator {
 
     fn collect(&mut self, s: Node<'_>, x: &Value, path: &str, depth: usize) -> Vec<Cause> {
         let mut v = Vec::new();
-        self.node(s, x, path, depth + 1, &mut v);
+        self.node(s, x, None, path, depth + 1, &mut v);
         v
     }
 }
@@ -482,7 +498,7 @@ fn check_embedded(map: &Map<String, Value>, path: &str, out: &mut Vec<Cause>) {
             Some(Value::String(_)) => {}
             Some(other) => out.push(invalid(
                 &field,
-                &go_bad_value(other),
+                &go_error_value(other),
                 "must be a string".into(),
             )),
         }

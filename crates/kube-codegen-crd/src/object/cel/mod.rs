@@ -1,0 +1,373 @@
+//! `x-kubernetes-validations` evaluated as kube-apiserver 1.35 evaluates them, on `kube-cel`
+//! (the Kubernetes CEL libraries) over the `cel` interpreter. This module is the thin layer
+//! around them: which rules run where, `self`/`oldSelf` typed from the schema ([`value`]), and
+//! the causes in the server's words ([`messages`]).
+//!
+//! Rules are compiled once per schema into a tree that mirrors the schema, holding only the
+//! branches that lead to a rule, so objects are walked only where rules are.
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use kube_cel::KubeCelExt;
+use kube_cel::cel::objects::OptionalValue;
+use kube_cel::cel::{Context, ExecutionError, Program, Value as Cel};
+use serde_json::Value;
+
+use super::node::{Additional, Node};
+use super::{Cause, MAX_DEPTH, correlate};
+use crate::validate::cel_syntax;
+
+mod messages;
+mod value;
+
+/// Why a rule is not evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleIssueKind {
+    /// The server would refuse the CRD: the rule or its `messageExpression` does not parse.
+    Invalid,
+    /// Valid CEL that this build's interpreter cannot parse (cel-go syntax it lacks, such as
+    /// `.?field`, or nesting deeper than its parser's limit); the rule is skipped.
+    Unsupported,
+}
+
+/// A rule that is not evaluated, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleIssue {
+    /// JSON pointer of the rule inside the schema (`/properties/spec/x-kubernetes-validations/0`).
+    pub pointer: String,
+    /// The rule's source.
+    pub rule: String,
+    /// Why it is skipped.
+    pub kind: RuleIssueKind,
+    /// The parser's message.
+    pub message: String,
+}
+
+struct Rule {
+    source: String,
+    program: Program,
+    message: String,
+    message_expression: Option<Program>,
+    reason: Option<String>,
+    field_path: Option<String>,
+    optional_old_self: bool,
+    transition: bool,
+}
+
+#[derive(Default)]
+struct RuleNode {
+    rules: Vec<Rule>,
+    props: Vec<(String, RuleNode)>,
+    additional: Option<Box<RuleNode>>,
+    items: Option<Box<RuleNode>>,
+}
+
+impl RuleNode {
+    fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+            && self.props.is_empty()
+            && self.additional.is_none()
+            && self.items.is_none()
+    }
+}
+
+/// The compiled rules of one schema.
+pub(super) struct Rules {
+    root: Option<RuleNode>,
+    count: usize,
+    issues: Vec<RuleIssue>,
+}
+
+// Compiled programs are shared across threads (one `ObjectSchema` per CRD version).
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Rules>()
+};
+
+thread_local! {
+    /// The Kubernetes CEL libraries, registered once per thread (a `Context` is not `Sync`).
+    static BASE: RefCell<Context<'static>> = RefCell::new({
+        let mut ctx = Context::default();
+        ctx.register_all();
+        ctx
+    });
+}
+
+impl Rules {
+    pub(super) fn compile(schema: &Value) -> Rules {
+        let mut rules = Rules {
+            root: None,
+            count: 0,
+            issues: Vec::new(),
+        };
+        let root = rules.node(Node(schema), String::new(), 0);
+        rules.root = (!root.is_empty()).then_some(root);
+        rules
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.count
+    }
+
+    pub(super) fn issues(&self) -> &[RuleIssue] {
+        &self.issues
+    }
+
+    fn node(&mut self, s: Node<'_>, pointer: String, depth: usize) -> RuleNode {
+        let mut out = RuleNode::default();
+        if depth > MAX_DEPTH {
+            return out;
+        }
+        if let Some(Value::Array(list)) = s.raw("x-kubernetes-validations") {
+            for (i, raw) in list.iter().enumerate() {
+                let at = format!("{pointer}/x-kubernetes-validations/{i}");
+                if let Some(rule) = self.rule(raw, at) {
+                    out.rules.push(rule);
+                }
+            }
+        }
+        if let Some(props) = s.properties() {
+            for (k, p) in props {
+                let at = format!("{pointer}/properties/{}", pointer_escape(k));
+                let child = self.node(Node(p), at, depth + 1);
+                if !child.is_empty() {
+                    out.props.push((k.clone(), child));
+                }
+            }
+        }
+        if let Some(Additional::Schema(a)) = s.additional() {
+            let child = self.node(a, format!("{pointer}/additionalProperties"), depth + 1);
+            out.additional = (!child.is_empty()).then(|| Box::new(child));
+        }
+        if let Some(items) = s.items() {
+            let child = self.node(items, format!("{pointer}/items"), depth + 1);
+            out.items = (!child.is_empty()).then(|| Box::new(child));
+        }
+        out
+    }
+
+    fn rule(&mut self, raw: &Value, pointer: String) -> Option<Rule> {
+        let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or("");
+        let source = text("rule").to_string();
+        let issue = |kind, message: String, issues: &mut Vec<RuleIssue>| {
+            issues.push(RuleIssue {
+                pointer: pointer.clone(),
+                rule: source.clone(),
+                kind,
+                message,
+            });
+        };
+        let program = match compile(&source) {
+            Ok(p) => p,
+            Err((kind, message)) => {
+                issue(kind, message, &mut self.issues);
+                return None;
+            }
+        };
+        let message_expression = match text("messageExpression").trim() {
+            "" => None,
+            expr => match compile(expr) {
+                Ok(p) => Some(p),
+                Err((kind, message)) => {
+                    issue(kind, message, &mut self.issues);
+                    // The rule still runs; its failure falls back to the static message.
+                    None
+                }
+            },
+        };
+        let transition = program.references().has_variable("oldSelf");
+        self.count += 1;
+        Some(Rule {
+            program,
+            message: text("message").trim().to_string(),
+            message_expression,
+            reason: raw
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            field_path: raw
+                .get("fieldPath")
+                .and_then(Value::as_str)
+                .filter(|p| !p.trim().is_empty())
+                .map(str::to_string),
+            optional_old_self: raw.get("optionalOldSelf").and_then(Value::as_bool) == Some(true),
+            transition,
+            source,
+        })
+    }
+
+    /// Runs the rules on `obj` (and `old` on update), adding a cause per failed rule.
+    pub(super) fn evaluate(
+        &self,
+        schema: &Value,
+        obj: &Value,
+        old: Option<&Value>,
+        out: &mut Vec<Cause>,
+    ) {
+        let Some(root) = &self.root else { return };
+        BASE.with(|base| {
+            let base = base.borrow();
+            let walk = Walk { base: &base };
+            walk.node(root, Some(Node(schema)), obj, old, None, 0, out);
+        });
+    }
+}
+
+/// Parses a rule: first our cel-go-grammar checker (the server's verdict and messages), then
+/// the interpreter's parser.
+fn compile(source: &str) -> Result<Program, (RuleIssueKind, String)> {
+    if let Err(e) = cel_syntax::parse(source) {
+        return Err((RuleIssueKind::Invalid, e));
+    }
+    Program::compile(source).map_err(|e| (RuleIssueKind::Unsupported, e.to_string()))
+}
+
+fn pointer_escape(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}
+
+struct Walk<'c> {
+    base: &'c Context<'static>,
+}
+
+impl Walk<'_> {
+    /// `path` is the `field.Path` of `x` (`None` at the root, which the server prints `<nil>`).
+    #[allow(clippy::too_many_arguments)]
+    fn node(
+        &self,
+        rn: &RuleNode,
+        s: Option<Node<'_>>,
+        x: &Value,
+        old: Option<&Value>,
+        path: Option<&str>,
+        depth: usize,
+        out: &mut Vec<Cause>,
+    ) {
+        if depth > MAX_DEPTH || old == Some(x) {
+            // Ratcheting: nothing under an unchanged value is checked again.
+            return;
+        }
+        if !rn.rules.is_empty() {
+            self.rules(rn, s, x, old, path, out);
+        }
+        let join = |k: &str| match path {
+            None => k.to_string(),
+            Some(p) => format!("{p}.{k}"),
+        };
+        match x {
+            Value::Object(m) => {
+                for (k, child) in &rn.props {
+                    if let Some(v) = m.get(k) {
+                        let cs = s.and_then(|n| n.property(k));
+                        let co = correlate::field(old, k);
+                        self.node(child, cs, v, co, Some(&join(k)), depth + 1, out);
+                    }
+                }
+                if let Some(add) = &rn.additional {
+                    let add_schema = s.and_then(|n| match n.additional() {
+                        Some(Additional::Schema(a)) => Some(a),
+                        _ => None,
+                    });
+                    for (k, v) in m {
+                        if s.is_some_and(|n| n.property(k).is_some()) {
+                            continue;
+                        }
+                        let p = format!("{}[{k}]", path.unwrap_or(""));
+                        let co = correlate::field(old, k);
+                        self.node(add, add_schema, v, co, Some(&p), depth + 1, out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let (Some(item_rules), Some(list)) = (&rn.items, s) {
+                    for (i, v) in items.iter().enumerate() {
+                        let p = format!("{}[{i}]", path.unwrap_or(""));
+                        let co = correlate::item(list, old, v);
+                        self.node(item_rules, list.items(), v, co, Some(&p), depth + 1, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn rules(
+        &self,
+        rn: &RuleNode,
+        s: Option<Node<'_>>,
+        x: &Value,
+        old: Option<&Value>,
+        path: Option<&str>,
+        out: &mut Vec<Cause>,
+    ) {
+        let root = path.is_none();
+        let this = value::to_cel(s, x, root);
+        let old_cel = old.map(|o| value::to_cel(s, o, root));
+        let mut ctx = self.base.new_inner_scope();
+        ctx.add_variable_from_value("self", this);
+        for rule in &rn.rules {
+            let mut scope = ctx.new_inner_scope();
+            if rule.transition {
+                let bound = match (&old_cel, rule.optional_old_self) {
+                    (Some(o), false) => o.clone(),
+                    (o, true) => Cel::Opaque(Arc::new(match o {
+                        Some(o) => OptionalValue::of(o.clone()),
+                        None => OptionalValue::none(),
+                    })),
+                    // A transition rule without an old value does not run (create).
+                    (None, false) => continue,
+                };
+                scope.add_variable_from_value("oldSelf", bound);
+            }
+            match rule.program.execute(&scope) {
+                Ok(Cel::Bool(true)) => {}
+                Ok(Cel::Bool(false)) => {
+                    let detail = message(rule, &scope);
+                    out.push(messages::failed(
+                        path,
+                        rule.field_path.as_deref(),
+                        x,
+                        &detail,
+                        rule.reason.as_deref(),
+                    ));
+                }
+                Ok(_) => out.push(messages::not_bool(path, s, rule)),
+                // A function this build lacks: the rule cannot be judged here, so it is skipped.
+                Err(ExecutionError::UndeclaredReference(name))
+                    if !matches!(name.as_str(), "self" | "oldSelf") => {}
+                Err(e) => out.push(messages::runtime_error(path, s, rule, &e)),
+            }
+        }
+    }
+}
+
+/// The failure message: `messageExpression` when it gives a usable string, else `message`,
+/// else `failed rule: <rule>`.
+fn message(rule: &Rule, scope: &Context<'_>) -> String {
+    if let Some(expr) = &rule.message_expression
+        && let Ok(Cel::String(s)) = expr.execute(scope)
+    {
+        let s = s.trim();
+        if !s.is_empty() && !s.contains(['\n', '\r']) {
+            return s.to_string();
+        }
+    }
+    rule_message_or_default(rule)
+}
+
+fn rule_message_or_default(rule: &Rule) -> String {
+    if rule.message.is_empty() {
+        format!("failed rule: {}", rule.source.trim())
+    } else {
+        rule.message.clone()
+    }
+}
+
+/// `ruleErrorString`: the message when there is one, else the rule.
+fn rule_error_string(rule: &Rule) -> &str {
+    if rule.message.is_empty() {
+        rule.source.trim()
+    } else {
+        &rule.message
+    }
+}

@@ -1,0 +1,164 @@
+//! JSON values as the server's CEL sees them, typed by the schema: declared fields under their
+//! escaped names (`foo-bar` is `foo__dash__bar`), map keys as they are, `type: number` always a
+//! double, `format: date-time` strings as timestamps, and at the root and in embedded resources
+//! only `metadata.name` and `metadata.generateName`.
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kube_cel::cel::Value as Cel;
+use kube_cel::cel::objects::{Key, Map};
+use serde_json::Value;
+
+use crate::object::MAX_DEPTH;
+use crate::object::node::{Additional, Node};
+
+/// `self` for a value whose schema is `s` (`None`: no schema, as under preserve-unknown-fields).
+pub(super) fn to_cel(s: Option<Node<'_>>, x: &Value, root: bool) -> Cel {
+    convert(s, x, root, 0)
+}
+
+fn convert(s: Option<Node<'_>>, x: &Value, meta_limited: bool, depth: usize) -> Cel {
+    if depth > MAX_DEPTH {
+        return Cel::Null;
+    }
+    match x {
+        Value::Null => Cel::Null,
+        Value::Bool(b) => Cel::Bool(*b),
+        Value::Number(n) => {
+            let float = s.and_then(Node::type_) == Some("number");
+            match n.as_i64() {
+                Some(i) if !float => Cel::Int(i),
+                _ => match n.as_u64() {
+                    Some(u) if !float => Cel::UInt(u),
+                    _ => Cel::Float(n.as_f64().unwrap_or(0.0)),
+                },
+            }
+        }
+        Value::String(text) => string(s, text),
+        Value::Array(items) => {
+            let item = s.and_then(Node::items);
+            Cel::List(Arc::new(
+                items
+                    .iter()
+                    .map(|v| convert(item, v, false, depth + 1))
+                    .collect(),
+            ))
+        }
+        Value::Object(m) => {
+            let embedded = meta_limited || s.is_some_and(Node::embedded);
+            let mut out: HashMap<Key, Cel> = HashMap::with_capacity(m.len());
+            for (k, v) in m {
+                if embedded && k == "metadata" {
+                    out.insert(key("metadata"), limited_metadata(v));
+                    continue;
+                }
+                let (child, name) = match s {
+                    Some(node) => match node.property(k) {
+                        Some(p) => match escape(k) {
+                            Some(e) => (Some(p), e),
+                            None => continue,
+                        },
+                        None => match node.additional() {
+                            Some(Additional::Schema(a)) => (Some(a), k.clone()),
+                            Some(Additional::Bool) => (None, k.clone()),
+                            None => match escape(k) {
+                                Some(e) => (None, e),
+                                None => continue,
+                            },
+                        },
+                    },
+                    None => (None, k.clone()),
+                };
+                out.insert(key(&name), convert(child, v, false, depth + 1));
+            }
+            Cel::Map(Map { map: Arc::new(out) })
+        }
+    }
+}
+
+fn key(k: &str) -> Key {
+    Key::String(Arc::new(k.to_string()))
+}
+
+fn string(s: Option<Node<'_>>, text: &str) -> Cel {
+    if s.and_then(|n| n.raw("format")).and_then(Value::as_str) == Some("date-time")
+        && let Ok(t) = chrono::DateTime::parse_from_rfc3339(text)
+    {
+        return Cel::Timestamp(t);
+    }
+    Cel::String(Arc::new(text.to_string()))
+}
+
+/// What CEL sees of an object's metadata: `name` and `generateName` only.
+fn limited_metadata(v: &Value) -> Cel {
+    let mut out = HashMap::new();
+    if let Some(m) = v.as_object() {
+        for k in ["name", "generateName"] {
+            if let Some(Value::String(s)) = m.get(k) {
+                out.insert(key(k), Cel::String(Arc::new(s.clone())));
+            }
+        }
+    }
+    Cel::Map(Map { map: Arc::new(out) })
+}
+
+/// CEL's reserved words, which a property name is escaped around (`__in__`).
+const RESERVED: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// A property name as CEL spells it (the server's escaping), or `None` when it cannot be
+/// accessed from CEL at all (it does not start with a letter, `_`, `.`, `-` or `/`).
+pub(super) fn escape(name: &str) -> Option<String> {
+    if RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    if !(first.is_ascii_alphabetic() || matches!(first, '_' | '.' | '-' | '/')) {
+        return None;
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
+    {
+        return None;
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("__") {
+            out.push_str("__underscores__");
+            rest = &rest[2..];
+            continue;
+        }
+        match c {
+            '.' => out.push_str("__dot__"),
+            '-' => out.push_str("__dash__"),
+            '/' => out.push_str("__slash__"),
+            c => out.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(out)
+}
