@@ -18,6 +18,8 @@ use serde_json::Value;
 use crate::Cause;
 
 mod cel;
+#[cfg(test)]
+mod cel_tests;
 mod correlate;
 mod defaults;
 mod listtype;

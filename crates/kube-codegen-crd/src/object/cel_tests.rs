@@ -1,0 +1,259 @@
+//! The CEL rules against the server's wording, one rule family per test.
+use super::*;
+use serde_json::json;
+
+fn schema_with(spec_props: Value, spec_rules: Value) -> ObjectSchema {
+    ObjectSchema::new(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": spec_props, "x-kubernetes-validations": spec_rules}
+    }}))
+}
+
+fn lines(c: &[Cause]) -> Vec<String> {
+    c.iter().map(|c| format!("{} {c}", c.reason)).collect()
+}
+
+#[test]
+fn message_default_message_reason_and_field_path() {
+    let s = schema_with(
+        json!({"a": {"type": "integer"}, "b": {"type": "string"}}),
+        json!([
+            {"rule": "self.a > 1"},
+            {"rule": "self.a > 2", "message": " a must be above 2 "},
+            {"rule": "self.a > 3", "message": "no", "reason": "FieldValueForbidden", "fieldPath": ".a"},
+            {"rule": "self.a > 4", "message": "need b", "reason": "FieldValueRequired", "fieldPath": ".b"},
+            {"rule": "self.a > 5", "reason": "FieldValueDuplicate"}
+        ]),
+    );
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"a": 1, "b": "x"}}))),
+        [
+            "FieldValueInvalid spec: Invalid value: failed rule: self.a > 1",
+            "FieldValueInvalid spec: Invalid value: a must be above 2",
+            "FieldValueForbidden spec.a: Forbidden: no",
+            "FieldValueRequired spec.b: Required value: need b",
+            "FieldValueDuplicate spec: Duplicate value",
+        ]
+    );
+    assert!(s.validate(&json!({"spec": {"a": 6}})).is_empty());
+}
+
+#[test]
+fn scalar_values_are_printed_and_map_keys_use_brackets() {
+    let s = ObjectSchema::new(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "ports": {"type": "object", "additionalProperties": {"type": "integer",
+            "x-kubernetes-validations": [{"rule": "self >= 1", "message": "port must be between 1-65535"}]}},
+        "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]}
+    }}}}));
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"ports": {"tcp": 0}, "name": "b"}}))),
+        [
+            "FieldValueInvalid spec.name: Invalid value: \"b\": failed rule: self.startsWith('a')",
+            "FieldValueInvalid spec.ports[tcp]: Invalid value: 0: port must be between 1-65535",
+        ]
+    );
+}
+
+#[test]
+fn message_expression_and_its_fallbacks() {
+    let s = schema_with(
+        json!({"a": {"type": "integer"}}),
+        json!([
+            {"rule": "self.a > 1", "messageExpression": "'a is ' + string(self.a)"},
+            {"rule": "self.a > 1", "message": "static", "messageExpression": "''"},
+            {"rule": "self.a > 1", "message": "static2", "messageExpression": "self.nope"}
+        ]),
+    );
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"a": 1}}))),
+        [
+            "FieldValueInvalid spec: Invalid value: a is 1",
+            "FieldValueInvalid spec: Invalid value: static",
+            "FieldValueInvalid spec: Invalid value: static2",
+        ]
+    );
+}
+
+#[test]
+fn runtime_errors_name_the_type_and_rule() {
+    let s = schema_with(
+        json!({"a": {"type": "integer"}}),
+        json!([{"rule": "self.b == 1"}, {"rule": "self.a / 0 == 1", "message": "m"}]),
+    );
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"a": 1}}))),
+        [
+            "FieldValueInvalid spec: Invalid value: \"object\": no such key: b evaluating rule: self.b == 1",
+            "FieldValueInvalid spec: Invalid value: \"object\": division by zero evaluating rule: m",
+        ]
+    );
+}
+
+#[test]
+fn openapi_failures_of_blocking_kinds_skip_cel_with_the_nil_cause() {
+    let s = schema_with(
+        json!({"a": {"type": "integer", "maximum": 5}, "m": {"type": "string", "enum": ["x"]}}),
+        json!([{"rule": "self.a > 1"}]),
+    );
+    // maximum is FieldValueInvalid: not blocking, so the rule runs too.
+    let c = s.validate(&json!({"spec": {"a": 9, "m": "x"}}));
+    assert_eq!(c.len(), 1, "{c:?}");
+    let c = s.validate(&json!({"spec": {"a": 0, "m": "y"}}));
+    assert_eq!(
+        lines(&c),
+        [
+            "FieldValueNotSupported spec.m: Unsupported value: \"y\": supported values: \"x\"",
+            &format!("FieldValueInvalid <nil>: {RULES_NOT_CHECKED}"),
+        ]
+    );
+    let c = s.validate(&json!({"spec": {"a": 0, "m": "x"}}));
+    assert_eq!(
+        lines(&c),
+        ["FieldValueInvalid spec: Invalid value: failed rule: self.a > 1"]
+    );
+}
+
+#[test]
+fn wrong_type_in_an_enum_field_is_also_not_supported() {
+    let s = ObjectSchema::new(json!({"type": "object", "properties": {
+        "m": {"type": "string", "enum": ["x", "y"]}}}));
+    assert_eq!(
+        lines(&s.validate(&json!({"m": 12345}))),
+        [
+            "FieldValueTypeInvalid m: Invalid value: \"integer\": m in body must be of type string: \"integer\"",
+            "FieldValueNotSupported m: Unsupported value: 12345: supported values: \"x\", \"y\"",
+        ]
+    );
+}
+
+#[test]
+fn too_long_strings_are_not_matched_against_the_pattern() {
+    let s = ObjectSchema::new(json!({"type": "object", "properties": {
+        "n": {"type": "string", "maxLength": 2, "pattern": "^[a-z]+$"}}}));
+    assert_eq!(
+        lines(&s.validate(&json!({"n": "ABC"}))),
+        ["FieldValueTooLong n: Too long: may not be more than 2 bytes"]
+    );
+}
+
+#[test]
+fn transition_rules_see_old_self_on_update_only() {
+    let s = schema_with(
+        json!({"a": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "immutable"}]}}),
+        json!([{"rule": "!has(oldSelf.a) || has(self.a)", "message": "a cannot be removed"},
+               {"rule": "oldSelf.hasValue() || self.a != 'z'", "optionalOldSelf": true, "message": "no z on create"}]),
+    );
+    assert!(s.validate(&json!({"spec": {"a": "x"}})).is_empty());
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"a": "z"}}))),
+        ["FieldValueInvalid spec: Invalid value: no z on create"]
+    );
+    assert_eq!(
+        lines(&s.validate_update(&json!({"spec": {"a": "y"}}), &json!({"spec": {"a": "x"}}))),
+        ["FieldValueInvalid spec.a: Invalid value: \"y\": immutable"]
+    );
+    assert_eq!(
+        lines(&s.validate_update(&json!({"spec": {}}), &json!({"spec": {"a": "x"}}))),
+        ["FieldValueInvalid spec: Invalid value: a cannot be removed"]
+    );
+}
+
+#[test]
+fn ratcheting_keeps_unchanged_invalid_values() {
+    let s = ObjectSchema::new(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "a": {"type": "integer", "maximum": 5},
+        "b": {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 3"}]},
+        "c": {"type": "integer"},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer", "minimum": 1}}}}
+    }}}}));
+    let old = json!({"spec": {"a": 9, "b": "long", "c": 1, "ports": [{"name": "x", "port": 0}]}});
+    // Everything invalid is unchanged, the list reordered around it: accepted.
+    let new = json!({"spec": {"a": 9, "b": "long", "c": 2, "ports": [{"name": "y", "port": 2}, {"name": "x", "port": 0}]}});
+    assert!(s.validate_update(&new, &old).is_empty(), "{:?}", s.validate_update(&new, &old));
+    // A changed value is checked again.
+    let new = json!({"spec": {"a": 10, "b": "longer", "c": 1, "ports": [{"name": "x", "port": -1}]}});
+    assert_eq!(s.validate_update(&new, &old).len(), 3);
+}
+
+#[test]
+fn list_map_duplicates_are_json_once_per_value_with_bracket_map_keys() {
+    let s = ObjectSchema::new(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "specs": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+            "containers": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}}},
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}
+    }}}}));
+    let c = s.validate(&json!({"spec": {
+        "specs": {"Worker": {"containers": [{"name": "jax"}, {"name": "jax"}, {"name": "jax"}]}},
+        "tags": ["a", "a", "a", "b", "b"]
+    }}));
+    let mut got = lines(&c);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "FieldValueDuplicate spec.specs[Worker].containers[1]: Duplicate value: {\"name\":\"jax\"}",
+            "FieldValueDuplicate spec.tags[1]: Duplicate value: \"a\"",
+            "FieldValueDuplicate spec.tags[4]: Duplicate value: \"b\"",
+        ]
+    );
+}
+
+#[test]
+fn self_is_typed_from_the_schema() {
+    let s = ObjectSchema::new(json!({"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.metadata.name.startsWith('ok')", "message": "name"},
+            {"rule": "!has(self.metadata.labels)", "message": "labels are not visible"}
+        ],
+        "properties": {"spec": {"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.ratio > 0.5", "message": "ratio"},
+            {"rule": "self.__namespace__ == 'x' && self.foo__dash__bar == 1", "message": "escaped"},
+            {"rule": "self.when > timestamp('2020-01-01T00:00:00Z')", "message": "when"},
+            {"rule": "self.labels['a.b/c'] == 'v'", "message": "map keys are raw"},
+            {"rule": "self.ios == 1 || self.ios == 'one'", "message": "int-or-string"},
+            {"rule": "quantity(self.mem).isGreaterThan(quantity('1Mi')) && isCIDR(self.net)", "message": "libraries"}
+        ],
+        "properties": {
+            "ratio": {"type": "number"}, "namespace": {"type": "string"}, "foo-bar": {"type": "integer"},
+            "when": {"type": "string", "format": "date-time"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "ios": {"x-kubernetes-int-or-string": true},
+            "mem": {"type": "string"}, "net": {"type": "string"}
+        }}}}));
+    let good = json!({"metadata": {"name": "ok-1", "labels": {"a": "b"}}, "spec": {
+        "ratio": 1, "namespace": "x", "foo-bar": 1, "when": "2024-05-01T10:00:00Z",
+        "labels": {"a.b/c": "v"}, "ios": "one", "mem": "1Gi", "net": "10.0.0.0/8"}});
+    assert_eq!(lines(&s.validate(&good)), Vec::<String>::new());
+    let bad = json!({"metadata": {"name": "no"}, "spec": {
+        "ratio": 0.25, "namespace": "y", "foo-bar": 1, "when": "2019-05-01T10:00:00Z",
+        "labels": {"a.b/c": "w"}, "ios": 2, "mem": "1Ki", "net": "nope"}});
+    assert_eq!(
+        lines(&s.validate(&bad)),
+        [
+            "FieldValueInvalid <nil>: Invalid value: name",
+            "FieldValueInvalid spec: Invalid value: ratio",
+            "FieldValueInvalid spec: Invalid value: escaped",
+            "FieldValueInvalid spec: Invalid value: when",
+            "FieldValueInvalid spec: Invalid value: map keys are raw",
+            "FieldValueInvalid spec: Invalid value: int-or-string",
+            "FieldValueInvalid spec: Invalid value: libraries",
+        ]
+    );
+}
+
+#[test]
+fn rules_that_cannot_run_here_are_listed_not_failed() {
+    let s = schema_with(
+        json!({"a": {"type": "integer"}}),
+        json!([{"rule": "self.?a.orValue(0) > 1"}, {"rule": "self.a >"}]),
+    );
+    let kinds: Vec<RuleIssueKind> = s.rule_issues().iter().map(|i| i.kind).collect();
+    assert_eq!(kinds, [RuleIssueKind::Unsupported, RuleIssueKind::Invalid]);
+    assert_eq!(
+        s.rule_issues()[0].pointer,
+        "/properties/spec/x-kubernetes-validations/0"
+    );
+    assert!(s.validate(&json!({"spec": {"a": 0}})).is_empty());
+}
