@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::collections::HashSet;
 
 use crate::state::Db;
-use crate::util::{meta_str, now, str_list, str_of};
+use crate::status::ApiError;
+use crate::util::{finalizers, meta_mut, meta_str, now, str_list, str_of};
 
 /// Fills the defaults the API server sets on a CRD spec (singular, listKind, conversion).
 pub fn default_spec(crd: &mut Value) {
@@ -305,4 +306,57 @@ pub fn set_status(db: &Db, crd: &mut Value) {
 /// What the establishing controller writes once the delay is over.
 pub fn establish(crd: &mut Value) {
     set_condition(crd, established_true(&now()));
+}
+
+/// The finalizer the finalizer controller removes once no custom resource is left.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// The CRDs' group and resource.
+pub const CRDS: (&str, &str) = ("apiextensions.k8s.io", "customresourcedefinitions");
+
+/// A `Terminating` condition (set on the first DELETE and by the finalizer controller).
+pub fn terminating(status: &str, reason: &str, message: &str) -> Value {
+    json!({"type": "Terminating", "status": status, "lastTransitionTime": now(),
+           "reason": reason, "message": message})
+}
+
+/// The first DELETE of a CRD (its storage's `Delete`; the propagation policy plays no part).
+pub fn mark_for_deletion(crd: &mut Value) {
+    let mut fins = finalizers(crd);
+    if !fins.iter().any(|f| f == CLEANUP_FINALIZER) {
+        fins.push(CLEANUP_FINALIZER.into());
+    }
+    let m = meta_mut(crd);
+    m.insert("deletionTimestamp".into(), json!(now()));
+    m.insert("finalizers".into(), json!(fins));
+    set_condition(
+        crd,
+        terminating(
+            "True",
+            "InstanceDeletionPending",
+            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        ),
+    );
+}
+
+/// The 405 a create of a custom resource gets while its CRD is terminating.
+pub fn refuse_create(db: &Db, res: &Resource) -> Result<(), ApiError> {
+    if !res.custom {
+        return Ok(());
+    }
+    let key = crate::store::Key {
+        group: CRDS.0.into(),
+        resource: CRDS.1.into(),
+        namespace: String::new(),
+        name: format!("{}.{}", res.plural, res.group),
+    };
+    let terminating = db.store.get(&key).is_some_and(|crd| {
+        condition(crd, "Terminating").is_some_and(|c| str_of(c.get("status")) == "True")
+    });
+    if terminating {
+        let mut e = ApiError::method_not_allowed();
+        e.message = "create not allowed while custom resource definition is terminating".into();
+        return Err(e);
+    }
+    Ok(())
 }

@@ -152,7 +152,7 @@ pub fn delete(
     if objects::is_crd(res) && !is_deleting(&old) {
         // The CRD storage's own first DELETE: the finalizer controller deletes its objects.
         let mut new = old;
-        crate::crd_finalizer::mark_for_deletion(&mut new);
+        crate::crd::mark_for_deletion(&mut new);
         if opts.dry_run {
             return Ok((200, view(res, version, &new)));
         }

@@ -38,12 +38,9 @@
 mod builtin_defaults;
 mod controllers;
 mod crd;
-mod crd_finalizer;
 mod deletion;
-mod deployments;
 mod dispatch;
 mod faults;
-mod gc;
 mod handlers;
 mod http;
 mod kubeconfig;

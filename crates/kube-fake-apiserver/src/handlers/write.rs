@@ -15,7 +15,7 @@ pub fn create(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let mut db = ctx.shared.db.lock();
-    crate::crd_finalizer::refuse_create(&db, &ctx.res)?;
+    crate::crd::refuse_create(&db, &ctx.res)?;
     let obj = ctx.write(&opts, Operation::Update).create(&mut db, body)?;
     Ok(json_response(201, &obj))
 }

@@ -93,14 +93,7 @@ pub fn reconcile(
         };
         let mut new = d.clone();
         new["status"] = new_status;
-        changed |= crate::controllers::write_back(
-            db,
-            &res,
-            Some(&key.namespace),
-            &key.name,
-            new,
-            Mode::Status,
-        );
+        changed |= super::write_back(db, &res, Some(&key.namespace), &key.name, new, Mode::Status);
     }
     (changed, next)
 }

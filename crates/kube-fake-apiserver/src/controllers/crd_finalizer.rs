@@ -1,67 +1,14 @@
-//! Deleting a CRD as apiextensions-apiserver does: the first DELETE marks it (`deletionTimestamp`,
-//! the `customresourcecleanup.apiextensions.k8s.io` finalizer, `Terminating=True`), creates of its
-//! custom resources are refused from then on, and the finalizer controller deletes every custom
-//! resource, then removes its finalizer, which deletes the CRD.
+//! The CRD finalizer controller: for a CRD being deleted (marked by its first DELETE, see
+//! [`crate::crd::mark_for_deletion`]) it deletes every custom resource, then removes its
+//! finalizer, which deletes the CRD.
 use serde_json::{Value, json};
 
-use crate::crd::{condition, is_established, set_condition};
+use crate::crd::{CLEANUP_FINALIZER, CRDS, condition, is_established, set_condition, terminating};
 use crate::deletion::delete_in_background;
 use crate::objects::Mode;
 use crate::registry::Resource;
 use crate::state::Db;
-use crate::status::ApiError;
-use crate::util::{finalizers, is_deleting, meta_mut, meta_str, now, str_of};
-
-/// The finalizer the finalizer controller removes once no custom resource is left.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
-
-const CRDS: (&str, &str) = ("apiextensions.k8s.io", "customresourcedefinitions");
-
-fn terminating(status: &str, reason: &str, message: &str) -> Value {
-    json!({"type": "Terminating", "status": status, "lastTransitionTime": now(),
-           "reason": reason, "message": message})
-}
-
-/// The first DELETE of a CRD (its storage's `Delete`; the propagation policy plays no part).
-pub fn mark_for_deletion(crd: &mut Value) {
-    let mut fins = finalizers(crd);
-    if !fins.iter().any(|f| f == CLEANUP_FINALIZER) {
-        fins.push(CLEANUP_FINALIZER.into());
-    }
-    let m = meta_mut(crd);
-    m.insert("deletionTimestamp".into(), json!(now()));
-    m.insert("finalizers".into(), json!(fins));
-    set_condition(
-        crd,
-        terminating(
-            "True",
-            "InstanceDeletionPending",
-            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
-        ),
-    );
-}
-
-/// The 405 a create of a custom resource gets while its CRD is terminating.
-pub fn refuse_create(db: &Db, res: &Resource) -> Result<(), ApiError> {
-    if !res.custom {
-        return Ok(());
-    }
-    let key = crate::store::Key {
-        group: CRDS.0.into(),
-        resource: CRDS.1.into(),
-        namespace: String::new(),
-        name: format!("{}.{}", res.plural, res.group),
-    };
-    let terminating = db.store.get(&key).is_some_and(|crd| {
-        condition(crd, "Terminating").is_some_and(|c| str_of(c.get("status")) == "True")
-    });
-    if terminating {
-        let mut e = ApiError::method_not_allowed();
-        e.message = "create not allowed while custom resource definition is terminating".into();
-        return Err(e);
-    }
-    Ok(())
-}
+use crate::util::{finalizers, is_deleting, meta_mut, meta_str, str_of};
 
 /// The finalizer controller, one pass over the CRDs being deleted that still carry
 /// [`CLEANUP_FINALIZER`]: their custom resources are deleted in the background (objects with
@@ -138,5 +85,5 @@ pub fn reconcile(db: &mut Db) -> bool {
 }
 
 fn write(db: &mut Db, res: &std::sync::Arc<Resource>, name: &str, new: Value, mode: Mode) -> bool {
-    crate::controllers::write_back(db, res, None, name, new, mode)
+    super::write_back(db, res, None, name, new, mode)
 }

@@ -333,7 +333,7 @@ impl Collector {
 /// Writes `new` over the object at `key` as the controller manager.
 fn write(db: &mut Db, res: &Arc<Resource>, key: &Key, new: Value) -> bool {
     let ns = res.namespaced.then_some(key.namespace.as_str());
-    crate::controllers::write_back(db, res, ns, &key.name, new, Mode::Main)
+    super::write_back(db, res, ns, &key.name, new, Mode::Main)
 }
 
 fn apply(db: &mut Db, action: Action) -> bool {

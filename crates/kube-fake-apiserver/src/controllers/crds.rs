@@ -1,0 +1,63 @@
+//! The CRD naming and establishing controllers: a CRD whose names were refused tries again, one
+//! that is `Installing` becomes `Established` once `crd_establish_delay` is over. (The names a
+//! create or update can take are decided in the write itself, by `crd::set_status`.)
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::crd;
+use crate::objects::Mode;
+use crate::state::Db;
+use crate::util::meta_str;
+
+/// Naming controller (a CRD whose names were refused tries again, e.g. after the CRD holding
+/// them is gone) and establishing controller (after the delay). Returns (changed, next due).
+pub fn reconcile(
+    db: &mut Db,
+    delay: Duration,
+    due: &mut HashMap<String, Instant>,
+    at: Instant,
+) -> (bool, Option<Instant>) {
+    let Some(res) = db
+        .registry
+        .get("apiextensions.k8s.io", "customresourcedefinitions")
+        .cloned()
+    else {
+        return (false, None);
+    };
+    let all: Vec<Value> = db
+        .store
+        .list("apiextensions.k8s.io", "customresourcedefinitions", None)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    due.retain(|name, _| all.iter().any(|c| meta_str(c, "name") == name));
+    let mut changed = false;
+    let mut next = None;
+    for c in all {
+        let name = meta_str(&c, "name").to_string();
+        let mode = if !crd::names_accepted(&c) {
+            // A main-resource write recomputes the names (a no-op when nothing was freed).
+            Some((Mode::Main, c.clone()))
+        } else if crd::is_installing(&c) {
+            let when = *due.entry(name.clone()).or_insert(at + delay);
+            if when <= at {
+                let mut new = c.clone();
+                crd::establish(&mut new);
+                Some((Mode::Status, new))
+            } else {
+                next = super::earliest(next, Some(when));
+                None
+            }
+        } else {
+            None
+        };
+        let Some((mode, new)) = mode else {
+            continue;
+        };
+        changed |= super::write_back(db, &res, None, &name, new, mode);
+    }
+    (changed, next)
+}
