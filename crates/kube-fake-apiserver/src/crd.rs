@@ -3,8 +3,8 @@ use serde_json::{Value, json};
 
 use crate::registry::{Resource, ScalePaths, Version};
 use crate::schema::{Cause, ObjectSchema};
-use std::sync::Arc;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::state::Db;
 use crate::status::ApiError;

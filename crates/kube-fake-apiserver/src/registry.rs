@@ -2,7 +2,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-
 use crate::openapi::ResourceSchema;
 use crate::schema::ObjectSchema;
 use crate::table::PrinterColumn;

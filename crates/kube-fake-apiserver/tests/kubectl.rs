@@ -1142,3 +1142,114 @@ async fn kubectl_server_side_apply_by_two_managers_on_a_list_map() {
         json!({"f:spec": {"f:listeners": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}}}}})
     );
 }
+
+/// An HTTPRoute-shaped CRD (written here, after Gateway API's own rules): a filter's type must
+/// match the field it sets, and hostnames get a size rule in `v2` of the schema.
+fn route_crd(hostname_rule: bool) -> String {
+    let hostnames_rule = if hostname_rule {
+        "\n                x-kubernetes-validations:\n                - rule: self.size() <= 2\n                  message: at most two hostnames"
+    } else {
+        ""
+    };
+    format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: httproutes.net.example.com
+spec:
+  group: net.example.com
+  scope: Namespaced
+  names: {{plural: httproutes, singular: httproute, kind: HTTPRoute, listKind: HTTPRouteList}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              hostnames:
+                type: array
+                items: {{type: string}}{hostnames_rule}
+              filters:
+                type: array
+                items:
+                  type: object
+                  required: [type]
+                  properties:
+                    type: {{type: string}}
+                    requestHeaderModifier: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+                  x-kubernetes-validations:
+                  - message: filter.requestHeaderModifier must be specified for RequestHeaderModifier filter.type
+                    rule: '!(!has(self.requestHeaderModifier) && self.type == ''RequestHeaderModifier'')'
+"#
+    )
+}
+
+fn route(hostnames: &str, filter: &str) -> String {
+    format!(
+        "apiVersion: net.example.com/v1\nkind: HTTPRoute\nmetadata:\n  name: r\nspec:\n  hostnames: [{hostnames}]\n  filters:\n  - {filter}\n"
+    )
+}
+
+/// kubectl sees a broken CEL rule as on a real cluster (the 422 with the rule's message at the
+/// rule's node), and an update keeping a value that breaks a newer rule passes (ratcheting).
+#[tokio::test]
+async fn kubectl_cel_rules_and_ratcheting() {
+    let Some(bin) = kubectl_or_skip("kubectl_cel_rules_and_ratcheting") else {
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    let establish = || {
+        k.ok(&[
+            "wait",
+            "--for=condition=Established",
+            "crd/httproutes.net.example.com",
+            "--timeout=20s",
+        ])
+    };
+    k.apply(&route_crd(false)).await;
+    establish().await;
+    let err = k
+        .fails(
+            &["apply", "-f", "-"],
+            Some(&route("a.example.com", "{type: RequestHeaderModifier}")),
+        )
+        .await;
+    assert_has(
+        &err,
+        "The HTTPRoute \"r\" is invalid: spec.filters[0]: Invalid value: filter.requestHeaderModifier must be specified for RequestHeaderModifier filter.type",
+    );
+    k.apply(&route(
+        "a.example.com, b.example.com, c.example.com",
+        "{type: Mirror}",
+    ))
+    .await;
+    // A newer schema limits hostnames; the stored three are kept while they do not change.
+    k.apply(&route_crd(true)).await;
+    establish().await;
+    let out = k
+        .apply(&route(
+            "a.example.com, b.example.com, c.example.com",
+            "{type: RequestHeaderModifier, requestHeaderModifier: {set: []}}",
+        ))
+        .await;
+    assert_has(&out, "httproute.net.example.com/r configured");
+    let err = k
+        .fails(
+            &["apply", "-f", "-"],
+            Some(&route(
+                "a.example.com, b.example.com, d.example.com",
+                "{type: Mirror}",
+            )),
+        )
+        .await;
+    assert_has(
+        &err,
+        "The HTTPRoute \"r\" is invalid: spec.hostnames: Invalid value: at most two hostnames",
+    );
+}

@@ -39,11 +39,13 @@ fn message_default_message_reason_and_field_path() {
 
 #[test]
 fn scalar_values_are_printed_and_map_keys_use_brackets() {
-    let s = ObjectSchema::new(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "ports": {"type": "object", "additionalProperties": {"type": "integer",
-            "x-kubernetes-validations": [{"rule": "self >= 1", "message": "port must be between 1-65535"}]}},
-        "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]}
-    }}}}));
+    let s = ObjectSchema::new(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "ports": {"type": "object", "additionalProperties": {"type": "integer",
+                "x-kubernetes-validations": [{"rule": "self >= 1", "message": "port must be between 1-65535"}]}},
+            "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.startsWith('a')"}]}
+        }}}}),
+    );
     assert_eq!(
         lines(&s.validate(&json!({"spec": {"ports": {"tcp": 0}, "name": "b"}}))),
         [
@@ -159,30 +161,39 @@ fn transition_rules_see_old_self_on_update_only() {
 
 #[test]
 fn ratcheting_keeps_unchanged_invalid_values() {
-    let s = ObjectSchema::new(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "a": {"type": "integer", "maximum": 5},
-        "b": {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 3"}]},
-        "c": {"type": "integer"},
-        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-            "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer", "minimum": 1}}}}
-    }}}}));
+    let s = ObjectSchema::new(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "a": {"type": "integer", "maximum": 5},
+            "b": {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 3"}]},
+            "c": {"type": "integer"},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer", "minimum": 1}}}}
+        }}}}),
+    );
     let old = json!({"spec": {"a": 9, "b": "long", "c": 1, "ports": [{"name": "x", "port": 0}]}});
     // Everything invalid is unchanged, the list reordered around it: accepted.
     let new = json!({"spec": {"a": 9, "b": "long", "c": 2, "ports": [{"name": "y", "port": 2}, {"name": "x", "port": 0}]}});
-    assert!(s.validate_update(&new, &old).is_empty(), "{:?}", s.validate_update(&new, &old));
+    assert!(
+        s.validate_update(&new, &old).is_empty(),
+        "{:?}",
+        s.validate_update(&new, &old)
+    );
     // A changed value is checked again.
-    let new = json!({"spec": {"a": 10, "b": "longer", "c": 1, "ports": [{"name": "x", "port": -1}]}});
+    let new =
+        json!({"spec": {"a": 10, "b": "longer", "c": 1, "ports": [{"name": "x", "port": -1}]}});
     assert_eq!(s.validate_update(&new, &old).len(), 3);
 }
 
 #[test]
 fn list_map_duplicates_are_json_once_per_value_with_bracket_map_keys() {
-    let s = ObjectSchema::new(json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
-        "specs": {"type": "object", "additionalProperties": {"type": "object", "properties": {
-            "containers": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}}},
-        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}
-    }}}}));
+    let s = ObjectSchema::new(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "specs": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+                "containers": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}}},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}
+        }}}}),
+    );
     let c = s.validate(&json!({"spec": {
         "specs": {"Worker": {"containers": [{"name": "jax"}, {"name": "jax"}, {"name": "jax"}]}},
         "tags": ["a", "a", "a", "b", "b"]
@@ -202,26 +213,26 @@ fn list_map_duplicates_are_json_once_per_value_with_bracket_map_keys() {
 #[test]
 fn self_is_typed_from_the_schema() {
     let s = ObjectSchema::new(json!({"type": "object",
-        "x-kubernetes-validations": [
-            {"rule": "self.metadata.name.startsWith('ok')", "message": "name"},
-            {"rule": "!has(self.metadata.labels)", "message": "labels are not visible"}
-        ],
-        "properties": {"spec": {"type": "object",
-        "x-kubernetes-validations": [
-            {"rule": "self.ratio > 0.5", "message": "ratio"},
-            {"rule": "self.__namespace__ == 'x' && self.foo__dash__bar == 1", "message": "escaped"},
-            {"rule": "self.when > timestamp('2020-01-01T00:00:00Z')", "message": "when"},
-            {"rule": "self.labels['a.b/c'] == 'v'", "message": "map keys are raw"},
-            {"rule": "self.ios == 1 || self.ios == 'one'", "message": "int-or-string"},
-            {"rule": "quantity(self.mem).isGreaterThan(quantity('1Mi')) && isCIDR(self.net)", "message": "libraries"}
-        ],
-        "properties": {
-            "ratio": {"type": "number"}, "namespace": {"type": "string"}, "foo-bar": {"type": "integer"},
-            "when": {"type": "string", "format": "date-time"},
-            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-            "ios": {"x-kubernetes-int-or-string": true},
-            "mem": {"type": "string"}, "net": {"type": "string"}
-        }}}}));
+    "x-kubernetes-validations": [
+        {"rule": "self.metadata.name.startsWith('ok')", "message": "name"},
+        {"rule": "!has(self.metadata.labels)", "message": "labels are not visible"}
+    ],
+    "properties": {"spec": {"type": "object",
+    "x-kubernetes-validations": [
+        {"rule": "self.ratio > 0.5", "message": "ratio"},
+        {"rule": "self.__namespace__ == 'x' && self.foo__dash__bar == 1", "message": "escaped"},
+        {"rule": "self.when > timestamp('2020-01-01T00:00:00Z')", "message": "when"},
+        {"rule": "self.labels['a.b/c'] == 'v'", "message": "map keys are raw"},
+        {"rule": "self.ios == 1 || self.ios == 'one'", "message": "int-or-string"},
+        {"rule": "quantity(self.mem).isGreaterThan(quantity('1Mi')) && isCIDR(self.net)", "message": "libraries"}
+    ],
+    "properties": {
+        "ratio": {"type": "number"}, "namespace": {"type": "string"}, "foo-bar": {"type": "integer"},
+        "when": {"type": "string", "format": "date-time"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "ios": {"x-kubernetes-int-or-string": true},
+        "mem": {"type": "string"}, "net": {"type": "string"}
+    }}}}));
     let good = json!({"metadata": {"name": "ok-1", "labels": {"a": "b"}}, "spec": {
         "ratio": 1, "namespace": "x", "foo-bar": 1, "when": "2024-05-01T10:00:00Z",
         "labels": {"a.b/c": "v"}, "ios": "one", "mem": "1Gi", "net": "10.0.0.0/8"}});

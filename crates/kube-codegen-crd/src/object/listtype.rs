@@ -39,7 +39,14 @@ pub(super) fn check(
             if let Some(item_schema) = s.items() {
                 for (i, v) in items.iter().enumerate() {
                     let old_item = correlate::item(s, old, v);
-                    check(item_schema, v, old_item, &format!("{path}[{i}]"), depth + 1, out);
+                    check(
+                        item_schema,
+                        v,
+                        old_item,
+                        &format!("{path}[{i}]"),
+                        depth + 1,
+                        out,
+                    );
                 }
             }
         }

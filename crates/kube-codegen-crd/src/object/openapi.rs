@@ -251,7 +251,14 @@ impl Validator {
         if let Some(item_schema) = s.items() {
             for (i, v) in items.iter().enumerate() {
                 let old_item = correlate::item(s, old, v);
-                self.node(item_schema, v, old_item, &format!("{path}[{i}]"), depth + 1, out);
+                self.node(
+                    item_schema,
+                    v,
+                    old_item,
+                    &format!("{path}[{i}]"),
+                    depth + 1,
+                    out,
+                );
             }
         }
     }

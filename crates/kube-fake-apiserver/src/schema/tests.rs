@@ -54,4 +54,3 @@ fn field_validation_directives() {
         ))
     );
 }
-

@@ -6,21 +6,23 @@ use crate::registry::{KindSpec, Resource};
 /// A `Widget` whose schema has a list-map, a set, an atomic list and an atomic map.
 fn widgets() -> Resource {
     let mut res = KindSpec::namespaced("example.com", "v1", "Widget", "widgets").into_resource();
-    res.versions[0].schema = Some(std::sync::Arc::new(crate::schema::ObjectSchema::new(json!({"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {
-            "replicas": {"type": "integer"},
-            "color": {"type": "string"},
-            "size": {"type": "integer"},
-            "ports": {"type": "array", "x-kubernetes-list-type": "map",
-                "x-kubernetes-list-map-keys": ["name"], "items": {"type": "object", "properties": {
-                    "name": {"type": "string"}, "port": {"type": "integer"}}}},
-            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-            "args": {"type": "array", "items": {"type": "string"}},
-            "selector": {"type": "object", "x-kubernetes-map-type": "atomic",
-                "additionalProperties": {"type": "string"}}
-        }},
-        "status": {"type": "object"}
-    }}))));
+    res.versions[0].schema = Some(std::sync::Arc::new(crate::schema::ObjectSchema::new(
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer"},
+                "color": {"type": "string"},
+                "size": {"type": "integer"},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"], "items": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "port": {"type": "integer"}}}},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "args": {"type": "array", "items": {"type": "string"}},
+                "selector": {"type": "object", "x-kubernetes-map-type": "atomic",
+                    "additionalProperties": {"type": "string"}}
+            }},
+            "status": {"type": "object"}
+        }}),
+    )));
     res
 }
 

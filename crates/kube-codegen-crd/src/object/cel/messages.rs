@@ -33,7 +33,9 @@ pub(super) fn failed(
         None => format!("{kind}: {detail}"),
     };
     match reason.unwrap_or("FieldValueInvalid") {
-        "FieldValueForbidden" => Cause::new("FieldValueForbidden", field, format!("Forbidden: {detail}")),
+        "FieldValueForbidden" => {
+            Cause::new("FieldValueForbidden", field, format!("Forbidden: {detail}"))
+        }
         "FieldValueRequired" => Cause::new(
             "FieldValueRequired",
             field,
@@ -57,7 +59,10 @@ pub(super) fn not_bool(path: Option<&str>, s: Option<Node<'_>>, rule: &Rule) -> 
     invalid_typed(
         path,
         s,
-        &format!("rule did not evaluate to a bool: {}", rule_error_string(rule)),
+        &format!(
+            "rule did not evaluate to a bool: {}",
+            rule_error_string(rule)
+        ),
     )
 }
 
