@@ -38,6 +38,14 @@ pub enum Group {
     },
     /// G1 (generation speed) and G2 (compile cost of the generated code) on a corpus.
     Gen(GenArgs),
+    /// V1: rule compile time per CRD and objects validated per second over the corpus samples.
+    Validate {
+        /// Corpus directory (default: ../shared/corpus/public beside the repository).
+        dir: Option<PathBuf>,
+        /// Rounds; the median is reported.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
 }
 
 #[derive(clap::Args)]
@@ -67,8 +75,8 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Cache { args } => runtime_bench("cache", &args),
         Group::Informer { args } => runtime_bench("informer", &args),
         Group::Controller { args } => package_bench("sample-controller", "controller", &args),
-        Group::Gen(_) if cfg!(debug_assertions) => {
-            // G1 times the generator in this process: an unoptimised build would measure the wrong thing.
+        Group::Gen(_) | Group::Validate { .. } if cfg!(debug_assertions) => {
+            // G1 and V1 time work in this process: an unoptimised build would measure the wrong thing.
             let status = Command::new(paths::cargo())
                 .current_dir(paths::repo_root())
                 .args(["run", "--release", "--quiet", "-p", "xtask", "--"])
@@ -76,6 +84,11 @@ pub fn run(group: Group) -> Result<ExitCode> {
                 .status()
                 .context("re-running the benchmark from a release build of xtask")?;
             Ok(exit_code(status))
+        }
+        Group::Validate { dir, rounds } => {
+            let dir = dir.unwrap_or_else(crate::default_corpus);
+            crate::bench_validate::run(&dir, rounds.max(1))?;
+            Ok(ExitCode::SUCCESS)
         }
         Group::Gen(args) => {
             let dir = args.dir.clone().unwrap_or_else(crate::default_corpus);
@@ -112,11 +125,11 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     }
 }
 
-fn figure(name: &str, value: impl std::fmt::Display, unit: &str) {
+pub(crate) fn figure(name: &str, value: impl std::fmt::Display, unit: &str) {
     println!("{name} {value} {unit}");
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]
 }

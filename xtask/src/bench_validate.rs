@@ -1,0 +1,153 @@
+//! `cargo xtask bench validate`: V1, the object validator over the public corpus samples.
+//!
+//! - rule compile time per CRD (what the server pays at CRD creation, and generated code pays on
+//!   the first `validate()` of a type);
+//! - objects validated per second with `ObjectSchema::validate` (rules compiled once), on the
+//!   samples as a server stores them (pruned, defaulted);
+//! - beside it, in the same rounds, the same call preceded by the JSON encoding generated
+//!   `validate()` does (`serde_json::to_value` of the object), and the OpenAPI checks alone
+//!   (a schema with its `x-kubernetes-validations` removed): the share CEL takes.
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+use kube_codegen_crd::object::ObjectSchema;
+use kube_codegen_crd::{Classified, Crd, classify, read};
+use serde_json::Value;
+
+use crate::bench::{figure, median};
+
+/// The schema without any `x-kubernetes-validations` (the OpenAPI-only comparison).
+fn without_rules(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| *k != "x-kubernetes-validations")
+                .map(|(k, v)| (k.clone(), without_rules(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_rules).collect()),
+        other => other.clone(),
+    }
+}
+
+pub fn run(dir: &Path, rounds: usize) -> Result<()> {
+    let files = read::expand_inputs(&[dir.join("crds"), dir.join("samples")])?;
+    let mut raw: HashMap<(String, String), Value> = HashMap::new();
+    let mut compile_ms = Vec::new();
+    let mut objects = Vec::new();
+    let mut rules = 0usize;
+    for f in &files {
+        let Ok(docs) = read::read_documents(f) else {
+            continue;
+        };
+        for doc in read::flatten(docs) {
+            match classify(&doc.value) {
+                Classified::Crd => {
+                    let Ok(crd) = Crd::from_value(&doc.source, doc.index, doc.value.clone()) else {
+                        continue;
+                    };
+                    let start = Instant::now();
+                    for v in &crd.versions {
+                        let s = ObjectSchema::new((*v.raw_schema).clone());
+                        if s.has_rules() {
+                            rules += 1;
+                        }
+                        raw.insert(
+                            (format!("{}/{}", crd.group, v.name), crd.kind.clone()),
+                            (*v.raw_schema).clone(),
+                        );
+                    }
+                    compile_ms.push(start.elapsed().as_secs_f64() * 1e3);
+                }
+                Classified::Other(_) => objects.push(doc.value),
+            }
+        }
+    }
+    let max_compile = compile_ms.iter().copied().fold(0.0, f64::max);
+    let total_compile: f64 = compile_ms.iter().sum();
+    figure("v1_crds", compile_ms.len(), "CRDs");
+    figure("v1_versions_with_rules", rules, "versions");
+    figure(
+        "v1_compile_per_crd_median",
+        format!("{:.3}", median(compile_ms)),
+        "ms",
+    );
+    figure("v1_compile_per_crd_max", format!("{max_compile:.3}"), "ms");
+    figure("v1_compile_total", format!("{total_compile:.1}"), "ms");
+
+    let schemas: HashMap<&(String, String), (ObjectSchema, ObjectSchema)> = raw
+        .iter()
+        .map(|(k, v)| {
+            (
+                k,
+                (
+                    ObjectSchema::new(v.clone()),
+                    ObjectSchema::new(without_rules(v)),
+                ),
+            )
+        })
+        .collect();
+    let mut cases: Vec<(&ObjectSchema, &ObjectSchema, Value)> = Vec::new();
+    for o in objects {
+        let key = (
+            o["apiVersion"].as_str().unwrap_or("").to_string(),
+            o["kind"].as_str().unwrap_or("").to_string(),
+        );
+        if let Some((full, plain)) = schemas.get(&key) {
+            let mut stored = o.clone();
+            full.prune(&mut stored);
+            full.apply_defaults(&mut stored);
+            cases.push((full, plain, stored));
+        }
+    }
+    figure("v1_objects", cases.len(), "objects");
+    let (mut direct, mut encoded, mut openapi) = (Vec::new(), Vec::new(), Vec::new());
+    let reps = 20;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let mut n = 0usize;
+        for _ in 0..reps {
+            for (full, _, obj) in &cases {
+                n += full.validate(obj).len();
+            }
+        }
+        direct.push((reps * cases.len()) as f64 / t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for _ in 0..reps {
+            for (full, _, obj) in &cases {
+                let v = serde_json::to_value(obj)?;
+                n += full.validate(&v).len();
+            }
+        }
+        encoded.push((reps * cases.len()) as f64 / t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for _ in 0..reps {
+            for (_, plain, obj) in &cases {
+                n += plain.validate(obj).len();
+            }
+        }
+        openapi.push((reps * cases.len()) as f64 / t.elapsed().as_secs_f64());
+        std::hint::black_box(n);
+    }
+    let (d, e, o) = (median(direct), median(encoded), median(openapi));
+    figure("v1_validate_per_sec", format!("{d:.0}"), "objects/s");
+    figure(
+        "v1_encode_and_validate_per_sec",
+        format!("{e:.0}"),
+        "objects/s",
+    );
+    figure("v1_openapi_only_per_sec", format!("{o:.0}"), "objects/s");
+    figure(
+        "v1_encode_and_validate_vs_validate",
+        format!("{:.2}", d / e),
+        "x slower",
+    );
+    figure(
+        "v1_validate_vs_openapi_only",
+        format!("{:.2}", o / d),
+        "x slower",
+    );
+    Ok(())
+}
