@@ -2,7 +2,9 @@
 //! the validator's, the generator's and the in-memory API server's tests: comment lines
 //! `# expect: <field>: <message>` (one per cause that must appear, in `Cause` display form),
 //! optionally `# structural: true` (only non-structural-schema violations, which `--lenient`
-//! downgrades), then one CRD document.
+//! downgrades) and `# generated: true` (only violations in parts of the CRD the generated code
+//! does not reflect, see `Violation::affects_generated_code`: the generator warns and generates
+//! unless `--strict`), then one CRD document.
 
 /// The case files of `dir` (`*.yaml`), sorted.
 pub fn case_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
@@ -22,6 +24,8 @@ pub fn case_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathB
 pub struct InvalidCase {
     pub expect: Vec<String>,
     pub structural: bool,
+    /// `# generated: true`: no violation touches the generated code.
+    pub generated: bool,
 }
 
 /// Reads the header comments of a case file.
@@ -29,12 +33,15 @@ pub fn parse_invalid_case(text: &str) -> InvalidCase {
     let mut case = InvalidCase {
         expect: Vec::new(),
         structural: false,
+        generated: false,
     };
     for line in text.lines().take_while(|l| l.starts_with('#')) {
         if let Some(e) = line.strip_prefix("# expect:") {
             case.expect.push(unescape(e.trim()));
         } else if line.trim() == "# structural: true" {
             case.structural = true;
+        } else if line.trim() == "# generated: true" {
+            case.generated = true;
         }
     }
     case
@@ -78,5 +85,7 @@ mod tests {
         );
         assert_eq!(case.expect, ["spec.x: Required value", "a\nb"]);
         assert!(case.structural);
+        assert!(!case.generated);
+        assert!(parse_invalid_case("# expect: a: b\n# generated: true\nkind: x\n").generated);
     }
 }

@@ -171,3 +171,78 @@ fn budgets_stop_hostile_input() {
     bomb.push_str(&format!("h: [{}]\n", ["*g"; 10].join(", ")));
     assert!(matches!(parse(&bomb), Err(Error::Syntax { .. })));
 }
+
+/// A key given twice in one mapping: the value kubectl sends (the last), and a warning on the
+/// document naming file, line and column of the repeat.
+#[test]
+fn duplicate_keys_keep_the_last_value_and_are_reported_with_their_place() {
+    let text = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  name: b
+data:
+  x: \"1\"
+  z: \"2\"
+  x: \"3\"
+---
+kind: Clean
+base: &b {p: 1}
+merged:
+  <<: *b
+  p: 2
+---
+yes: 1
+on: 2
+";
+    let docs = parse(text).unwrap();
+    assert_eq!(docs.len(), 3);
+    assert_eq!(docs[0].value["metadata"]["name"], json!("b"));
+    assert_eq!(docs[0].value["data"], json!({"x": "3", "z": "2"}));
+    assert_eq!(
+        docs[0].warnings,
+        [
+            "input.yaml:5:3: duplicate mapping key \"name\": the last value is used, as kubectl uses it",
+            "input.yaml:9:3: duplicate mapping key \"x\": the last value is used, as kubectl uses it",
+        ]
+    );
+    // A key overriding a merged one is not a repeat.
+    assert_eq!(docs[1].value["merged"], json!({"p": 2}));
+    assert!(docs[1].warnings.is_empty(), "{:?}", docs[1].warnings);
+    // `yes` and `on` are both the key `true` to kubectl (YAML 1.1).
+    assert_eq!(docs[2].value, json!({"true": 2}));
+    assert_eq!(
+        docs[2].warnings,
+        [
+            "input.yaml:18:1: duplicate mapping key \"true\": the last value is used, as kubectl uses it"
+        ]
+    );
+
+    // JSON: serde_json does not say where; the document index does.
+    let json_docs = read::parse_documents(
+        Path::new("input.json"),
+        "{\"a\": 1}\n{\"b\": {\"c\": 1, \"c\": 2}}",
+    )
+    .unwrap();
+    assert_eq!(json_docs[1].value, json!({"b": {"c": 2}}));
+    assert!(json_docs[0].warnings.is_empty());
+    assert_eq!(
+        json_docs[1].warnings,
+        [
+            "input.json: document 1: duplicate mapping key \"c\": the last value is used, as kubectl uses it"
+        ]
+    );
+
+    // A List's warnings stay with its first item when flattened.
+    let list = read::flatten(parse("kind: List\nitems:\n- {k: 1, k: 2}\n- {z: 1}\n").unwrap());
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0].value, json!({"k": 2}));
+    assert_eq!(list[0].warnings.len(), 1, "{:?}", list[0].warnings);
+    assert!(
+        list[0].warnings[0].starts_with("input.yaml:3:10: "),
+        "{:?}",
+        list[0].warnings
+    );
+    assert!(list[1].warnings.is_empty());
+}

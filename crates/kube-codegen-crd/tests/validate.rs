@@ -73,6 +73,7 @@ fn describe(report: &Report) -> String {
 struct Case {
     expect: Vec<String>,
     structural: bool,
+    generated: bool,
     doc: Value,
 }
 
@@ -82,6 +83,7 @@ fn read_case(path: &Path) -> Case {
     Case {
         expect: header.expect,
         structural: header.structural,
+        generated: header.generated,
         doc: documents(path).swap_remove(0),
     }
 }
@@ -126,8 +128,170 @@ fn invalid_crds_produce_the_expected_causes() {
                 Some(_) => {}
             }
         }
+        let outside = report
+            .violations
+            .iter()
+            .all(|v| !v.affects_generated_code());
+        if outside != case.generated {
+            failures.push(format!(
+                "{name}: every violation outside the generated code is {outside}, `# generated: true` says {}\n{}",
+                case.generated,
+                describe(&report)
+            ));
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// What a generator may warn about and go on: conversion (a webhook's service or caBundle left to
+/// be filled at install time), annotations (the approval of protected groups), labels, status,
+/// selectable fields; and what it must refuse: names, versions, scope, schemas, subresources,
+/// printer columns.
+#[test]
+fn violations_say_whether_they_touch_the_generated_code() {
+    let crd = |group: &str, annotations: Value, spec_extra: Value| {
+        let mut doc = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("widgets.{group}"), "annotations": annotations},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": "widgets", "kind": "Widget"},
+                "versions": [{
+                    "name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}
+                    }}}
+                }]
+            }
+        });
+        for (k, v) in spec_extra.as_object().unwrap() {
+            doc["spec"][k] = v.clone();
+        }
+        doc
+    };
+    let unfilled_webhook = json!({"conversion": {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {"service": {"name": "", "namespace": ""}, "caBundle": ""},
+            "conversionReviewVersions": ["v1"]
+        }
+    }});
+    for (what, doc) in [
+        (
+            "unfilled webhook service",
+            crd("example.com", json!({}), unfilled_webhook),
+        ),
+        (
+            "review versions",
+            crd(
+                "example.com",
+                json!({}),
+                json!({"conversion": {"strategy": "Webhook", "webhook": {
+                    "clientConfig": {"url": "https://conv.example.com/"},
+                    "conversionReviewVersions": ["v9", "v9"]
+                }}}),
+            ),
+        ),
+        (
+            "unapproved protected group",
+            crd("apps.k8s.io", json!({}), json!({})),
+        ),
+        (
+            "bad annotation key",
+            crd("example.com", json!({"a/b/c": "x"}), json!({})),
+        ),
+        (
+            "conversion of the wrong JSON type",
+            crd("example.com", json!({}), json!({"conversion": "Webhook"})),
+        ),
+    ] {
+        let report = validate_crd(&doc);
+        assert!(!report.is_ok(), "{what}: the server refuses it");
+        for v in &report.violations {
+            assert!(!v.affects_generated_code(), "{what}: {}", v.cause);
+        }
+    }
+    for (what, doc) in [
+        (
+            "bad scope",
+            crd("example.com", json!({}), json!({"scope": "Galaxy"})),
+        ),
+        (
+            "printer column",
+            crd(
+                "example.com",
+                json!({}),
+                json!({"versions": [{
+                    "name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                    "additionalPrinterColumns": [{"name": "Size", "type": "bogus", "jsonPath": ".spec.size"}]
+                }]}),
+            ),
+        ),
+        (
+            "no storage version",
+            crd(
+                "example.com",
+                json!({}),
+                json!({"versions": [{
+                    "name": "v1", "served": true, "storage": false,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}
+                }]}),
+            ),
+        ),
+        (
+            "kind",
+            crd(
+                "example.com",
+                json!({}),
+                json!({"names": {"plural": "widgets", "kind": "wid get"}}),
+            ),
+        ),
+    ] {
+        let report = validate_crd(&doc);
+        assert!(
+            report.violations.iter().any(|v| v.affects_generated_code()),
+            "{what}:\n{}",
+            describe(&report)
+        );
+    }
+}
+
+/// kube-apiserver 1.21 defaulted a v1beta1 CRD's missing scope to Namespaced (v1 has no such
+/// default), so such a file was accepted.
+#[test]
+fn v1beta1_scope_defaults_to_namespaced() {
+    let v1beta1 = json!({
+        "apiVersion": "apiextensions.k8s.io/v1beta1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "version": "v1",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "validation": {"openAPIV3Schema": {"type": "object"}}
+        }
+    });
+    let report = validate_crd(&v1beta1);
+    assert!(report.is_ok(), "{}", describe(&report));
+    let v1 = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object"}}}]
+        }
+    });
+    let causes: Vec<String> = validate_crd(&v1)
+        .causes()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(causes, ["spec.scope: Required value"]);
 }
 
 #[test]

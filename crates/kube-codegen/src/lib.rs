@@ -97,17 +97,26 @@
 //! `List`/`CustomResourceDefinitionList` wrappers; directories walked recursively for
 //! `*.yaml|*.yml|*.json` in sorted order (files read in parallel); `-` for stdin. Documents that
 //! are not CRDs (other kinds, scalars, sequences) are skipped with a warning naming file and
-//! document index; a CRD name seen twice keeps the first. v1beta1 CRDs are normalised to v1
-//! (`spec.version`, `spec.validation`, top-level `subresources`/`additionalPrinterColumns` with
-//! `JSONPath`, per-version overrides winning).
+//! document index. A mapping key given twice keeps its last value, as kubectl keeps it, with a
+//! warning naming `file:line:column`. Of a CRD name seen twice, the last definition is used, as
+//! `kubectl apply -f` leaves the last one applied, with a warning naming both places. v1beta1
+//! CRDs are normalised to v1 (`spec.version`, `spec.validation`, top-level
+//! `subresources`/`additionalPrinterColumns` with `JSONPath`, per-version overrides winning).
 //!
 //! Every CRD is validated as kube-apiserver 1.35 validates it on create (v1beta1 ones by the
 //! rules of the last server that served v1beta1): names, versions, `$ref` and the other
 //! forbidden keywords, structural-schema rules, subresource paths, printer columns,
-//! `x-kubernetes-validations` rules that must parse. A CRD the server would refuse is an error
-//! ([`Error::Invalid`]) listing every violation in the server's words, and nothing is written;
-//! [`Options::lenient`] (`--lenient`) turns the non-structural-schema violations alone into
-//! warnings, for CRDs older servers accepted.
+//! `x-kubernetes-validations` rules that must parse. The generator refuses only what matters to
+//! the code: a violation in a part the generated code does not reflect (`spec.conversion`, such
+//! as a webhook service or CA bundle left to be filled at install time; annotations, such as the
+//! `api-approved.kubernetes.io` approval of `*.k8s.io` groups; labels; `status`; selectable
+//! fields) is a warning naming the file and the server's message, and the CRD is generated. A
+//! CRD with any other violation is an error ([`Error::Invalid`]) listing every violation in the
+//! server's words, and nothing is written; [`Options::lenient`] (`--lenient`) turns the
+//! non-structural-schema violations into warnings too, for CRDs older servers accepted, and
+//! [`Options::strict`] (`--strict`, which conflicts with `--lenient`) refuses every CRD the
+//! server would refuse. A CRD that serves no version generates nothing under the default
+//! `--versions served`, with a warning.
 //!
 //! Hostile input errors out: YAML nesting is capped at 256 (the YAML reader's budget, which also
 //! stops alias bombs), JSON at serde_json's 128, schema nesting at 100 levels; syntax errors carry
@@ -288,7 +297,9 @@ pub struct Generated {
     /// File path relative to the output directory -> file contents.
     pub files: BTreeMap<PathBuf, String>,
     pub resources: Vec<ResourceInfo>,
-    /// Non-fatal problems (skipped documents, ...), each naming file and document index.
+    /// Non-fatal problems (skipped documents, violations that do not reach the code, duplicate
+    /// keys, a CRD defined twice or serving no version, ...), each naming the file and the
+    /// document index or `line:column`.
     pub warnings: Vec<String>,
     /// Files written by [`Builder::generate`] (those whose bytes changed).
     pub written: Vec<PathBuf>,
@@ -334,6 +345,7 @@ impl Builder {
     }
     /// Generates in memory without touching the disk.
     pub fn render(&self) -> Result<Generated, Error> {
+        self.options.check_conflicts()?;
         let _rendering = par::Rendering::start();
         let mut warnings = Vec::new();
         let loaded = load::load(&self.inputs, &self.sources, &self.options, &mut warnings)?;

@@ -1,11 +1,24 @@
 //! Inputs -> CRDs the generator may use: files are read (in parallel) and documents classified by
 //! `kube-codegen-crd`, every CRD is validated as kube-apiserver validates it on create, and every
 //! document that is not a CRD is reported with its file and index.
+//!
+//! What is refused and what is only warned about, per violation the server would report:
+//!
+//! - a violation in a part of the CRD the generated code does not reflect
+//!   ([`Violation::affects_generated_code`] is false: `spec.conversion`, `metadata.annotations`
+//!   including the `api-approved.kubernetes.io` approval, `metadata.labels`, `status`, selectable
+//!   fields) is a warning, and the CRD is generated;
+//! - a non-structural-schema violation is a warning under `--lenient`, else an error;
+//! - every other violation is an error ([`Error::Invalid`]), and nothing is written;
+//! - under `--strict`, every violation is an error (`--strict` and `--lenient` conflict).
+//!
+//! The reader's warnings (a mapping key given twice) and the validator's (v1beta1 is deprecated,
+//! unknown fields) are warnings under every option.
 
 use std::path::{Path, PathBuf};
 
 use kube_codegen_crd::read::{self, Document};
-use kube_codegen_crd::validate::validate_crd;
+use kube_codegen_crd::validate::{Violation, validate_crd};
 use kube_codegen_crd::{Classified, Crd, classify};
 
 use crate::{Error, InvalidCrd, Options, par};
@@ -35,6 +48,9 @@ pub(crate) fn load(
         crds: Vec::new(),
         skipped: Vec::new(),
     };
+    for doc in &docs {
+        warnings.extend(doc.warnings.iter().cloned());
+    }
     let mut invalid = Vec::new();
     for doc in read::flatten(docs) {
         match classify(&doc.value) {
@@ -60,8 +76,25 @@ pub(crate) fn load(
     Ok(loaded)
 }
 
-/// Validates one CRD document; `Some` when kube-apiserver would refuse it (under `--lenient`,
-/// only for a violation other than a non-structural schema).
+/// Why one violation is only a warning under `options`, or `None` when it refuses the CRD (see
+/// the module documentation).
+fn warned_why(v: &Violation, options: &Options) -> Option<&'static str> {
+    if options.strict {
+        None
+    } else if !v.affects_generated_code() {
+        Some(
+            "kube-apiserver refuses this CRD for it, but it does not reach the generated code: generated anyway; --strict refuses it",
+        )
+    } else if v.structural && options.lenient {
+        Some(
+            "a non-structural schema: kube-apiserver 1.35 refuses this CRD; generated anyway under --lenient",
+        )
+    } else {
+        None
+    }
+}
+
+/// Validates one CRD document; `Some` when a violation refuses it (see [`warned_why`]).
 fn check(doc: &Document, options: &Options, warnings: &mut Vec<String>) -> Option<InvalidCrd> {
     let report = validate_crd(&doc.value);
     let name = doc
@@ -75,23 +108,28 @@ fn check(doc: &Document, options: &Options, warnings: &mut Vec<String>) -> Optio
     for w in &report.warnings {
         warnings.push(format!("{}: {w}", place(&doc.source)));
     }
-    let mut errors = Vec::new();
+    // A refused CRD lists every violation, as the server's answer would; only a CRD that is
+    // generated turns its other violations into warnings.
+    let mut causes = Vec::new();
+    let mut downgraded = Vec::new();
+    let mut refused = false;
     for v in report.violations {
         let line = with_version(&doc.value, v.cause.to_string());
-        if v.structural && options.lenient {
-            warnings.push(format!(
-                "{}: {line} (a non-structural schema: kube-apiserver 1.35 refuses this CRD; generated anyway under --lenient)",
-                place(&doc.source)
-            ));
-        } else {
-            errors.push(line);
+        match warned_why(&v, options) {
+            Some(why) => downgraded.push(format!("{}: {line} ({why})", place(&doc.source))),
+            None => refused = true,
         }
+        causes.push(line);
     }
-    (!errors.is_empty()).then(|| InvalidCrd {
+    if !refused {
+        warnings.append(&mut downgraded);
+        return None;
+    }
+    Some(InvalidCrd {
         file: doc.source.clone(),
         document: doc.index,
         crd: name,
-        causes: errors,
+        causes,
     })
 }
 

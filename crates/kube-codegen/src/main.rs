@@ -89,7 +89,10 @@ fn gen_command() -> Command {
         );
     // Every generation option comes from the one table the library parses too.
     for f in FLAGS {
-        let mut a = Arg::new(f.long).long(f.long).help(f.help);
+        let mut a = Arg::new(f.long)
+            .long(f.long)
+            .help(f.help)
+            .conflicts_with_all(f.conflicts_with);
         a = match (f.value_name, f.repeatable) {
             (None, _) => a.action(ArgAction::SetTrue),
             (Some(v), true) => a.value_name(v).action(ArgAction::Append),

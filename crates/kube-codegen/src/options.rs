@@ -127,9 +127,15 @@ pub struct Options {
     /// Kubernetes type (`metav1.Condition`, `LabelSelector`, `ObjectReference`, ...).
     pub no_known_types: bool,
     /// `--lenient`: a CRD whose schema kube-apiserver would reject only as non-structural is
-    /// generated with warnings instead of refused. Every other violation (`$ref`, names,
-    /// versions, an unreadable schema) is still an error.
+    /// generated with warnings instead of refused. Every other violation that touches the
+    /// generated code (`$ref`, names, versions, an unreadable schema) is still an error.
+    /// Conflicts with `strict`.
     pub lenient: bool,
+    /// `--strict`: every violation kube-apiserver would report refuses the CRD, also those in
+    /// parts the generated code does not reflect (conversion, annotations such as the
+    /// `api-approved.kubernetes.io` approval, labels, status, selectable fields), which are
+    /// otherwise warnings. Conflicts with `lenient`.
+    pub strict: bool,
 }
 
 /// One option: its flag, help, and how it reads from / writes to [`Options`].
@@ -139,6 +145,8 @@ pub struct Flag {
     pub value_name: Option<&'static str>,
     pub repeatable: bool,
     pub help: &'static str,
+    /// The flags this one cannot be given with (each pair listed on both sides).
+    pub conflicts_with: &'static [&'static str],
     set: fn(&mut Options, Option<&str>) -> Result<(), String>,
     get: fn(&Options) -> Vec<Option<String>>,
 }
@@ -169,6 +177,7 @@ pub const FLAGS: &[Flag] = &[
         value_name: Some("LIST"),
         repeatable: false,
         help: "Outputs to generate, comma-separated: types, client, listers, informers, apply, or all (default). Types are always generated; informers imply listers; anything beyond types needs the kube and kube-codegen-runtime crates",
+        conflicts_with: &[],
         set: |o, v| {
             o.emit = Emit::parse(need(v)?)?;
             Ok(())
@@ -186,6 +195,7 @@ pub const FLAGS: &[Flag] = &[
         value_name: None,
         repeatable: false,
         help: "Don't write: compare the output directory with what would be generated; print a unified diff and exit 1 when they differ",
+        conflicts_with: &[],
         set: |o, _| {
             o.check = true;
             Ok(())
@@ -197,6 +207,7 @@ pub const FLAGS: &[Flag] = &[
         value_name: Some("NAME.rs"),
         repeatable: false,
         help: "Write one file with inline modules (for include!) instead of a module tree",
+        conflicts_with: &[],
         set: |o, v| {
             let v = need(v)?;
             check_rs_name(v)?;
@@ -210,6 +221,7 @@ pub const FLAGS: &[Flag] = &[
         value_name: Some("NAME"),
         repeatable: false,
         help: "Write a standalone crate NAME (Cargo.toml + src/lib.rs) into the output directory",
+        conflicts_with: &[],
         set: |o, v| {
             let v = need(v)?;
             if v.is_empty()
@@ -230,6 +242,7 @@ pub const FLAGS: &[Flag] = &[
         value_name: Some("served|all|LIST"),
         repeatable: false,
         help: "Versions to generate: `served` (default), `all`, or a comma-separated list such as v1,v1beta1",
+        conflicts_with: &[],
         set: |o, v| {
             let v = need(v)?;
             o.versions = match v {
@@ -260,6 +273,7 @@ pub const FLAGS: &[Flag] = &[
         value_name: Some("[TYPE=]DERIVE"),
         repeatable: true,
         help: "Extra derive for every generated type (e.g. Hash), or for one type with TYPE=DERIVE (e.g. FooSpec=Eq); repeatable, comma-separated lists allowed",
+        conflicts_with: &[],
         set: |o, v| {
             for item in need(v)?.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 parse_derive(item)?;
@@ -274,6 +288,7 @@ pub const FLAGS: &[Flag] = &[
         value_name: None,
         repeatable: false,
         help: "Generate a struct even where a schema is exactly a well-known Kubernetes type (metav1 Condition, LabelSelector, OwnerReference, core/v1 ObjectReference, LocalObjectReference, Secret/ConfigMap key selectors), which otherwise become k8s-openapi's types",
+        conflicts_with: &[],
         set: |o, _| {
             o.no_known_types = true;
             Ok(())
@@ -284,7 +299,8 @@ pub const FLAGS: &[Flag] = &[
         long: "lenient",
         value_name: None,
         repeatable: false,
-        help: "Generate from CRDs that kube-apiserver rejects only for a non-structural schema (older servers accepted them), with a warning per violation; every other violation stays an error",
+        help: "Generate from CRDs that kube-apiserver rejects only for a non-structural schema (older servers accepted them), with a warning per violation; every other violation that touches the generated code stays an error",
+        conflicts_with: &["strict"],
         set: |o, _| {
             o.lenient = true;
             Ok(())
@@ -292,10 +308,23 @@ pub const FLAGS: &[Flag] = &[
         get: |o| if o.lenient { vec![None] } else { vec![] },
     },
     Flag {
+        long: "strict",
+        value_name: None,
+        repeatable: false,
+        help: "Refuse every CRD kube-apiserver would refuse, also for parts the generated code does not reflect (spec.conversion, metadata annotations such as api-approved.kubernetes.io, labels, status, selectable fields), which are otherwise warnings",
+        conflicts_with: &["lenient"],
+        set: |o, _| {
+            o.strict = true;
+            Ok(())
+        },
+        get: |o| if o.strict { vec![None] } else { vec![] },
+    },
+    Flag {
         long: "no-docs",
         value_name: None,
         repeatable: false,
         help: "Leave out rustdoc generated from descriptions and schema facts",
+        conflicts_with: &[],
         set: |o, _| {
             o.no_docs = true;
             Ok(())
@@ -359,7 +388,31 @@ impl Options {
             flag.apply(&mut o, value)?;
             i += 1;
         }
+        o.check_conflicts()?;
         Ok(o)
+    }
+
+    /// A usage error when two conflicting options are both set (`--strict` with `--lenient`);
+    /// [`Options::from_args`] and every generation run check it.
+    pub fn check_conflicts(&self) -> Result<(), Error> {
+        for f in FLAGS {
+            if (f.get)(self).is_empty() {
+                continue;
+            }
+            for other in f.conflicts_with {
+                let set = FLAGS
+                    .iter()
+                    .find(|g| g.long == *other)
+                    .is_some_and(|g| !(g.get)(self).is_empty());
+                if set {
+                    return Err(Error::Usage(format!(
+                        "--{} and --{other} cannot be used together; give one of them",
+                        f.long
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The flags that reproduce these options (inverse of [`Options::from_args`]).
@@ -413,10 +466,21 @@ mod tests {
             check: true,
             no_known_types: true,
             lenient: true,
+            strict: false,
         };
         let args = o.to_args();
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         assert_eq!(Options::from_args(&refs).unwrap(), o);
+        // `--strict` conflicts with `--lenient`, so it round-trips on its own.
+        let strict = Options {
+            lenient: false,
+            strict: true,
+            ..o.clone()
+        };
+        let args = strict.to_args();
+        assert!(args.iter().any(|a| a == "--strict"), "{args:?}");
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(Options::from_args(&refs).unwrap(), strict);
         assert_eq!(Options::from_args(&[]).unwrap(), Options::default());
         assert_eq!(
             Options::from_args(&["--versions=all", "--derive", "Hash,Eq"]).unwrap(),
@@ -443,5 +507,33 @@ mod tests {
         assert!(Options::from_args(&["--derive"]).is_err());
         assert!(Options::from_args(&["--derive", "1x"]).is_err());
         assert!(Options::from_args(&["--single-file", "a/b.rs"]).is_err());
+    }
+
+    #[test]
+    fn strict_and_lenient_conflict() {
+        for args in [["--strict", "--lenient"], ["--lenient", "--strict"]] {
+            let err = Options::from_args(&args).unwrap_err().to_string();
+            assert!(
+                matches!(Options::from_args(&args), Err(Error::Usage(_))),
+                "{args:?}"
+            );
+            assert!(
+                err.contains("--strict") && err.contains("--lenient") && err.contains("together"),
+                "{err}"
+            );
+        }
+        let both = Options {
+            strict: true,
+            lenient: true,
+            ..Options::default()
+        };
+        assert!(matches!(both.check_conflicts(), Err(Error::Usage(_))));
+        // Every conflict is declared on both sides, and names a flag that exists.
+        for f in FLAGS {
+            for other in f.conflicts_with {
+                let g = FLAGS.iter().find(|g| g.long == *other).unwrap();
+                assert!(g.conflicts_with.contains(&f.long), "{} / {other}", f.long);
+            }
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! The table of CRDs kube-apiserver refuses (`testdata/invalid-crds/`, one rule each; the same
 //! files drive the validator's and the in-memory API server's tests): `gen` exits 1 naming the
-//! file and the CRD, lists every cause in the server's words, and writes nothing. Under
-//! `--lenient`, a CRD refused only for a non-structural schema generates, with the causes as
-//! warnings.
+//! file and the CRD, lists every cause in the server's words, and writes nothing. A CRD refused
+//! only for parts the generated code does not reflect (`# generated: true`: conversion, the
+//! approval annotation, selectable fields) generates, with the causes as warnings, unless
+//! `--strict`. Under `--lenient`, a CRD refused only for a non-structural schema generates, with
+//! the causes as warnings.
 #![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
@@ -20,6 +22,7 @@ fn cases() -> Vec<PathBuf> {
 struct Case {
     expect: Vec<String>,
     structural: bool,
+    generated: bool,
     crd_name: String,
 }
 
@@ -30,6 +33,7 @@ fn case(path: &Path) -> Case {
     Case {
         expect: header.expect,
         structural: header.structural,
+        generated: header.generated,
         crd_name: doc[0].value["metadata"]["name"]
             .as_str()
             .unwrap_or_default()
@@ -37,24 +41,43 @@ fn case(path: &Path) -> Case {
     }
 }
 
-fn gen_cmd(input: &Path, out: &Path, lenient: bool) -> std::process::Output {
+fn gen_cmd(input: &Path, out: &Path, flag: Option<&str>) -> std::process::Output {
     let mut cmd = Command::cargo_bin("kube-codegen").unwrap();
     cmd.arg("gen").arg(input).arg("-o").arg(out);
-    if lenient {
-        cmd.arg("--lenient");
-    }
+    cmd.args(flag);
     cmd.output().unwrap()
 }
 
 #[test]
 fn every_invalid_crd_is_refused_with_the_servers_words() {
+    let mut generated = 0;
     for path in cases() {
         let c = case(&path);
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         assert!(!c.expect.is_empty(), "{name}: no # expect: line");
         let out_dir = tempfile::tempdir().unwrap();
-        let out = gen_cmd(&path, out_dir.path(), false);
+        let out = gen_cmd(&path, out_dir.path(), None);
         let stderr = String::from_utf8_lossy(&out.stderr);
+        if c.generated {
+            generated += 1;
+            assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+            for want in &c.expect {
+                assert!(
+                    stderr.contains(&format!(
+                        "warning: {}: document 0: CRD {:?}: {want} (",
+                        path.display(),
+                        c.crd_name
+                    )),
+                    "{name}: warning {want:?} missing\n{stderr}"
+                );
+            }
+            assert!(stderr.contains("--strict"), "{name}: {stderr}");
+            assert!(
+                std::fs::read_dir(out_dir.path()).unwrap().count() > 0,
+                "{name}: nothing written"
+            );
+            continue;
+        }
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
         assert!(
             stderr.contains(&*path.to_string_lossy()),
@@ -79,6 +102,37 @@ fn every_invalid_crd_is_refused_with_the_servers_words() {
             "{name}: files written"
         );
     }
+    assert!(generated >= 8, "only {generated} cases generate");
+}
+
+#[test]
+fn strict_refuses_every_invalid_crd() {
+    for path in cases() {
+        let c = case(&path);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = gen_cmd(&path, out_dir.path(), Some("--strict"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "The CustomResourceDefinition {:?} is invalid",
+                c.crd_name
+            )),
+            "{name}: {stderr}"
+        );
+        for want in &c.expect {
+            assert!(
+                stderr.contains(want) && !stderr.contains("warning:"),
+                "{name}: {want:?} missing, or a warning\n{stderr}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(out_dir.path()).unwrap().count(),
+            0,
+            "{name}: files written"
+        );
+    }
 }
 
 #[test]
@@ -88,9 +142,11 @@ fn lenient_generates_non_structural_crds_with_warnings_and_nothing_else() {
         let c = case(&path);
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let out_dir = tempfile::tempdir().unwrap();
-        let out = gen_cmd(&path, out_dir.path(), true);
+        let out = gen_cmd(&path, out_dir.path(), Some("--lenient"));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if c.structural {
+        if c.generated {
+            assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+        } else if c.structural {
             structural += 1;
             assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
             for want in &c.expect {

@@ -7,6 +7,7 @@ mod yaml;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use value::TopValue;
 pub use yaml::MAX_DEPTH;
 
 /// One parsed document of an input file.
@@ -16,6 +17,11 @@ pub struct Document {
     /// Zero-based index of the document in its file (a `List`'s items share their parent's index).
     pub index: usize,
     pub value: serde_json::Value,
+    /// What reading noticed without stopping, each message naming the file and (YAML) the
+    /// `line:column` or (JSON) the document index: a mapping key given twice, whose last value
+    /// kubectl sends without a word, as `value` holds it. After [`flatten`], a `List`'s warnings
+    /// are on its first item.
+    pub warnings: Vec<String>,
 }
 
 /// The display name of stdin in messages.
@@ -106,7 +112,7 @@ pub fn read_documents(path: &Path) -> Result<Vec<Document>, Error> {
 /// (`---` with nothing after it) are kept as `null` so document indices match the file.
 pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Document>, Error> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    let values: Vec<serde_json::Value> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    let values: Vec<TopValue> = if trimmed.starts_with('{') || trimmed.starts_with('[') {
         parse_json(path, text)?
     } else {
         yaml::parse(path, text)?
@@ -114,23 +120,39 @@ pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Document>, Error> 
     Ok(values
         .into_iter()
         .enumerate()
-        .map(|(index, value)| Document {
+        .map(|(index, top)| Document {
             source: path.to_path_buf(),
             index,
-            value,
+            warnings: top
+                .duplicates
+                .iter()
+                .map(|d| duplicate_warning(path, index, d))
+                .collect(),
+            value: top.value,
         })
         .collect())
 }
 
-fn parse_json(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> {
+fn duplicate_warning(path: &Path, index: usize, d: &value::DuplicateKey) -> String {
+    let place = match d.at {
+        Some((line, column)) => format!("{}:{line}:{column}", path.display()),
+        None => format!("{}: document {index}", path.display()),
+    };
+    format!(
+        "{place}: duplicate mapping key {:?}: the last value is used, as kubectl uses it",
+        d.key
+    )
+}
+
+fn parse_json(path: &Path, text: &str) -> Result<Vec<TopValue>, Error> {
     // A stream of concatenated JSON values is accepted, like `kubectl get -o json` output joined.
     let mut out = Vec::new();
     let text = text.trim_start_matches('\u{feff}');
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<value::KubectlValue>();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<TopValue>();
     loop {
         match stream.next() {
             None => break,
-            Some(Ok(v)) => out.push(v.0),
+            Some(Ok(v)) => out.push(v),
             Some(Err(e)) => {
                 return Err(Error::Syntax {
                     file: path.to_path_buf(),
@@ -162,6 +184,7 @@ pub fn flatten(docs: Vec<Document>) -> Vec<Document> {
             source,
             index,
             mut value,
+            mut warnings,
         } = doc;
         if let Some(serde_json::Value::Array(items)) =
             value.as_object_mut().and_then(|m| m.remove("items"))
@@ -172,6 +195,7 @@ pub fn flatten(docs: Vec<Document>) -> Vec<Document> {
                         source: source.clone(),
                         index,
                         value,
+                        warnings: std::mem::take(&mut warnings),
                     },
                     out,
                 );
@@ -191,6 +215,6 @@ pub fn yaml_value(what: &str, text: &str) -> Result<serde_json::Value, Error> {
     let mut docs = yaml::parse(Path::new(what), text)?;
     Ok(match docs.len() {
         0 => serde_json::Value::Null,
-        _ => docs.swap_remove(0),
+        _ => docs.swap_remove(0).value,
     })
 }

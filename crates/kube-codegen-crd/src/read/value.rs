@@ -1,7 +1,10 @@
 //! A JSON value built the way kubectl turns YAML or JSON into what it sends: numbers that are
 //! whole become integers (Go marshals `float64(1)` as `1`), non-finite numbers are an error,
-//! and mapping keys that are not strings (`yes:`, `1:`) become their string spelling.
+//! and mapping keys that are not strings (`yes:`, `1:`) become their string spelling. A key
+//! repeated in one mapping keeps its last value, as kubectl keeps it; each repeat is recorded
+//! (with its line and column when the input is YAML) for the document's warnings.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -12,6 +15,41 @@ use serde_json::{Map, Number, Value};
 const PLAIN_FLOAT_LIMIT: f64 = 1e21;
 
 pub(crate) struct KubectlValue(pub(crate) Value);
+
+/// A mapping key seen again in the same mapping: the later value replaced the earlier one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DuplicateKey {
+    /// The key in its JSON spelling (`yes:` and `on:` are both `"true"`).
+    pub key: String,
+    /// 1-based line and column of the repeated key; `None` for JSON input (serde_json does not
+    /// tell a visitor where it is).
+    pub at: Option<(usize, usize)>,
+}
+
+thread_local! {
+    /// The repeated keys of the document being read on this thread (see [`TopValue`]).
+    static DUPLICATES: RefCell<Vec<DuplicateKey>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One whole document: its value and the keys repeated anywhere in it. Reading one document is
+/// synchronous on one thread, so the mappings below record their repeats in a thread-local list
+/// that this wrapper empties before and takes after.
+pub(crate) struct TopValue {
+    pub value: Value,
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+impl<'de> Deserialize<'de> for TopValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let outer = DUPLICATES.with(|c| std::mem::take(&mut *c.borrow_mut()));
+        let value = KubectlValue::deserialize(d);
+        let duplicates = DUPLICATES.with(|c| std::mem::replace(&mut *c.borrow_mut(), outer));
+        Ok(TopValue {
+            value: value?.0,
+            duplicates,
+        })
+    }
+}
 
 impl<'de> Deserialize<'de> for KubectlValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -102,9 +140,22 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
-        while let Some(key) = map.next_key::<Key>()? {
+        while let Some(key) = map.next_key::<serde_saphyr::Spanned<Key>>()? {
             let value = map.next_value::<KubectlValue>()?;
-            out.insert(key.0, value.0);
+            match out.entry(key.value.0) {
+                serde_json::map::Entry::Vacant(e) => {
+                    e.insert(value.0);
+                }
+                serde_json::map::Entry::Occupied(mut e) => {
+                    let at = key.referenced;
+                    let duplicate = DuplicateKey {
+                        key: e.key().clone(),
+                        at: (at.line() > 0).then(|| (at.line() as usize, at.column() as usize)),
+                    };
+                    DUPLICATES.with(|c| c.borrow_mut().push(duplicate));
+                    e.insert(value.0);
+                }
+            }
         }
         Ok(Value::Object(out))
     }

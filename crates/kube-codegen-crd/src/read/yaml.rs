@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::value::KubectlValue;
+use super::value::TopValue;
 use crate::Error;
 
 /// Nesting limit for YAML input; serde-saphyr's default (64) is too low for deep real-world CRDs
@@ -22,30 +22,31 @@ fn options() -> serde_saphyr::Options {
     // YAML 1.1, as go-yaml v2 resolves plain scalars.
     options.legacy_octal_numbers = true;
     options.strict_booleans = false;
-    // kubectl keeps the last of duplicate keys (`{x: 1, x: 2}` sends `x: 2`), without a word.
     // Non-finite numbers reach our visitor, which refuses them in kubectl's words.
     options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
-    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    // kubectl keeps the last of duplicate keys (`{x: 1, x: 2}` sends `x: 2`), without a word.
+    // Every entry reaches our visitor, which keeps the last value too, under the key's JSON
+    // spelling (so `yes:` and `on:` are one key, as they are to kubectl), and records each repeat
+    // with its place for a warning.
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
     options
 }
 
-/// Every document of a YAML stream, as the JSON kubectl would send.
-pub(super) fn parse(path: &Path, text: &str) -> Result<Vec<serde_json::Value>, Error> {
-    serde_saphyr::from_multiple_with_options::<KubectlValue>(text, options())
-        .map(|docs| docs.into_iter().map(|d| d.0).collect())
-        .map_err(|e| {
-            let (line, column) = e
-                .location()
-                .map(|l| (l.line() as usize, l.column() as usize))
-                .unwrap_or((0, 0));
-            // The rendered message repeats a snippet; the first line is the cause.
-            let message = e.to_string();
-            let message = message.lines().next().unwrap_or("invalid YAML").to_string();
-            Error::Syntax {
-                file: path.to_path_buf(),
-                line,
-                column,
-                message,
-            }
-        })
+/// Every document of a YAML stream, as the JSON kubectl would send, with the keys repeated in it.
+pub(super) fn parse(path: &Path, text: &str) -> Result<Vec<TopValue>, Error> {
+    serde_saphyr::from_multiple_with_options::<TopValue>(text, options()).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map(|l| (l.line() as usize, l.column() as usize))
+            .unwrap_or((0, 0));
+        // The rendered message repeats a snippet; the first line is the cause.
+        let message = e.to_string();
+        let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+        Error::Syntax {
+            file: path.to_path_buf(),
+            line,
+            column,
+            message,
+        }
+    })
 }

@@ -445,6 +445,11 @@ impl Decoder {
                 hoist_identical(&mut spec);
             }
             Flavor::V1beta1 => {
+                // v1beta1's SetDefaults_CustomResourceDefinitionSpec (v1 has no such default:
+                // there a missing scope is refused).
+                if spec.scope.is_empty() {
+                    spec.scope = "Namespaced".into();
+                }
                 spec.version = self.string(m, "version", path);
                 spec.validation = self.validation(m.get("validation"), &path.child("validation"));
                 spec.subresources =

@@ -52,7 +52,47 @@ pub struct Violation {
     pub structural: bool,
 }
 
+/// The parts of a CustomResourceDefinition nothing generated from it reads, by field path as the
+/// server prints it: conversion (the webhook's `clientConfig`, often filled at install time,
+/// `conversionReviewVersions`, the strategy), annotations (among them the
+/// `api-approved.kubernetes.io` approval of protected groups) and labels, the CRD's `status`
+/// (`storedVersions` follows from the versions' `storage`, whose own violation stays), and
+/// selectable fields (server-side field selectors). Everything else is read by the generator or
+/// shapes what it reads: names and the CRD name, group, scope, versions (served, storage,
+/// deprecation), schemas, `preserveUnknownFields` (how the schema is read), subresources (status
+/// and scale verbs) and printer columns (the `PRINTER_COLUMNS` constant).
+const OUTSIDE_GENERATED_CODE: &[&str] = &[
+    "spec.conversion",
+    "metadata.annotations",
+    "metadata.labels",
+    "status",
+    "spec.selectableFields",
+];
+
+/// Whether `field` is `prefix` or below it (`prefix.x`, `prefix[k]`).
+fn under(field: &str, prefix: &str) -> bool {
+    field
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
 impl Violation {
+    /// Whether the violation is about a part of the CRD that code generated from it reflects.
+    /// `false` for conversion, annotations, labels, status and selectable fields (see the list
+    /// above): a CRD refused only for those still describes its types, so a generator may warn
+    /// and go on. Decided by the cause's field path alone; a violation without a field path (a
+    /// document that is not an object) counts as `true`.
+    pub fn affects_generated_code(&self) -> bool {
+        let field = self.cause.field.as_str();
+        let per_version_selectable = field
+            .strip_prefix("spec.versions[")
+            .and_then(|rest| rest.split_once(']'))
+            .is_some_and(|(i, rest)| {
+                i.bytes().all(|b| b.is_ascii_digit()) && under(rest, ".selectableFields")
+            });
+        !(per_version_selectable || OUTSIDE_GENERATED_CODE.iter().any(|p| under(field, p)))
+    }
+
     pub(crate) fn new(cause: Cause) -> Violation {
         Violation {
             cause,
@@ -166,4 +206,52 @@ pub fn validate_crd(crd: &Value) -> Report {
     versions::validate_spec(&crd.spec, flavor, out, &mut report.warnings);
     names::validate_api_approval(&crd, flavor, out);
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(field: &str) -> bool {
+        Violation::new(Cause::new("FieldValueInvalid", field, "x")).affects_generated_code()
+    }
+
+    #[test]
+    fn generated_code_is_decided_by_the_field_path() {
+        for outside in [
+            "spec.conversion",
+            "spec.conversion.strategy",
+            "spec.conversion.webhookClientConfig.service.name",
+            "spec.conversion.webhook.clientConfig.caBundle",
+            "metadata.annotations",
+            "metadata.annotations[api-approved.kubernetes.io]",
+            "metadata.labels",
+            "status.storedVersions",
+            "spec.selectableFields[0].jsonPath",
+            "spec.versions[3].selectableFields",
+            "spec.versions[0].selectableFields[1].jsonPath",
+        ] {
+            assert!(!at(outside), "{outside}");
+        }
+        for inside in [
+            "",
+            "apiVersion",
+            "metadata",
+            "metadata.name",
+            "metadata.annotationsX",
+            "spec.conversionX",
+            "statusX",
+            "spec.scope",
+            "spec.names.kind",
+            "spec.versions",
+            "spec.versions[0].schema.openAPIV3Schema.properties[status].type",
+            "spec.versions[0].additionalPrinterColumns[0].type",
+            "spec.versions[0].subresources.scale.specReplicasPath",
+            "spec.versions[x].selectableFields",
+            "spec.validation.openAPIV3Schema.properties[conversion].type",
+            "spec.preserveUnknownFields",
+        ] {
+            assert!(at(inside), "{inside}");
+        }
+    }
 }

@@ -218,25 +218,42 @@ pub struct Model {
     pub groups: Vec<GroupMod>,
 }
 
-/// Builds the model. CRDs with the same `metadata.name` after the first (in input order) are
-/// skipped with a warning.
+/// Builds the model. Of CRDs with the same `metadata.name`, the last in input order is used, as
+/// `kubectl apply -f` (files in order, documents in order) leaves the last one on the server;
+/// each earlier one is reported. Under the default `--versions served`, a CRD that serves no
+/// version generates nothing, with a warning.
 pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Result<Model, Error> {
     let derives = options.parsed_derives()?;
-    let mut seen: BTreeMap<&str, &Crd> = BTreeMap::new();
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     let mut unique: Vec<&Crd> = Vec::new();
     for crd in crds {
-        if let Some(first) = seen.get(crd.name.as_str()) {
+        if let Some(&at) = seen.get(crd.name.as_str()) {
+            let earlier = unique[at];
             warnings.push(format!(
-                "{}: document {}: CRD {} already read from {}, skipped",
+                "{}: document {}: CRD {} is defined again in {} (document {}); the later one is used, as `kubectl apply -f` leaves the last one applied",
+                earlier.source.display(),
+                earlier.doc_index,
+                crd.name,
                 crd.source.display(),
                 crd.doc_index,
-                crd.name,
-                first.source.display()
             ));
+            unique[at] = crd;
             continue;
         }
-        seen.insert(&crd.name, crd);
+        seen.insert(&crd.name, unique.len());
         unique.push(crd);
+    }
+    if options.versions == VersionSelection::Served {
+        for crd in &unique {
+            if !crd.versions.iter().any(|v| v.served) {
+                warnings.push(format!(
+                    "{}: document {}: CRD {} serves no version (served: false in every version), so nothing is generated for it (`--versions all` generates its versions anyway)",
+                    crd.source.display(),
+                    crd.doc_index,
+                    crd.name,
+                ));
+            }
+        }
     }
 
     // Group modules: first DNS label, unless two different groups share it.
