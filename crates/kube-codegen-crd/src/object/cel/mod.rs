@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use kube_cel::KubeCelExt;
 use kube_cel::cel::objects::OptionalValue;
-use kube_cel::cel::{Context, ExecutionError, Program, Value as Cel};
+use kube_cel::cel::parser::{Expression, Parser};
+use kube_cel::cel::{Context, ExecutionError, Value as Cel};
 use serde_json::Value;
 
 use super::node::{Additional, Node};
@@ -45,9 +46,9 @@ pub struct RuleIssue {
 
 struct Rule {
     source: String,
-    program: Program,
+    program: Expression,
     message: String,
-    message_expression: Option<Program>,
+    message_expression: Option<Expression>,
     reason: Option<String>,
     field_path: Option<String>,
     optional_old_self: bool,
@@ -205,21 +206,43 @@ impl Rules {
         out: &mut Vec<Cause>,
     ) {
         let Some(root) = &self.root else { return };
-        BASE.with(|base| {
-            let base = base.borrow();
-            let walk = Walk { base: &base };
-            walk.node(root, Some(Node(schema)), obj, old, None, 0, out);
+        on_a_deep_stack(|| {
+            BASE.with(|base| {
+                let base = base.borrow();
+                let walk = Walk { base: &base };
+                walk.node(root, Some(Node(schema)), obj, old, None, 0, out);
+            })
         });
     }
 }
 
+/// cel-go's parser recursion limit, which kube-apiserver keeps.
+const MAX_RECURSION: u16 = cel_syntax::MAX_RECURSION_DEPTH as u16;
+
+/// The interpreter's parser and evaluator recurse once per AST level, with frames of up to
+/// ~200 KiB in an unoptimised build (nesting 16 overflowed a 2 MiB thread there; 250, cel-go's
+/// limit, needs ~50 MiB). So both run on a stack segment of this size, grown on demand: only
+/// the pages a rule touches are ever committed.
+const CEL_STACK: usize = 64 << 20;
+
+/// Runs `f` on a fresh [`CEL_STACK`] segment unless this thread already has that much left.
+fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(CEL_STACK, CEL_STACK, f)
+}
+
 /// Parses a rule: first our cel-go-grammar checker (the server's verdict and messages), then
-/// the interpreter's parser.
-fn compile(source: &str) -> Result<Program, (RuleIssueKind, String)> {
+/// the interpreter's parser, with cel-go's optional syntax and recursion limit.
+fn compile(source: &str) -> Result<Expression, (RuleIssueKind, String)> {
     if let Err(e) = cel_syntax::parse(source) {
         return Err((RuleIssueKind::Invalid, e));
     }
-    Program::compile(source).map_err(|e| (RuleIssueKind::Unsupported, e.to_string()))
+    on_a_deep_stack(|| {
+        Parser::new()
+            .enable_optional_syntax(true)
+            .max_recursion_depth(MAX_RECURSION)
+            .parse(source)
+    })
+    .map_err(|e| (RuleIssueKind::Unsupported, e.to_string()))
 }
 
 fn pointer_escape(k: &str) -> String {
@@ -319,7 +342,7 @@ impl Walk<'_> {
                 };
                 scope.add_variable_from_value("oldSelf", bound);
             }
-            match rule.program.execute(&scope) {
+            match Cel::resolve(&rule.program, &scope) {
                 Ok(Cel::Bool(true)) => {}
                 Ok(Cel::Bool(false)) => {
                     let detail = message(rule, &scope);
@@ -345,7 +368,7 @@ impl Walk<'_> {
 /// else `failed rule: <rule>`.
 fn message(rule: &Rule, scope: &Context<'_>) -> String {
     if let Some(expr) = &rule.message_expression
-        && let Ok(Cel::String(s)) = expr.execute(scope)
+        && let Ok(Cel::String(s)) = Cel::resolve(expr, scope)
     {
         let s = s.trim();
         if !s.is_empty() && !s.contains(['\n', '\r']) {
