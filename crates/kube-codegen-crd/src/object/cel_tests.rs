@@ -263,11 +263,14 @@ fn optional_syntax_deep_nesting_and_what_cannot_run_here() {
             {"rule": "self.?a.orValue(0) > 1", "message": "optional"},
             {"rule": deep, "message": "deep"},
             {"rule": "cel.bind(x, self.a, x > 1)", "message": "bind"},
-            {"rule": "self.a >"}
+            {"rule": "self.a >"},
+            {"rule": format!("self.a{} > 1", " + 1".repeat(100_000))},
+            // 995 levels deep, just under the token bound: evaluated, even unoptimised.
+            {"rule": format!("self.a{} > 995", " + 1".repeat(995)), "message": "long"}
         ]),
     );
     let kinds: Vec<RuleIssueKind> = s.rule_issues().iter().map(|i| i.kind).collect();
-    assert_eq!(kinds, [RuleIssueKind::Invalid]);
+    assert_eq!(kinds, [RuleIssueKind::Invalid, RuleIssueKind::Unsupported]);
     assert_eq!(
         s.rule_issues()[0].pointer,
         "/properties/spec/x-kubernetes-validations/3"
@@ -278,6 +281,7 @@ fn optional_syntax_deep_nesting_and_what_cannot_run_here() {
         [
             "FieldValueInvalid spec: Invalid value: optional",
             "FieldValueInvalid spec: Invalid value: deep",
+            "FieldValueInvalid spec: Invalid value: long",
         ]
     );
     assert!(s.validate(&json!({"spec": {"a": 2}})).is_empty());

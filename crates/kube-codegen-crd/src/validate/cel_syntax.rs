@@ -61,6 +61,8 @@ struct Token {
 pub(crate) struct Parsed {
     /// `oldSelf` is referenced.
     pub uses_old_self: bool,
+    /// Tokens in the expression: a bound on its syntax tree's height.
+    pub tokens: usize,
 }
 
 struct SyntaxError {
@@ -792,6 +794,7 @@ fn render(src: &str, e: &SyntaxError) -> String {
 /// Parses `src` as a CEL expression; the error is cel-go-shaped (`ERROR: <input>:L:C: ...`).
 pub(crate) fn parse(src: &str) -> Result<Parsed, String> {
     let toks = lex(src).map_err(|e| render(src, &e))?;
+    let tokens = toks.len();
     let mut p = Parser {
         src,
         toks,
@@ -800,7 +803,7 @@ pub(crate) fn parse(src: &str) -> Result<Parsed, String> {
         parsed: Parsed::default(),
     };
     match p.start() {
-        Ok(()) => Ok(p.parsed),
+        Ok(()) => Ok(Parsed { tokens, ..p.parsed }),
         Err(e) => Err(render(src, &e)),
     }
 }

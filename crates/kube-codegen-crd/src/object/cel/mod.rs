@@ -219,11 +219,17 @@ impl Rules {
 /// cel-go's parser recursion limit, which kube-apiserver keeps.
 const MAX_RECURSION: u16 = cel_syntax::MAX_RECURSION_DEPTH as u16;
 
-/// The interpreter's parser and evaluator recurse once per AST level, with frames of up to
-/// ~200 KiB in an unoptimised build (nesting 16 overflowed a 2 MiB thread there; 250, cel-go's
-/// limit, needs ~50 MiB). So both run on a stack segment of this size, grown on demand: only
-/// the pages a rule touches are ever committed.
-const CEL_STACK: usize = 64 << 20;
+/// The interpreter's parser and evaluator recurse once per syntax-tree level, with frames of up
+/// to ~200 KiB in an unoptimised build (16 nested parentheses overflowed a 2 MiB thread there).
+/// So both run on a stack segment of this size, grown on demand: only the pages a rule touches
+/// are committed. Measured on a 64 MiB segment: a chain `a.a.a...` or sum `1 + 1 + ...` of
+/// 1,000 levels parsed and evaluated unoptimised, 10,000 optimised, 100,000 overflowed.
+const CEL_STACK: usize = 256 << 20;
+
+/// Rules longer than this many tokens (so possibly that many levels deep) are not handed to the
+/// interpreter: at 4x [`CEL_STACK`]'s measured 1,000 levels, they would risk the stack. The
+/// longest rule in the public corpus has 594 tokens.
+const MAX_TOKENS: usize = 2_000;
 
 /// Runs `f` on a fresh [`CEL_STACK`] segment unless this thread already has that much left.
 fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
@@ -233,8 +239,18 @@ fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
 /// Parses a rule: first our cel-go-grammar checker (the server's verdict and messages), then
 /// the interpreter's parser, with cel-go's optional syntax and recursion limit.
 fn compile(source: &str) -> Result<Expression, (RuleIssueKind, String)> {
-    if let Err(e) = cel_syntax::parse(source) {
-        return Err((RuleIssueKind::Invalid, e));
+    match cel_syntax::parse(source) {
+        Err(e) => return Err((RuleIssueKind::Invalid, e)),
+        Ok(p) if p.tokens > MAX_TOKENS => {
+            return Err((
+                RuleIssueKind::Unsupported,
+                format!(
+                    "{} tokens: longer than the {MAX_TOKENS} this interpreter evaluates",
+                    p.tokens
+                ),
+            ));
+        }
+        Ok(_) => {}
     }
     on_a_deep_stack(|| {
         Parser::new()
