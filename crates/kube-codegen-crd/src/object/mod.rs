@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::Cause;
 
-mod cel;
+pub(crate) mod cel;
 #[cfg(test)]
 mod cel_tests;
 mod correlate;

@@ -772,6 +772,17 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// cel-go's rendering of an error at byte `offset` of `src`.
+pub(crate) fn render_at(src: &str, offset: usize, msg: &str) -> String {
+    render(
+        src,
+        &SyntaxError {
+            offset,
+            msg: msg.to_string(),
+        },
+    )
+}
+
 /// cel-go's rendering of an error: location, message, the source line and a caret.
 fn render(src: &str, e: &SyntaxError) -> String {
     let offset = e.offset.min(src.len());

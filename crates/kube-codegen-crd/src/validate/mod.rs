@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::Cause;
 
+mod cel_fields;
 pub(crate) mod cel_syntax;
 mod columns;
 mod decode;

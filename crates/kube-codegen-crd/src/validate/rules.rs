@@ -4,12 +4,12 @@
 //! rules; CEL type checking and cost estimation are not done.
 
 use super::Violation;
-use super::cel_syntax;
 use super::model::{Schema, ValidationRule};
 use super::path::Path;
 use super::render::{invalid, not_supported, q, required};
 use super::schema_path::valid_field_path;
 use super::structural::new_structural_error;
+use super::{cel_fields, cel_syntax};
 
 const SUPPORTED_REASONS: &[&str] = &[
     "FieldValueDuplicate",
@@ -122,13 +122,23 @@ fn path_valid(s: &Schema, fp: &str) -> bool {
 pub(crate) fn compile_rules(
     s: &Schema,
     path: &Path,
+    is_root: bool,
     uncorrelatable: Option<&Path>,
     out: &mut Vec<Violation>,
 ) {
     for (i, rule) in s.x_validations.iter().enumerate() {
         let rp = path.child("x-kubernetes-validations").index(i);
         let uses_old_self = match cel_syntax::parse(&rule.rule) {
-            Ok(parsed) => parsed.uses_old_self,
+            Ok(parsed) => {
+                if let Some(e) = cel_fields::undefined_field(&rule.rule, s, is_root) {
+                    out.push(Violation::new(invalid(
+                        &rp.child("rule"),
+                        &render_rule(rule),
+                        &format!("compilation failed: {e}"),
+                    )));
+                }
+                parsed.uses_old_self
+            }
             Err(e) => {
                 out.push(Violation::new(invalid(
                     &rp.child("rule"),
@@ -138,14 +148,18 @@ pub(crate) fn compile_rules(
                 false
             }
         };
-        if !rule.message_expression.is_empty()
-            && let Err(e) = cel_syntax::parse(&rule.message_expression)
-        {
-            out.push(Violation::new(invalid(
-                &rp.child("messageExpression"),
-                &render_rule(rule),
-                &format!("messageExpression compilation failed: {e}"),
-            )));
+        if !rule.message_expression.is_empty() {
+            let error = match cel_syntax::parse(&rule.message_expression) {
+                Err(e) => Some(e),
+                Ok(_) => cel_fields::undefined_field(&rule.message_expression, s, is_root),
+            };
+            if let Some(e) = error {
+                out.push(Violation::new(invalid(
+                    &rp.child("messageExpression"),
+                    &render_rule(rule),
+                    &format!("messageExpression compilation failed: {e}"),
+                )));
+            }
         }
         if uses_old_self {
             if let Some(up) = uncorrelatable {

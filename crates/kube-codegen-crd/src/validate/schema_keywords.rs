@@ -515,7 +515,8 @@ fn openapi_schema(
     if !s.x_validations.is_empty() {
         rules::validate_rule_fields(s, path, &mut errs.schema);
         if errs.schema.is_empty() && cel_ok {
-            rules::compile_rules(s, path, ssv.uncorrelatable.as_ref(), &mut errs.cel);
+            let uncorrelatable = ssv.uncorrelatable.as_ref();
+            rules::compile_rules(s, path, is_root, uncorrelatable, &mut errs.cel);
         }
     }
     errs

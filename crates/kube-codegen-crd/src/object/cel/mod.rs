@@ -236,6 +236,13 @@ fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(CEL_STACK, CEL_STACK, f)
 }
 
+/// A rule's syntax tree from the interpreter's parser, when it gives one (see [`compile`]).
+pub(crate) fn syntax_tree(source: &str) -> Option<Expression> {
+    compile(source).ok()
+}
+
+pub(crate) use value::escape;
+
 /// Parses a rule: first our cel-go-grammar checker (the server's verdict and messages), then
 /// the interpreter's parser, with cel-go's optional syntax and recursion limit.
 fn compile(source: &str) -> Result<Expression, (RuleIssueKind, String)> {

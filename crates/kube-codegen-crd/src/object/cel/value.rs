@@ -129,7 +129,7 @@ const RESERVED: &[&str] = &[
 
 /// A property name as CEL spells it (the server's escaping), or `None` when it cannot be
 /// accessed from CEL at all (it does not start with a letter, `_`, `.`, `-` or `/`).
-pub(super) fn escape(name: &str) -> Option<String> {
+pub(crate) fn escape(name: &str) -> Option<String> {
     if RESERVED.contains(&name) {
         return Some(format!("__{name}__"));
     }
