@@ -286,3 +286,28 @@ fn optional_syntax_deep_nesting_and_what_cannot_run_here() {
     );
     assert!(s.validate(&json!({"spec": {"a": 2}})).is_empty());
 }
+
+#[test]
+fn what_the_server_never_ratchets() {
+    let s = ObjectSchema::new(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "gen": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > oldSelf", "message": "must grow"}]},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "either": {"type": "string", "anyOf": [{"pattern": "^a"}, {"pattern": "^b"}]},
+            "other": {"type": "integer"}
+        }}}}),
+    );
+    let old = json!({"spec": {"gen": 1, "tags": ["x", "x"], "either": "c", "other": 1}});
+    let new = json!({"spec": {"gen": 1, "tags": ["x", "x"], "either": "c", "other": 2}});
+    let mut got = lines(&s.validate_update(&new, &old));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "FieldValueDuplicate spec.tags[1]: Duplicate value: \"x\"",
+            "FieldValueInvalid <nil>: Invalid value: \"\": \"spec.either\" must validate at least one schema (anyOf)",
+            "FieldValueInvalid spec.either: Invalid value: \"c\": spec.either in body should match '^a'",
+            "FieldValueInvalid spec.gen: Invalid value: 1: must grow",
+        ]
+    );
+}

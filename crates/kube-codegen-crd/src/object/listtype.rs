@@ -1,22 +1,16 @@
 //! `x-kubernetes-list-type: set|map` uniqueness, checked after the OpenAPI validation as
 //! apiextensions-apiserver does: one `Duplicate value` cause per repeated value (at its first
 //! repetition), printed as JSON; paths are `field.Path`s (`spec.replicaSpecs[Worker]` for a map
-//! key). On update, lists equal to their old counterpart are not checked (ratcheting).
+//! key). Never ratcheted: a duplicate kept from the old object is still refused, as on the
+//! server (adding `set` to a list with duplicates always fails).
 use super::correlate;
 use super::node::{Additional, Node};
 use super::{Cause, MAX_DEPTH, child};
 use crate::gofmt::go_error_value;
 use serde_json::{Map, Value};
 
-pub(super) fn check(
-    s: Node<'_>,
-    x: &Value,
-    old: Option<&Value>,
-    path: &str,
-    depth: usize,
-    out: &mut Vec<Cause>,
-) {
-    if depth > MAX_DEPTH || old == Some(x) {
+pub(super) fn check(s: Node<'_>, x: &Value, path: &str, depth: usize, out: &mut Vec<Cause>) {
+    if depth > MAX_DEPTH {
         return;
     }
     match x {
@@ -27,7 +21,7 @@ pub(super) fn check(
                     (None, Some(Additional::Schema(a))) => (a, format!("{path}[{k}]")),
                     _ => continue,
                 };
-                check(sub, v, correlate::field(old, k), &field, depth + 1, out);
+                check(sub, v, &field, depth + 1, out);
             }
         }
         Value::Array(items) => {
@@ -38,15 +32,7 @@ pub(super) fn check(
             }
             if let Some(item_schema) = s.items() {
                 for (i, v) in items.iter().enumerate() {
-                    let old_item = correlate::item(s, old, v);
-                    check(
-                        item_schema,
-                        v,
-                        old_item,
-                        &format!("{path}[{i}]"),
-                        depth + 1,
-                        out,
-                    );
+                    check(item_schema, v, &format!("{path}[{i}]"), depth + 1, out);
                 }
             }
         }

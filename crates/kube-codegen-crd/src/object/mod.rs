@@ -91,14 +91,16 @@ impl ObjectSchema {
     }
 
     /// The causes of a 422 for updating `old` to `obj`: transition rules see `oldSelf`, and
-    /// values equal to their old counterpart are not checked again (validation ratcheting).
+    /// values equal to their old counterpart are not checked again (validation ratcheting),
+    /// except by what the server never ratchets: transition rules, list types, and `allOf`,
+    /// `anyOf`, `oneOf`, `not`.
     pub fn validate_update(&self, obj: &Value, old: &Value) -> Vec<Cause> {
         self.check(obj, Some(old))
     }
 
     fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = openapi::validate(&self.schema, obj, old);
-        listtype::check(node::Node(&self.schema), obj, old, "", 0, &mut causes);
+        listtype::check(node::Node(&self.schema), obj, "", 0, &mut causes);
         if self.has_rules() {
             if causes.iter().any(is_blocking) {
                 causes.push(Cause::new("FieldValueInvalid", "<nil>", RULES_NOT_CHECKED));

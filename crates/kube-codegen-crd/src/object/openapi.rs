@@ -120,12 +120,12 @@ impl Validator {
         depth: usize,
         out: &mut Vec<Cause>,
     ) {
-        if old == Some(x) {
-            // Ratcheting: an unchanged value is not validated again.
-            return;
-        }
         if depth > MAX_DEPTH {
             out.push(invalid(path, "\"\"", "nesting is too deep".into()));
+            return;
+        }
+        if old == Some(x) {
+            self.unchanged(s, x, path, depth, out);
             return;
         }
         let types: Vec<&str> = if s.int_or_string() {
@@ -157,6 +157,41 @@ impl Validator {
             Value::Array(items) => self.check_array(s, items, old, path, depth, out),
             Value::Number(_) => check_number(s, x, path, out),
             Value::Object(map) => self.check_object(s, map, old, path, depth, out),
+            _ => {}
+        }
+    }
+
+    /// Ratcheting: an unchanged value is not validated again, except by `allOf`, `anyOf`,
+    /// `oneOf` and `not`, which the server never ratchets (here or below).
+    fn unchanged(
+        &mut self,
+        s: Node<'_>,
+        x: &Value,
+        path: &str,
+        depth: usize,
+        out: &mut Vec<Cause>,
+    ) {
+        self.composition(s, x, path, depth, out);
+        match x {
+            Value::Array(items) => {
+                if let Some(item_schema) = s.items() {
+                    for (i, v) in items.iter().enumerate() {
+                        let p = format!("{path}[{i}]");
+                        self.node(item_schema, v, Some(v), &p, depth + 1, out);
+                    }
+                }
+            }
+            Value::Object(map) => {
+                let root = path.is_empty();
+                for (k, v) in map {
+                    let sub = match (s.property(k), s.additional()) {
+                        (Some(p), _) => p,
+                        (None, Some(Additional::Schema(a))) if !(root && k == "metadata") => a,
+                        _ => continue,
+                    };
+                    self.node(sub, v, Some(v), &child(path, k), depth + 1, out);
+                }
+            }
             _ => {}
         }
     }

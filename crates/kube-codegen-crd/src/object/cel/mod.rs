@@ -279,23 +279,27 @@ struct Walk<'c> {
 impl Walk<'_> {
     /// `path` is the `field.Path` of `x` (`None` at the root, which the server prints `<nil>`).
     #[allow(clippy::too_many_arguments)]
-    fn node(
+    fn node<'a>(
         &self,
         rn: &RuleNode,
         s: Option<Node<'_>>,
-        x: &Value,
-        old: Option<&Value>,
+        x: &'a Value,
+        old: Option<&'a Value>,
         path: Option<&str>,
         depth: usize,
         out: &mut Vec<Cause>,
     ) {
-        if depth > MAX_DEPTH || old == Some(x) {
-            // Ratcheting: nothing under an unchanged value is checked again.
+        if depth > MAX_DEPTH {
             return;
         }
+        // Ratcheting: under an unchanged value only transition rules run (they never ratchet).
+        let unchanged = old == Some(x);
         if !rn.rules.is_empty() {
-            self.rules(rn, s, x, old, path, out);
+            self.rules(rn, s, x, old, path, unchanged, out);
         }
+        let old_of = |v: &'a Value, correlated: Option<&'a Value>| -> Option<&'a Value> {
+            if unchanged { Some(v) } else { correlated }
+        };
         let join = |k: &str| match path {
             None => k.to_string(),
             Some(p) => format!("{p}.{k}"),
@@ -305,7 +309,7 @@ impl Walk<'_> {
                 for (k, child) in &rn.props {
                     if let Some(v) = m.get(k) {
                         let cs = s.and_then(|n| n.property(k));
-                        let co = correlate::field(old, k);
+                        let co = old_of(v, correlate::field(old, k));
                         self.node(child, cs, v, co, Some(&join(k)), depth + 1, out);
                     }
                 }
@@ -319,7 +323,7 @@ impl Walk<'_> {
                             continue;
                         }
                         let p = format!("{}[{k}]", path.unwrap_or(""));
-                        let co = correlate::field(old, k);
+                        let co = old_of(v, correlate::field(old, k));
                         self.node(add, add_schema, v, co, Some(&p), depth + 1, out);
                     }
                 }
@@ -328,7 +332,7 @@ impl Walk<'_> {
                 if let (Some(item_rules), Some(list)) = (&rn.items, s) {
                     for (i, v) in items.iter().enumerate() {
                         let p = format!("{}[{i}]", path.unwrap_or(""));
-                        let co = correlate::item(list, old, v);
+                        let co = old_of(v, correlate::item(list, old, v));
                         self.node(item_rules, list.items(), v, co, Some(&p), depth + 1, out);
                     }
                 }
@@ -337,6 +341,7 @@ impl Walk<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn rules(
         &self,
         rn: &RuleNode,
@@ -344,14 +349,21 @@ impl Walk<'_> {
         x: &Value,
         old: Option<&Value>,
         path: Option<&str>,
+        unchanged: bool,
         out: &mut Vec<Cause>,
     ) {
+        if unchanged && !rn.rules.iter().any(|r| r.transition) {
+            return;
+        }
         let root = path.is_none();
         let this = value::to_cel(s, x, root);
         let old_cel = old.map(|o| value::to_cel(s, o, root));
         let mut ctx = self.base.new_inner_scope();
         ctx.add_variable_from_value("self", this);
         for rule in &rn.rules {
+            if unchanged && !rule.transition {
+                continue;
+            }
             let mut scope = ctx.new_inner_scope();
             if rule.transition {
                 let bound = match (&old_cel, rule.optional_old_self) {
