@@ -84,6 +84,54 @@ pub mod controls {
                     }
                 }
             }
+            /// The `openAPIV3Schema` of `controls.example.com/v1` `Signal` (without `description`s), compiled on first use.
+            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
+                r#"{"properties":{"spec":{"properties":{"breaks":{"type":"string"},"c1":{"type":"string"},"enumerated":{"enum":["tab\there","bell\u0007","plain"],"type":"string"}},"type":"object"}},"type":"object"}"#,
+                "controls.example.com",
+                "Signal",
+            );
+            impl Signal {
+                /// Checks this object as the API server checks it on create, with the same
+                /// validator as `kube-fake-apiserver`: the schema's value checks (types, formats,
+                /// bounds, patterns, enums, required fields), list types and the
+                /// `x-kubernetes-validations` CEL rules, on a pruned and defaulted copy.
+                /// Transition rules (those using `oldSelf`) need [`Self::validate_update`].
+                ///
+                /// `Err` holds the causes of the server's 422 answer, in its words; `?` turns it
+                /// into the `kube::Error` the write would have failed with.
+                pub fn validate(
+                    &self,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Checks an update from `old` to this object as the API server does: the checks
+                /// of [`Self::validate`] plus the transition rules (`oldSelf`), with validation
+                /// ratcheting: a value equal to its counterpart in `old` is not checked again, so
+                /// an object stored before a rule tightened can still be updated elsewhere.
+                pub fn validate_update(
+                    &self,
+                    old: &Signal,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate_update(
+                        self,
+                        old,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Fills the schema's `default`s into fields that are missing (or `null` where
+                /// not nullable), where the API server applies them when it writes or reads the
+                /// object. Deserializing never applies them: a value read from JSON is what was
+                /// sent. Left unchanged if a default does not fit the type.
+                pub fn apply_defaults(&mut self) {
+                    ::kube_codegen_runtime::validation::apply_defaults(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+            }
             /// C0: \\u{0}\\u{1}\\u{2}\\u{3}\\u{4}\\u{5}\\u{6}\\u{7}\\u{8}
             ///
             ///

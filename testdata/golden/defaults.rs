@@ -77,6 +77,54 @@ pub mod defaults {
                     }
                 }
             }
+            /// The `openAPIV3Schema` of `defaults.example.com/v1` `Cache` (without `description`s), compiled on first use.
+            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
+                r#"{"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"default":{},"properties":{"enabled":{"default":true,"type":"boolean"},"engine":{"default":"redis","enum":["redis","memcached"],"type":"string"},"eviction":{"default":{"policy":"lru"},"properties":{"maxKeys":{"default":1000000,"format":"int64","type":"integer"},"policy":{"type":"string"}},"type":"object"},"ratio":{"default":0.75,"type":"number"},"size":{"default":3,"format":"int32","type":"integer"},"ttl":{"default":"1h","type":"string"},"zones":{"default":["a","b"],"items":{"type":"string"},"type":"array"}},"type":"object"}},"type":"object"}"#,
+                "defaults.example.com",
+                "Cache",
+            );
+            impl Cache {
+                /// Checks this object as the API server checks it on create, with the same
+                /// validator as `kube-fake-apiserver`: the schema's value checks (types, formats,
+                /// bounds, patterns, enums, required fields), list types and the
+                /// `x-kubernetes-validations` CEL rules, on a pruned and defaulted copy.
+                /// Transition rules (those using `oldSelf`) need [`Self::validate_update`].
+                ///
+                /// `Err` holds the causes of the server's 422 answer, in its words; `?` turns it
+                /// into the `kube::Error` the write would have failed with.
+                pub fn validate(
+                    &self,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Checks an update from `old` to this object as the API server does: the checks
+                /// of [`Self::validate`] plus the transition rules (`oldSelf`), with validation
+                /// ratcheting: a value equal to its counterpart in `old` is not checked again, so
+                /// an object stored before a rule tightened can still be updated elsewhere.
+                pub fn validate_update(
+                    &self,
+                    old: &Cache,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate_update(
+                        self,
+                        old,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Fills the schema's `default`s into fields that are missing (or `null` where
+                /// not nullable), where the API server applies them when it writes or reads the
+                /// object. Deserializing never applies them: a value read from JSON is what was
+                /// sent. Left unchanged if a default does not fit the type.
+                pub fn apply_defaults(&mut self) {
+                    ::kube_codegen_runtime::validation::apply_defaults(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+            }
             /// Schema:
             /// - default: `{}`
             #[derive(

@@ -78,6 +78,54 @@ pub mod known {
                     }
                 }
             }
+            /// The `openAPIV3Schema` of `known.example.com/v1` `Database` (without `description`s), compiled on first use.
+            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
+                r#"{"properties":{"spec":{"properties":{"imagePullSecret":{"properties":{"name":{"default":"","type":"string"}},"type":"object","x-kubernetes-map-type":"atomic"},"nearMissRef":{"properties":{"name":{"type":"string"}},"type":"object"},"owner":{"properties":{"apiVersion":{"type":"string"},"blockOwnerDeletion":{"type":"boolean"},"controller":{"type":"boolean"},"kind":{"type":"string"},"name":{"type":"string"},"uid":{"type":"string"}},"required":["apiVersion","kind","name","uid"],"type":"object"},"secretRef":{"properties":{"key":{"type":"string"},"name":{"default":"","type":"string"},"optional":{"type":"boolean"}},"required":["key"],"type":"object"},"selector":{"properties":{"matchExpressions":{"items":{"properties":{"key":{"type":"string"},"operator":{"type":"string"},"values":{"items":{"type":"string"},"type":"array"}},"required":["key","operator"],"type":"object"},"type":"array"},"matchLabels":{"additionalProperties":{"type":"string"},"type":"object"}},"type":"object","x-kubernetes-map-type":"atomic"},"target":{"properties":{"apiVersion":{"type":"string"},"fieldPath":{"type":"string"},"kind":{"type":"string"},"name":{"type":"string"},"namespace":{"type":"string"},"resourceVersion":{"type":"string"},"uid":{"type":"string"}},"type":"object"}},"type":"object"},"status":{"properties":{"conditions":{"items":{"properties":{"lastTransitionTime":{"format":"date-time","type":"string"},"message":{"maxLength":32768,"type":"string"},"observedGeneration":{"format":"int64","minimum":0,"type":"integer"},"reason":{"type":"string"},"status":{"enum":["True","False","Unknown"],"type":"string"},"type":{"type":"string"}},"required":["lastTransitionTime","message","reason","status","type"],"type":"object"},"type":"array","x-kubernetes-list-map-keys":["type"],"x-kubernetes-list-type":"map"},"extendedConditions":{"items":{"properties":{"lastTransitionTime":{"format":"date-time","type":"string"},"message":{"type":"string"},"observedGeneration":{"type":"integer"},"reason":{"type":"string"},"severity":{"type":"string"},"status":{"type":"string"},"type":{"type":"string"}},"required":["lastTransitionTime","message","reason","status","type"],"type":"object"},"type":"array"}},"type":"object"}},"type":"object"}"#,
+                "known.example.com",
+                "Database",
+            );
+            impl Database {
+                /// Checks this object as the API server checks it on create, with the same
+                /// validator as `kube-fake-apiserver`: the schema's value checks (types, formats,
+                /// bounds, patterns, enums, required fields), list types and the
+                /// `x-kubernetes-validations` CEL rules, on a pruned and defaulted copy.
+                /// Transition rules (those using `oldSelf`) need [`Self::validate_update`].
+                ///
+                /// `Err` holds the causes of the server's 422 answer, in its words; `?` turns it
+                /// into the `kube::Error` the write would have failed with.
+                pub fn validate(
+                    &self,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Checks an update from `old` to this object as the API server does: the checks
+                /// of [`Self::validate`] plus the transition rules (`oldSelf`), with validation
+                /// ratcheting: a value equal to its counterpart in `old` is not checked again, so
+                /// an object stored before a rule tightened can still be updated elsewhere.
+                pub fn validate_update(
+                    &self,
+                    old: &Database,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate_update(
+                        self,
+                        old,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Fills the schema's `default`s into fields that are missing (or `null` where
+                /// not nullable), where the API server applies them when it writes or reads the
+                /// object. Deserializing never applies them: a value read from JSON is what was
+                /// sent. Left unchanged if a default does not fit the type.
+                pub fn apply_defaults(&mut self) {
+                    ::kube_codegen_runtime::validation::apply_defaults(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+            }
             #[derive(
                 Clone,
                 Debug,

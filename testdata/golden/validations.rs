@@ -77,6 +77,54 @@ pub mod validations {
                     }
                 }
             }
+            /// The `openAPIV3Schema` of `validations.example.com/v1` `Quota` (without `description`s), compiled on first use.
+            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
+                r#"{"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"properties":{"cpuShare":{"exclusiveMinimum":true,"maximum":1,"minimum":0,"multipleOf":0.05,"type":"number"},"immutableId":{"type":"string","x-kubernetes-validations":[{"message":"immutableId is immutable","rule":"self == oldSelf"}]},"limits":{"additionalProperties":{"minimum":1,"type":"integer"},"maxProperties":10,"minProperties":1,"type":"object"},"maxReplicas":{"exclusiveMaximum":true,"format":"int32","maximum":1000,"type":"integer"},"minReplicas":{"format":"int32","minimum":0,"type":"integer"},"name":{"maxLength":63,"minLength":1,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","type":"string"},"owners":{"items":{"format":"email","maxLength":254,"type":"string"},"maxItems":5,"minItems":1,"type":"array","x-kubernetes-list-type":"set"}},"type":"object","x-kubernetes-validations":[{"message":"minReplicas must not exceed maxReplicas","rule":"self.minReplicas <= self.maxReplicas"}]}},"type":"object"}"#,
+                "validations.example.com",
+                "Quota",
+            );
+            impl Quota {
+                /// Checks this object as the API server checks it on create, with the same
+                /// validator as `kube-fake-apiserver`: the schema's value checks (types, formats,
+                /// bounds, patterns, enums, required fields), list types and the
+                /// `x-kubernetes-validations` CEL rules, on a pruned and defaulted copy.
+                /// Transition rules (those using `oldSelf`) need [`Self::validate_update`].
+                ///
+                /// `Err` holds the causes of the server's 422 answer, in its words; `?` turns it
+                /// into the `kube::Error` the write would have failed with.
+                pub fn validate(
+                    &self,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Checks an update from `old` to this object as the API server does: the checks
+                /// of [`Self::validate`] plus the transition rules (`oldSelf`), with validation
+                /// ratcheting: a value equal to its counterpart in `old` is not checked again, so
+                /// an object stored before a rule tightened can still be updated elsewhere.
+                pub fn validate_update(
+                    &self,
+                    old: &Quota,
+                ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+                    ::kube_codegen_runtime::validation::validate_update(
+                        self,
+                        old,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+                /// Fills the schema's `default`s into fields that are missing (or `null` where
+                /// not nullable), where the API server applies them when it writes or reads the
+                /// object. Deserializing never applies them: a value read from JSON is what was
+                /// sent. Left unchanged if a default does not fit the type.
+                pub fn apply_defaults(&mut self) {
+                    ::kube_codegen_runtime::validation::apply_defaults(
+                        self,
+                        &OPENAPI_V3_SCHEMA,
+                    )
+                }
+            }
             /// Schema:
             /// - validation rule: `self.minReplicas <= self.maxReplicas`
             #[derive(

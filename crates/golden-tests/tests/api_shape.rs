@@ -27,6 +27,7 @@ use k8s_openapi::api::autoscaling::v1::Scale;
 use kube::api::{DeleteParams, ListParams, PatchParams, PostParams, WatchParams};
 use kube::core::{ObjectList, Selector, Status};
 use kube_codegen_runtime::cache::{NotSynced, SharedIndexInformer};
+use kube_codegen_runtime::validation::ValidationErrors;
 use kube_codegen_runtime::{
     AllNamespacesClient, ApplyConfiguration, Patch, ResourceClient, SharedInformerFactory,
 };
@@ -126,6 +127,22 @@ fn listers_and_informers(factory: &SharedInformerFactory) -> Result<(), NotSynce
     Ok(())
 }
 
+/// Client-side validation (`--emit validation`) on both kinds; a refusal converts into the
+/// `kube::Error` a write would have failed with.
+fn validation(pool: &WorkerPool, old: &WorkerPool, tenant: &mut Tenant) -> Result<(), kube::Error> {
+    let r: Result<(), ValidationErrors> = pool.validate();
+    r?;
+    let r: Result<(), ValidationErrors> = pool.validate_update(old);
+    if let Err(e) = &r {
+        let _: &[kube_codegen_runtime::validation::Cause] = e.causes();
+        let _: Status = e.status();
+    }
+    r?;
+    let () = tenant.apply_defaults();
+    tenant.validate()?;
+    Ok(())
+}
+
 #[test]
 fn the_generated_api_type_checks() {
     // The functions above are the test; referencing them keeps them type-checked under
@@ -133,4 +150,5 @@ fn the_generated_api_type_checks() {
     let _ = namespaced_clientset;
     let _ = cluster_clientset;
     let _ = listers_and_informers;
+    let _ = validation;
 }

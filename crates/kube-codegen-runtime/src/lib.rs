@@ -5,6 +5,7 @@ pub mod client;
 pub mod events;
 pub mod factory;
 pub mod leaderelection;
+pub mod validation;
 pub mod workqueue;
 
 pub use client::{
@@ -15,3 +16,4 @@ pub use leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElectionError, LeaderElector, Leadership,
     LeaseLock, RunOutcome,
 };
+pub use validation::{LazySchema, ValidationErrors};

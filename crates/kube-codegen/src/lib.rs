@@ -144,8 +144,8 @@
 //! depend only on the input set. Only changed files are written; in the module-tree layout, files
 //! carrying the header that are no longer produced are removed (and reported by `--check`).
 //! The types depend only on `serde`, `serde_json` and `k8s-openapi`; the other outputs
-//! ([`Emit`]: clientset, listers, informers, apply configurations, all by default) add `kube` and
-//! `kube-codegen-runtime`. Everything compiles under editions 2021 and 2024 with
+//! ([`Emit`]: clientset, listers, informers, apply configurations, validation, all by default)
+//! add `kube` and `kube-codegen-runtime`. Everything compiles under editions 2021 and 2024 with
 //! `#![deny(warnings)]` and clippy.
 //!
 //! # Generated API
@@ -162,6 +162,12 @@
 //! (`factory.samplecontroller().v1alpha1().foos()`). Schemas that are exactly a well-known
 //! Kubernetes type (`metav1.Condition`, `LabelSelector`, ...) use `k8s-openapi`'s type unless
 //! `--no-known-types`.
+//!
+//! With validation, each root type also has `validate()` (the API server's create checks:
+//! OpenAPI values, list types and `x-kubernetes-validations` CEL rules, with the validator of
+//! the in-memory API server), `validate_update(&old)` (plus transition rules and ratcheting) and
+//! `apply_defaults()`, over the version's schema embedded as compact JSON (see
+//! `kube_codegen_runtime::validation`).
 //!
 //! Root types: `apiVersion`/`kind` strings (filled by the hand-written `Default`), `metadata:
 //! ObjectMeta`, then every other top-level property; constants for CRD name, plural, singular,

@@ -30,6 +30,11 @@ pub struct Emit {
     pub informers: bool,
     /// Server-side apply configurations (applyconfiguration-gen): `FooApply`, `FooSpecApply`...
     pub apply: bool,
+    /// Client-side validation: `Foo::validate`, `Foo::validate_update` and
+    /// `Foo::apply_defaults`, over the CRD version's `openAPIV3Schema` embedded in the kind's
+    /// module (the `x-kubernetes-validations` CEL rules included), checked by the same
+    /// validator as the in-memory API server.
+    pub validation: bool,
 }
 
 impl Default for Emit {
@@ -45,6 +50,7 @@ impl Emit {
         listers: true,
         informers: true,
         apply: true,
+        validation: true,
     };
     /// The resource types only (no dependency beyond serde, serde_json and k8s-openapi).
     pub const TYPES: Emit = Emit {
@@ -52,9 +58,17 @@ impl Emit {
         listers: false,
         informers: false,
         apply: false,
+        validation: false,
     };
     /// The output names, in `--emit` order.
-    pub const NAMES: [&str; 5] = ["types", "client", "listers", "informers", "apply"];
+    pub const NAMES: [&str; 6] = [
+        "types",
+        "client",
+        "listers",
+        "informers",
+        "apply",
+        "validation",
+    ];
 
     /// Parses `types,client,...` (`all` for everything).
     pub fn parse(list: &str) -> Result<Emit, String> {
@@ -69,6 +83,7 @@ impl Emit {
                 "listers" => e.listers = true,
                 "informers" => e.informers = true,
                 "apply" => e.apply = true,
+                "validation" => e.validation = true,
                 other => {
                     return Err(format!(
                         "unknown output {other:?} (expected a comma-separated list of {} or all)",
@@ -85,7 +100,14 @@ impl Emit {
 
     /// The `--emit` value that parses back to `self`.
     pub fn to_list(self) -> String {
-        let on = [true, self.client, self.listers, self.informers, self.apply];
+        let on = [
+            true,
+            self.client,
+            self.listers,
+            self.informers,
+            self.apply,
+            self.validation,
+        ];
         Emit::NAMES
             .iter()
             .zip(on)
@@ -176,7 +198,7 @@ pub const FLAGS: &[Flag] = &[
         long: "emit",
         value_name: Some("LIST"),
         repeatable: false,
-        help: "Outputs to generate, comma-separated: types, client, listers, informers, apply, or all (default). Types are always generated; informers imply listers; anything beyond types needs the kube and kube-codegen-runtime crates",
+        help: "Outputs to generate, comma-separated: types, client, listers, informers, apply, validation, or all (default). Types are always generated; informers imply listers; anything beyond types needs the kube and kube-codegen-runtime crates",
         conflicts_with: &[],
         set: |o, v| {
             o.emit = Emit::parse(need(v)?)?;
@@ -456,6 +478,7 @@ mod tests {
             emit: Emit {
                 listers: false,
                 apply: false,
+                validation: false,
                 ..Emit::ALL
             },
             single_file: Some("x.rs".into()),
@@ -501,6 +524,43 @@ mod tests {
                 ..Emit::TYPES
             }
         );
+        assert_eq!(
+            Options::from_args(&["--emit", "types,validation"])
+                .unwrap()
+                .emit,
+            Emit {
+                validation: true,
+                ..Emit::TYPES
+            }
+        );
+        // Every output on its own round-trips through its `--emit` list.
+        let alone = [
+            Emit {
+                client: true,
+                ..Emit::TYPES
+            },
+            Emit {
+                listers: true,
+                ..Emit::TYPES
+            },
+            Emit {
+                informers: true,
+                ..Emit::TYPES
+            },
+            Emit {
+                apply: true,
+                ..Emit::TYPES
+            },
+            Emit {
+                validation: true,
+                ..Emit::TYPES
+            },
+        ];
+        for (e, name) in alone.into_iter().zip(&Emit::NAMES[1..]) {
+            assert_eq!(e.to_list(), format!("types,{name}"));
+            assert_eq!(Emit::parse(&e.to_list()), Ok(e));
+        }
+        assert_eq!(Emit::parse(&Emit::ALL.to_list()), Ok(Emit::ALL));
         assert!(Options::from_args(&["--emit", "types,clients"]).is_err());
         assert!(Options::from_args(&["--emit", ","]).is_err());
         assert!(Options::from_args(&["--nope"]).is_err());

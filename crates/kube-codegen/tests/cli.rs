@@ -127,6 +127,42 @@ fn crate_mode_writes_cargo_toml_and_lib() {
     assert!(lib.contains("pub mod samplecontroller {") && lib.contains("pub mod other {"));
 }
 
+/// `--emit types` stays as lean as before validation existed; `validation` adds only the
+/// embedded schema and the three methods; the default has everything. With anything beyond the
+/// types, a `--crate` depends on the runtime.
+#[test]
+fn emit_validation_alone_and_types_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen_with = |emit: Option<&str>, name: &str| {
+        let mut c = cmd();
+        c.args(["gen", &fixture("foo.yaml"), "--crate", name]);
+        if let Some(e) = emit {
+            c.args(["--emit", e]);
+        }
+        c.arg("-o").arg(dir.path().join(name)).assert().success();
+        let lib = std::fs::read_to_string(dir.path().join(name).join("src/lib.rs")).unwrap();
+        let toml = std::fs::read_to_string(dir.path().join(name).join("Cargo.toml")).unwrap();
+        (lib, toml)
+    };
+    let (types, toml) = gen_with(Some("types"), "types");
+    assert!(!types.contains("kube_codegen_runtime") && !types.contains("OPENAPI_V3_SCHEMA"));
+    assert!(!types.contains("pub fn validate") && !types.contains("pub fn apply_defaults"));
+    assert!(!toml.contains("kube-codegen-runtime"));
+    let (validation, toml) = gen_with(Some("types,validation"), "validation");
+    assert!(
+        validation
+            .contains("static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema")
+    );
+    assert!(
+        validation.contains("pub fn validate(") && validation.contains("pub fn validate_update(")
+    );
+    assert!(validation.contains("pub fn apply_defaults(&mut self)"));
+    assert!(!validation.contains("Lister") && !validation.contains("FooApply"));
+    assert!(toml.contains("kube-codegen-runtime"));
+    let (all, _) = gen_with(None, "all");
+    assert!(all.contains("OPENAPI_V3_SCHEMA") && all.contains("FooLister"));
+}
+
 #[test]
 fn single_files_can_share_a_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -217,7 +253,10 @@ fn derive_and_no_docs_flags() {
         .assert()
         .success();
     let text = std::fs::read_to_string(dir.path().join("f.rs")).unwrap();
-    assert!(!text.contains("minimum"), "--no-docs drops schema facts");
+    assert!(
+        !text.contains("- minimum"),
+        "--no-docs drops schema facts (the schema embedded for validate() keeps them)"
+    );
     let compact: String = text.split_whitespace().collect();
     assert!(compact.contains("::serde::Deserialize,Eq,Hash)]pubstructFooSpec{"));
     assert!(compact.contains("::serde::Deserialize,Eq)]pubstructFoo{"));

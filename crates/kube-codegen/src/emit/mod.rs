@@ -6,6 +6,7 @@ mod apply;
 mod layout;
 mod resource;
 mod types;
+mod validation;
 
 pub use layout::files;
 
@@ -42,6 +43,15 @@ pub(crate) fn doc_literal(text: &str) -> Literal {
     if text.contains(['\n', '\r']) || text.starts_with('/') {
         return Literal::string(text);
     }
+    raw_literal(text).unwrap_or_else(|| Literal::string(text))
+}
+
+/// `text` as a raw string literal with the fewest `#`s it needs (`r"..."`, `r#"..."#`...), or
+/// `None` when it cannot be one (a carriage return, or more than 255 `#`s needed).
+pub(crate) fn raw_literal(text: &str) -> Option<Literal> {
+    if text.contains('\r') {
+        return None;
+    }
     // The fewest `#` such that no `"` in the text is followed by that many `#`.
     let mut hashes = 0;
     for (i, _) in text.match_indices('"') {
@@ -49,7 +59,7 @@ pub(crate) fn doc_literal(text: &str) -> Literal {
         hashes = hashes.max(run + 1);
     }
     if hashes > 255 {
-        return Literal::string(text);
+        return None;
     }
     let mut repr = String::with_capacity(text.len() + 3 + 2 * hashes);
     repr.push('r');
@@ -58,7 +68,7 @@ pub(crate) fn doc_literal(text: &str) -> Literal {
     repr.push_str(text);
     repr.push('"');
     repr.extend(std::iter::repeat_n('#', hashes));
-    repr.parse().unwrap_or_else(|_| Literal::string(text))
+    repr.parse().ok()
 }
 
 /// `#[allow(deprecated)]` for items that name a deprecated version's root type, so a

@@ -27,6 +27,8 @@ pub fn kind_module(r: &Resource, emit: Emit) -> TokenStream {
 pub enum Piece<'a> {
     /// The root type, its constants and trait impls.
     Head,
+    /// The embedded schema and the root type's `validate`, `validate_update`, `apply_defaults`.
+    Validation,
     /// One nested type (struct, enum or alias).
     Type(&'a TypeDef),
     /// The private `nullable` deserializer helper.
@@ -39,13 +41,17 @@ pub enum Piece<'a> {
     Api,
 }
 
-/// The pieces of a kind module, in output order: the types (nested ones sorted by name), then
-/// the apply configurations (sorted likewise), then the lister and informer.
+/// The pieces of a kind module, in output order: the root type and its validation, the nested
+/// types (sorted by name), then the apply configurations (sorted likewise), then the lister and
+/// informer.
 pub fn kind_pieces(r: &Resource, emit: Emit) -> Vec<Piece<'_>> {
     let mut nested: Vec<&TypeDef> = r.types.iter().collect();
     nested.sort_by(|a, b| a.name.cmp(&b.name));
     let mut pieces = Vec::with_capacity(2 * nested.len() + 4);
     pieces.push(Piece::Head);
+    if emit.validation {
+        pieces.push(Piece::Validation);
+    }
     pieces.extend(nested.iter().map(|t| Piece::Type(t)));
     if r.uses_nullable {
         pieces.push(Piece::Helper);
@@ -94,6 +100,7 @@ pub fn piece_tokens(r: &Resource, piece: &Piece<'_>, emit: Emit) -> TokenStream 
         Piece::ApplyRoot => super::apply::root(r),
         Piece::Apply(t) => super::apply::nested(t, &r.types).unwrap_or_default(),
         Piece::Api => super::api::kind_items(r, emit),
+        Piece::Validation => super::validation::kind_items(r),
         Piece::Head => {
             let root = root_struct(r);
             let impls = head_impls(r);
