@@ -6,7 +6,9 @@
 //!   samples as a server stores them (pruned, defaulted);
 //! - beside it, in the same rounds, the same call preceded by the JSON encoding generated
 //!   `validate()` does (`serde_json::to_value` of the object), and the OpenAPI checks alone
-//!   (a schema with its `x-kubernetes-validations` removed): the share CEL takes.
+//!   (a schema with its `x-kubernetes-validations` removed): the share CEL takes;
+//! - the in-memory server's write throughput (`kubectl apply`-shaped creates of the same samples
+//!   over HTTP, one client) with the CRDs as they are and with their rules removed.
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
@@ -35,6 +37,8 @@ fn without_rules(v: &Value) -> Value {
 pub fn run(dir: &Path, rounds: usize) -> Result<()> {
     let files = read::expand_inputs(&[dir.join("crds"), dir.join("samples")])?;
     let mut raw: HashMap<(String, String), Value> = HashMap::new();
+    let mut crd_docs: Vec<Value> = Vec::new();
+    let mut served: HashMap<(String, String), (String, bool)> = HashMap::new();
     let mut compile_ms = Vec::new();
     let mut objects = Vec::new();
     let mut rules = 0usize;
@@ -48,6 +52,15 @@ pub fn run(dir: &Path, rounds: usize) -> Result<()> {
                     let Ok(crd) = Crd::from_value(&doc.source, doc.index, doc.value.clone()) else {
                         continue;
                     };
+                    if doc.value["apiVersion"] == "apiextensions.k8s.io/v1" {
+                        crd_docs.push(doc.value.clone());
+                        for v in &crd.versions {
+                            served.insert(
+                                (format!("{}/{}", crd.group, v.name), crd.kind.clone()),
+                                (crd.plural.clone(), crd.namespaced),
+                            );
+                        }
+                    }
                     let start = Instant::now();
                     for v in &crd.versions {
                         let s = ObjectSchema::new((*v.raw_schema).clone());
@@ -149,5 +162,76 @@ pub fn run(dir: &Path, rounds: usize) -> Result<()> {
         format!("{:.2}", o / d),
         "x slower",
     );
+
+    // The same samples written to the in-memory server, with and without the CRDs' rules.
+    let writes: Vec<(Value, String, bool)> = cases
+        .iter()
+        .filter_map(|(_, _, obj)| {
+            let key = (
+                obj["apiVersion"].as_str()?.to_string(),
+                obj["kind"].as_str()?.to_string(),
+            );
+            let (plural, namespaced) = served.get(&key)?;
+            Some((obj.clone(), plural.clone(), *namespaced))
+        })
+        .collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let stripped: Vec<Value> = crd_docs.iter().map(without_rules).collect();
+    let (mut with_cel, mut without_cel) = (Vec::new(), Vec::new());
+    for round in 0..rounds.min(3) {
+        with_cel.push(rt.block_on(server_writes(&crd_docs, &writes, round))?);
+        without_cel.push(rt.block_on(server_writes(&stripped, &writes, round))?);
+    }
+    let (w, wo) = (median(with_cel), median(without_cel));
+    figure("v1_server_objects", writes.len(), "objects");
+    figure("v1_server_writes_per_sec", format!("{w:.0}"), "creates/s");
+    figure(
+        "v1_server_writes_per_sec_without_rules",
+        format!("{wo:.0}"),
+        "creates/s",
+    );
+    figure("v1_server_rules_cost", format!("{:.2}", wo / w), "x slower");
     Ok(())
+}
+
+/// Creates every object (renamed for the round, with kubectl's last-applied annotation) on a
+/// fresh in-memory server serving `crds`; creates per second, refused ones included.
+async fn server_writes(
+    crds: &[Value],
+    objects: &[(Value, String, bool)],
+    round: usize,
+) -> Result<f64> {
+    use kube::api::{Api, DynamicObject, PostParams};
+    use kube::core::{ApiResource, GroupVersionKind};
+    let srv = kube_fake_apiserver::FakeApiServer::start().await?;
+    for crd in crds {
+        // A CRD the server refuses is left out; its objects then answer 404, like any write.
+        let _ = srv.register_crd(crd.clone());
+    }
+    let client = srv.client();
+    let start = Instant::now();
+    for (i, (obj, plural, namespaced)) in objects.iter().enumerate() {
+        let Some((group, version)) = obj["apiVersion"].as_str().unwrap_or("").split_once('/')
+        else {
+            continue;
+        };
+        let gvk = GroupVersionKind::gvk(group, version, obj["kind"].as_str().unwrap_or(""));
+        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
+        let mut body = obj.clone();
+        body["metadata"] = serde_json::json!({
+            "name": format!("bench-{round}-{i}"),
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": obj.to_string()}
+        });
+        let body: DynamicObject = serde_json::from_value(body)?;
+        let api: Api<DynamicObject> = if *namespaced {
+            Api::namespaced_with(client.clone(), "default", &ar)
+        } else {
+            Api::all_with(client.clone(), &ar)
+        };
+        let _ = api.create(&PostParams::default(), &body).await;
+    }
+    Ok(objects.len() as f64 / start.elapsed().as_secs_f64())
 }

@@ -111,6 +111,16 @@ impl Store {
     }
 
     /// Current objects of a resource, optionally in one namespace, ordered by (namespace, name).
+    /// Every object of one resource, borrowed (controllers that run after every write look at
+    /// all CRDs this way: cloning them cost a deep copy of every CRD per write).
+    pub fn of_resource<'a>(
+        &'a self,
+        group: &'a str,
+        resource: &'a str,
+    ) -> impl Iterator<Item = &'a Value> {
+        self.prefix_range(group, resource).map(|(_, v)| v)
+    }
+
     pub fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(Key, Value)> {
         self.prefix_range(group, resource)
             .filter(|(k, _)| namespace.is_none_or(|ns| k.namespace == ns))

@@ -21,10 +21,9 @@ pub fn reconcile(db: &mut Db) -> bool {
     };
     let dying: Vec<Value> = db
         .store
-        .list(CRDS.0, CRDS.1, None)
-        .into_iter()
-        .map(|(_, c)| c)
+        .of_resource(CRDS.0, CRDS.1)
         .filter(|c| is_deleting(c) && finalizers(c).iter().any(|f| f == CLEANUP_FINALIZER))
+        .cloned()
         .collect();
     let mut changed = false;
     for crd in dying {

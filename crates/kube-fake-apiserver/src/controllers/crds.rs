@@ -27,16 +27,19 @@ pub fn reconcile(
     else {
         return (false, None);
     };
-    let all: Vec<Value> = db
-        .store
-        .list("apiextensions.k8s.io", "customresourcedefinitions", None)
-        .into_iter()
-        .map(|(_, v)| v)
+    let crds = || {
+        db.store
+            .of_resource("apiextensions.k8s.io", "customresourcedefinitions")
+    };
+    due.retain(|name, _| crds().any(|c| meta_str(c, "name") == name));
+    // Only CRDs with work left are copied (a deep copy of every CRD per write was the cost).
+    let pending: Vec<Value> = crds()
+        .filter(|c| !crd::names_accepted(c) || crd::is_installing(c))
+        .cloned()
         .collect();
-    due.retain(|name, _| all.iter().any(|c| meta_str(c, "name") == name));
     let mut changed = false;
     let mut next = None;
-    for c in all {
+    for c in pending {
         let name = meta_str(&c, "name").to_string();
         let mode = if !crd::names_accepted(&c) {
             // A main-resource write recomputes the names (a no-op when nothing was freed).
