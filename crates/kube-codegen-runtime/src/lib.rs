@@ -5,6 +5,7 @@ pub mod client;
 pub mod events;
 pub mod factory;
 pub mod leaderelection;
+#[cfg(feature = "validation")]
 pub mod validation;
 pub mod workqueue;
 
@@ -16,4 +17,5 @@ pub use leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElectionError, LeaderElector, Leadership,
     LeaseLock, RunOutcome,
 };
+#[cfg(feature = "validation")]
 pub use validation::{LazySchema, ValidationErrors};
