@@ -309,7 +309,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         &crates,
         &build,
         &samples,
-        &results,
+        &results.verdicts,
+        &results.generated,
         &root.join("compile-errors.txt"),
     );
     println!(
@@ -398,6 +399,7 @@ mod tests {
             &crates,
             &build,
             &samples,
+            &[],
             &[],
             &root.join("selftest-errors.txt"),
         );

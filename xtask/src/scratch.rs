@@ -217,12 +217,13 @@ fn package_toml(name: &str) -> String {
 }
 
 /// A binary that reads `[[type, object], ...]` from the file named by its argument and prints, per case and in
-/// order, one line `{"ok": <object after the typed round trip>}` or `{"err": "<message>"}`.
+/// order, one line `{"ok": <object after the typed round trip>, "causes": [[reason, field, message], ...]}`
+/// (what the generated `validate()` says of the object) or `{"err": "<message>"}`.
 fn runner_source(lib: &str, types: &BTreeSet<String>) -> String {
     let mut arms = String::new();
     for ty in types {
         arms.push_str(&format!(
-            "            {ty:?} => rt::<{lib}::{ty}>(value),\n"
+            "            {ty:?} => rt::<{lib}::{ty}>(value, |t| causes(t.validate())),\n"
         ));
     }
     format!(
@@ -233,9 +234,23 @@ use std::io::Write;
 
 fn rt<T: serde::de::DeserializeOwned + serde::Serialize>(
     value: serde_json::Value,
-) -> Result<serde_json::Value, String> {{
+    validate: fn(&T) -> Vec<[String; 3]>,
+) -> Result<(serde_json::Value, Vec<[String; 3]>), String> {{
     let typed: T = serde_json::from_value(value).map_err(|e| format!("deserialize: {{e}}"))?;
-    serde_json::to_value(&typed).map_err(|e| format!("serialize: {{e}}"))
+    let causes = validate(&typed);
+    let back = serde_json::to_value(&typed).map_err(|e| format!("serialize: {{e}}"))?;
+    Ok((back, causes))
+}}
+
+fn causes(result: Result<(), kube_codegen_runtime::ValidationErrors>) -> Vec<[String; 3]> {{
+    match result {{
+        Ok(()) => Vec::new(),
+        Err(e) => e
+            .causes()
+            .iter()
+            .map(|c| [c.reason.clone(), c.field.clone(), c.message.clone()])
+            .collect(),
+    }}
 }}
 
 fn run() {{
@@ -248,7 +263,7 @@ fn run() {{
 {arms}            other => Err(format!("no type {{other}} in this crate")),
         }};
         let line = match result {{
-            Ok(v) => serde_json::json!({{ "ok": v }}),
+            Ok((v, causes)) => serde_json::json!({{ "ok": v, "causes": causes }}),
             Err(e) => serde_json::json!({{ "err": e }}),
         }};
         writeln!(out, "{{line}}").expect("writing a result");

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result};
+use kube_fake_apiserver::structural::Cause;
 use serde_json::Value;
 use xtask::documents;
 use xtask::roundtrip::{self, Stored, Verdict};
@@ -115,15 +116,24 @@ fn api_version_of(res: &kube_codegen::ResourceInfo) -> String {
     }
 }
 
-/// Runs every case through its crate's runner and judges the output; one verdict per case, in order.
+/// What the runners said of the cases, in case order.
+pub struct Results {
+    /// The round trip's verdict per case.
+    pub verdicts: Vec<Verdict>,
+    /// The causes the generated `validate()` gave per case (`None`: the case did not run).
+    pub generated: Vec<Option<Vec<Cause>>>,
+}
+
+/// Runs every case through its crate's runner and judges the output, in case order.
 pub fn run(
     root: &Path,
     crates: &[CrateSpec],
     unit_crate: &BTreeMap<usize, usize>,
     samples: &Samples,
     build: &BuildOutcome,
-) -> Result<Vec<Verdict>> {
+) -> Result<Results> {
     let mut verdicts: Vec<Option<Verdict>> = vec![None; samples.cases.len()];
+    let mut generated: Vec<Option<Vec<Cause>>> = vec![None; samples.cases.len()];
     let mut by_crate: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, case) in samples.cases.iter().enumerate() {
         by_crate.entry(unit_crate[&case.unit]).or_default().push(i);
@@ -173,6 +183,14 @@ pub fn run(
         for i in indices {
             let verdict = match lines.next().map(serde_json::from_str::<Value>) {
                 Some(Ok(mut line)) => {
+                    generated[i] = line.get("causes").and_then(Value::as_array).map(|list| {
+                        list.iter()
+                            .map(|c| {
+                                let part = |k: usize| c[k].as_str().unwrap_or_default();
+                                Cause::new(part(0), part(1), part(2))
+                            })
+                            .collect()
+                    });
                     let result = match (line.get_mut("ok").map(Value::take), line.get("err")) {
                         (Some(v), _) => Ok(v),
                         (None, Some(e)) => Err(e.as_str().unwrap_or_default().to_string()),
@@ -193,8 +211,11 @@ pub fn run(
             verdicts[i] = Some(verdict);
         }
     }
-    Ok(verdicts
-        .into_iter()
-        .map(|v| v.unwrap_or_else(|| Verdict::DecodeError("not run".into())))
-        .collect())
+    Ok(Results {
+        verdicts: verdicts
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| Verdict::DecodeError("not run".into())))
+            .collect(),
+        generated,
+    })
 }

@@ -34,9 +34,18 @@ pub fn print(
     build: &BuildOutcome,
     samples: &Samples,
     verdicts: &[Verdict],
+    generated: &[Option<Vec<Cause>>],
     errors_file: &std::path::Path,
 ) -> bool {
-    let (text, ok) = render(generation, crates, build, samples, verdicts, errors_file);
+    let (text, ok) = render(
+        generation,
+        crates,
+        build,
+        samples,
+        verdicts,
+        generated,
+        errors_file,
+    );
     print!("{text}");
     ok
 }
@@ -48,6 +57,7 @@ pub fn render(
     build: &BuildOutcome,
     samples: &Samples,
     verdicts: &[Verdict],
+    generated: &[Option<Vec<Cause>>],
     errors_file: &std::path::Path,
 ) -> (String, bool) {
     let mut out = String::new();
@@ -93,16 +103,24 @@ pub fn render(
     }
     // A failed round trip of a sample the server's validation would reject (so it is never stored) is excused,
     // and listed with the server's reasons; a sample that round-trips counts whatever validation says.
-    let rejections: Vec<Vec<Cause>> = samples
+    // What the server's validation says of every stored sample (the same validator generated
+    // `validate()` calls, reached through the server's module).
+    let server: Vec<Vec<Cause>> = samples
         .cases
         .iter()
-        .zip(verdicts)
-        .map(|(case, verdict)| match verdict {
-            Verdict::Match => Vec::new(),
-            _ => validate(
+        .map(|case| {
+            validate(
                 &generation.units[case.unit].resources[case.resource].schema,
                 &case.stored.value,
-            ),
+            )
+        })
+        .collect();
+    let rejections: Vec<Vec<Cause>> = server
+        .iter()
+        .zip(verdicts)
+        .map(|(causes, verdict)| match verdict {
+            Verdict::Match => Vec::new(),
+            _ => causes.clone(),
         })
         .collect();
     for ((case, verdict), causes) in samples.cases.iter().zip(verdicts).zip(&rejections) {
@@ -229,7 +247,52 @@ pub fn render(
             );
         }
     }
-    let ok = total.gen_errors == 0 && build.errors.is_empty() && total.failed == 0;
+    // Generated `validate()` beside the server, on every sample both judged.
+    let (mut compared, mut refused) = (0, 0);
+    let mut disagreements = 0;
+    for ((case, theirs), ours) in samples.cases.iter().zip(&server).zip(generated) {
+        let Some(ours) = ours else { continue };
+        compared += 1;
+        let sorted = |c: &[Cause]| {
+            let mut v: Vec<String> = c.iter().map(|c| format!("{} {c}", c.reason)).collect();
+            v.sort();
+            v
+        };
+        if sorted(ours) == sorted(theirs) {
+            if let Some(first) = ours.first() {
+                refused += 1;
+                let _ = writeln!(
+                    out,
+                    "REFUSED BY VALIDATION {}#{} ({}): {} {first} ({} causes)",
+                    case.sample.display(),
+                    case.doc,
+                    case.name,
+                    first.reason,
+                    ours.len()
+                );
+            }
+            continue;
+        }
+        disagreements += 1;
+        let _ = writeln!(
+            out,
+            "VALIDATION DISAGREES {}#{} ({}) as {}: generated validate() {:?}, server {:?}",
+            case.sample.display(),
+            case.doc,
+            case.name,
+            case.type_path,
+            sorted(ours),
+            sorted(theirs)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "corpus: validation of {compared} samples: generated validate() and the server agree on {} \
+         ({refused} refused by both, listed above)",
+        compared - disagreements
+    );
+    let ok =
+        total.gen_errors == 0 && build.errors.is_empty() && total.failed == 0 && disagreements == 0;
     (out, ok)
 }
 

@@ -75,65 +75,40 @@ fn schema_json(schema: &Value) -> String {
     if schema.is_null() {
         out.push_str(r#"{"type":"object","x-kubernetes-preserve-unknown-fields":true}"#);
     } else {
-        write_node(schema, &mut out);
+        write(schema, Pos::Schema, &mut out);
     }
     out
 }
 
-/// One schema node: its `description` left out, sub-schemas walked as nodes, everything else
-/// (`default`, `enum`, `example`, extensions) written as data.
-fn write_node(node: &Value, out: &mut String) {
-    let Value::Object(map) = node else {
-        write_value(node, out);
-        return;
-    };
-    let mut keys: Vec<&String> = map.keys().filter(|k| *k != "description").collect();
-    keys.sort();
-    out.push('{');
-    for (i, k) in keys.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_string(k, out);
-        out.push(':');
-        let v = &map[k];
-        match (k.as_str(), v) {
-            ("properties", Value::Object(props)) => {
-                let mut names: Vec<&String> = props.keys().collect();
-                names.sort();
-                out.push('{');
-                for (j, name) in names.into_iter().enumerate() {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    write_string(name, out);
-                    out.push(':');
-                    write_node(&props[name], out);
-                }
-                out.push('}');
-            }
-            ("items" | "additionalProperties" | "not", Value::Object(_)) => write_node(v, out),
-            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
-                out.push('[');
-                for (j, item) in list.iter().enumerate() {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    write_node(item, out);
-                }
-                out.push(']');
-            }
-            _ => write_value(v, out),
-        }
-    }
-    out.push('}');
+/// What a JSON value is inside a schema.
+#[derive(Clone, Copy, PartialEq)]
+enum Pos {
+    /// A schema node: its `description` is left out.
+    Schema,
+    /// A map or list of schema nodes (`properties`, `allOf`, tuple `items`).
+    Schemas,
+    /// Data (`default`, `enum`, `example`, extensions): written whole.
+    Data,
 }
 
-/// Data, compact, keys sorted.
-fn write_value(v: &Value, out: &mut String) {
+/// Where the value under `key` of a schema node sits.
+fn child_pos(key: &str, v: &Value) -> Pos {
+    match (key, v) {
+        ("properties", Value::Object(_)) => Pos::Schemas,
+        ("items" | "additionalProperties" | "not", Value::Object(_)) => Pos::Schema,
+        ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(_)) => Pos::Schemas,
+        _ => Pos::Data,
+    }
+}
+
+/// `v` as compact JSON with keys sorted.
+fn write(v: &Value, pos: Pos, out: &mut String) {
     match v {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
+            let mut keys: Vec<&String> = map
+                .keys()
+                .filter(|k| !(pos == Pos::Schema && *k == "description"))
+                .collect();
             keys.sort();
             out.push('{');
             for (i, k) in keys.into_iter().enumerate() {
@@ -142,17 +117,27 @@ fn write_value(v: &Value, out: &mut String) {
                 }
                 write_string(k, out);
                 out.push(':');
-                write_value(&map[k], out);
+                let child = match pos {
+                    Pos::Schema => child_pos(k, &map[k]),
+                    Pos::Schemas => Pos::Schema,
+                    Pos::Data => Pos::Data,
+                };
+                write(&map[k], child, out);
             }
             out.push('}');
         }
         Value::Array(list) => {
+            let child = if pos == Pos::Schemas {
+                Pos::Schema
+            } else {
+                Pos::Data
+            };
             out.push('[');
             for (i, item) in list.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_value(item, out);
+                write(item, child, out);
             }
             out.push(']');
         }
