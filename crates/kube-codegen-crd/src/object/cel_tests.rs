@@ -222,6 +222,7 @@ fn self_is_typed_from_the_schema() {
         {"rule": "self.ratio > 0.5", "message": "ratio"},
         {"rule": "self.__namespace__ == 'x' && self.foo__dash__bar == 1", "message": "escaped"},
         {"rule": "self.when > timestamp('2020-01-01T00:00:00Z')", "message": "when"},
+        {"rule": "self.every >= duration('90s') && self.every < duration('2h')", "message": "every"},
         {"rule": "self.labels['a.b/c'] == 'v'", "message": "map keys are raw"},
         {"rule": "self.ios == 1 || self.ios == 'one'", "message": "int-or-string"},
         {"rule": "quantity(self.mem).isGreaterThan(quantity('1Mi')) && isCIDR(self.net)", "message": "libraries"}
@@ -229,16 +230,17 @@ fn self_is_typed_from_the_schema() {
     "properties": {
         "ratio": {"type": "number"}, "namespace": {"type": "string"}, "foo-bar": {"type": "integer"},
         "when": {"type": "string", "format": "date-time"},
+        "every": {"type": "string", "format": "duration"},
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "ios": {"x-kubernetes-int-or-string": true},
         "mem": {"type": "string"}, "net": {"type": "string"}
     }}}}));
     let good = json!({"metadata": {"name": "ok-1", "labels": {"a": "b"}}, "spec": {
-        "ratio": 1, "namespace": "x", "foo-bar": 1, "when": "2024-05-01T10:00:00Z",
+        "ratio": 1, "namespace": "x", "foo-bar": 1, "when": "2024-05-01T10:00:00Z", "every": "1h1.5m",
         "labels": {"a.b/c": "v"}, "ios": "one", "mem": "1Gi", "net": "10.0.0.0/8"}});
     assert_eq!(lines(&s.validate(&good)), Vec::<String>::new());
     let bad = json!({"metadata": {"name": "no"}, "spec": {
-        "ratio": 0.25, "namespace": "y", "foo-bar": 1, "when": "2019-05-01T10:00:00Z",
+        "ratio": 0.25, "namespace": "y", "foo-bar": 1, "when": "2019-05-01T10:00:00Z", "every": "30s",
         "labels": {"a.b/c": "w"}, "ios": 2, "mem": "1Ki", "net": "nope"}});
     assert_eq!(
         lines(&s.validate(&bad)),
@@ -247,6 +249,7 @@ fn self_is_typed_from_the_schema() {
             "FieldValueInvalid spec: Invalid value: ratio",
             "FieldValueInvalid spec: Invalid value: escaped",
             "FieldValueInvalid spec: Invalid value: when",
+            "FieldValueInvalid spec: Invalid value: every",
             "FieldValueInvalid spec: Invalid value: map keys are raw",
             "FieldValueInvalid spec: Invalid value: int-or-string",
             "FieldValueInvalid spec: Invalid value: libraries",

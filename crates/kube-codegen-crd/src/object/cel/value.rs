@@ -81,12 +81,61 @@ fn key(k: &str) -> Key {
 }
 
 fn string(s: Option<Node<'_>>, text: &str) -> Cel {
-    if s.and_then(|n| n.raw("format")).and_then(Value::as_str) == Some("date-time")
-        && let Ok(t) = chrono::DateTime::parse_from_rfc3339(text)
-    {
-        return Cel::Timestamp(t);
+    match s.and_then(|n| n.raw("format")).and_then(Value::as_str) {
+        Some("date-time") => {
+            if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+                return Cel::Timestamp(t);
+            }
+        }
+        Some("duration") => {
+            if let Some(d) = go_duration(text) {
+                return Cel::Duration(d);
+            }
+        }
+        _ => {}
     }
     Cel::String(Arc::new(text.to_string()))
+}
+
+/// Go's `time.ParseDuration`: `300ms`, `-1.5h`, `2h45m`; units ns, us (µs), ms, s, m, h.
+fn go_duration(text: &str) -> Option<chrono::Duration> {
+    let (negative, mut rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if rest == "0" {
+        return Some(chrono::Duration::zero());
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut nanos: f64 = 0.0;
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_end] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        nanos += number * scale;
+    }
+    if !nanos.is_finite() || nanos > i64::MAX as f64 {
+        return None;
+    }
+    let d = chrono::Duration::nanoseconds(nanos as i64);
+    Some(if negative { -d } else { d })
 }
 
 /// What CEL sees of an object's metadata: `name` and `generateName` only.
