@@ -139,7 +139,7 @@
 //!
 //! Module tree by default (`mod.rs`, `<group>/mod.rs`, `<group>/<version>/mod.rs`,
 //! `<group>/<version>/<kind>.rs`); `--single-file NAME.rs` (inline modules, for `include!`);
-//! `--crate NAME` (`Cargo.toml` from `templates/crate/Cargo.toml`, shipped in this crate + `src/lib.rs`). Every Rust file
+//! `--crate NAME` (`Cargo.toml` from `templates/crate/Cargo.toml.in`, shipped in this crate + `src/lib.rs`). Every Rust file
 //! starts with a `// @generated ... DO NOT EDIT` header and is formatted by prettyplease, so bytes
 //! depend only on the input set. Only changed files are written; in the module-tree layout, files
 //! carrying the header that are no longer produced are removed (and reported by `--check`).
@@ -186,6 +186,19 @@ use std::path::{Path, PathBuf};
 #[cfg(feature = "cluster")]
 pub use cluster::ClusterSource;
 pub use options::{Emit, FLAGS, Flag, Options, VersionSelection};
+
+/// The Kubernetes version (`major.minor`) whose rules the generator applies: CRDs are accepted
+/// or refused as kube-apiserver of this version does (`kube-codegen --version` prints it).
+pub const KUBERNETES_VERSION: &str = kube_codegen_crd::KUBERNETES_VERSION;
+
+/// `kube-codegen --version`'s text after the program name: the generator's version and the
+/// Kubernetes version whose rules it applies, e.g. `0.1.0 (Kubernetes 1.35 rules)`.
+pub fn version_text() -> String {
+    format!(
+        "{} (Kubernetes {KUBERNETES_VERSION} rules)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 /// Everything that went wrong, with a location a user can act on.
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,18 @@ fn cmd() -> Command {
 }
 
 #[test]
+fn version_names_the_generator_and_the_kubernetes_rules() {
+    let expected = format!(
+        "kube-codegen {} (Kubernetes 1.35 rules)\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for flag in ["--version", "-V"] {
+        cmd().arg(flag).assert().success().stdout(expected.clone());
+    }
+    assert_eq!(kube_codegen::KUBERNETES_VERSION, "1.35");
+}
+
+#[test]
 fn gen_writes_module_tree_and_warns_on_non_crd() {
     let dir = tempfile::tempdir().unwrap();
     cmd()

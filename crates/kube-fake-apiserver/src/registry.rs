@@ -194,11 +194,15 @@ impl Registry {
 pub struct KindSpec {
     /// API group (`""` for the core group).
     pub group: String,
+    /// The one version served (`v1`).
     pub version: String,
+    /// Kind, e.g. `Job`.
     pub kind: String,
     /// Resource name, e.g. `jobs`.
     pub plural: String,
+    /// Objects live in a namespace (otherwise cluster-scoped).
     pub namespaced: bool,
+    /// Short names for kubectl (`kubectl get cj`), listed in discovery.
     pub short_names: Vec<String>,
     /// Serve a `/status` subresource (the main resource then ignores `.status`).
     pub status: bool,
