@@ -72,8 +72,10 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         } else {
             String::new()
         };
+        let k8s_feature = format!("v{}", crate::KUBERNETES_VERSION.replace('.', "_"));
         let toml = CARGO_TEMPLATE
             .replace("{{name}}", name)
+            .replace("{{k8s_feature}}", &k8s_feature)
             .replace("{{runtime}}", &runtime);
         out.insert(PathBuf::from("Cargo.toml"), toml);
         return Ok(out);
