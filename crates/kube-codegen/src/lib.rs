@@ -21,7 +21,7 @@
 //! | integer enum | `#[serde(transparent)]` newtype over `i64` with one associated const per value |
 //! | integer (int32 / other) | `i32` / `i64` |
 //! | number | `serde_json::Number` (see below) |
-//! | int-or-string, anyOf/oneOf of integer+string | `k8s_openapi::...::IntOrString` (wins over anyOf) |
+//! | int-or-string, anyOf/oneOf of integer+string | the tree's own `IntOrString` (`Int(i64)` / `String`, at the tree's root), or `k8s_openapi::...::IntOrString` (`i32`) when `minimum`/`maximum` bound every integer within `i32` (wins over anyOf) |
 //! | oneOf/anyOf of distinct JSON types | `#[serde(untagged)]` enum, one variant per type |
 //! | oneOf/anyOf of constraint-only branches | ignored for typing, noted in docs |
 //! | oneOf/anyOf with repeated or mixed types | `serde_json::Value` |

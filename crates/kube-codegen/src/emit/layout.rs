@@ -58,7 +58,8 @@ pub fn single_tokens(model: &Model, emit: Emit) -> TokenStream {
         quote!(#[doc = #gdoc] pub mod #gm { #(#versions)* #group_api })
     });
     let root_api = super::api::root_items(model, emit);
-    quote!(#(#groups)* #root_api)
+    let root_types = super::int_or_string64_items(model);
+    quote!(#(#groups)* #root_types #root_api)
 }
 
 pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, String>, Error> {
@@ -93,9 +94,10 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         quote!(#[doc = #gdoc] pub mod #gm;)
     });
     let root_api = super::api::root_items(model, emit);
+    let root_types = super::int_or_string64_items(model);
     out.insert(
         PathBuf::from("mod.rs"),
-        format_file(quote!(#(#top)* #root_api))?,
+        format_file(quote!(#(#top)* #root_types #root_api))?,
     );
     let mut kind_files = Vec::new();
     for g in &model.groups {
