@@ -41,6 +41,7 @@ mod controllers;
 mod crd;
 mod deletion;
 mod dispatch;
+mod events;
 mod faults;
 mod handlers;
 mod http;
