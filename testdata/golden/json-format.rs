@@ -157,9 +157,7 @@ pub mod jsonfmt {
                 #[serde(rename = "readyToUse", skip_serializing_if = "Option::is_none")]
                 pub ready_to_use: Option<bool>,
                 #[serde(rename = "restoreSize", skip_serializing_if = "Option::is_none")]
-                pub restore_size: Option<
-                    ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
-                >,
+                pub restore_size: Option<super::super::super::IntOrString>,
             }
             /// Server-side apply configuration of [`Snapshot`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
@@ -248,9 +246,7 @@ pub mod jsonfmt {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub ready_to_use: Option<bool>,
                 #[serde(skip_serializing_if = "Option::is_none")]
-                pub restore_size: Option<
-                    ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
-                >,
+                pub restore_size: Option<super::super::super::IntOrString>,
             }
             /// `new()`, then one setter per field (named after it): a set field is sent.
             impl SnapshotStatusApply {
@@ -264,9 +260,7 @@ pub mod jsonfmt {
                 }
                 pub fn restore_size(
                     mut self,
-                    value: impl Into<
-                        ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
-                    >,
+                    value: impl Into<super::super::super::IntOrString>,
                 ) -> Self {
                     self.restore_size = Some(value.into());
                     self
@@ -390,6 +384,128 @@ pub mod jsonfmt {
         pub fn v1(&self) -> self::v1::JsonfmtV1Informers {
             self::v1::JsonfmtV1Informers::new(&self.factory)
         }
+    }
+}
+/// An `x-kubernetes-int-or-string` value: an integer or a string, as the API server stores
+/// it. Like k8s-openapi's `IntOrString`, but the integer is 64 bits wide: a server accepts
+/// any int64 there (`9223372036854775807`), and a 32-bit type would fail to read the
+/// object back. `From` converts k8s-openapi's type into this one, `TryFrom` back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IntOrString {
+    /// An integer (`3`).
+    Int(i64),
+    /// A string (`"25%"`, a port name).
+    String(String),
+}
+impl Default for IntOrString {
+    /// `Int(0)`, as k8s-openapi's.
+    fn default() -> Self {
+        IntOrString::Int(0)
+    }
+}
+impl ::serde::Serialize for IntOrString {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match self {
+            IntOrString::Int(i) => serializer.serialize_i64(*i),
+            IntOrString::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for IntOrString {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl ::serde::de::Visitor<'_> for Visitor {
+            type Value = IntOrString;
+            fn expecting(
+                &self,
+                f: &mut ::std::fmt::Formatter<'_>,
+            ) -> ::std::fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E: ::serde::de::Error>(self, v: i64) -> Result<IntOrString, E> {
+                Ok(IntOrString::Int(v))
+            }
+            fn visit_u64<E: ::serde::de::Error>(self, v: u64) -> Result<IntOrString, E> {
+                i64::try_from(v)
+                    .map(IntOrString::Int)
+                    .map_err(|_| E::invalid_value(
+                        ::serde::de::Unexpected::Unsigned(v),
+                        &self,
+                    ))
+            }
+            /// A whole number within 2^53 written as a float (`3.0`), which the server
+            /// accepts as an integer and stores as one.
+            fn visit_f64<E: ::serde::de::Error>(self, v: f64) -> Result<IntOrString, E> {
+                if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_992.0 {
+                    Ok(IntOrString::Int(v as i64))
+                } else {
+                    Err(E::invalid_value(::serde::de::Unexpected::Float(v), &self))
+                }
+            }
+            fn visit_str<E: ::serde::de::Error>(
+                self,
+                v: &str,
+            ) -> Result<IntOrString, E> {
+                Ok(IntOrString::String(v.to_owned()))
+            }
+            fn visit_string<E: ::serde::de::Error>(
+                self,
+                v: String,
+            ) -> Result<IntOrString, E> {
+                Ok(IntOrString::String(v))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+impl From<i32> for IntOrString {
+    fn from(v: i32) -> Self {
+        IntOrString::Int(v.into())
+    }
+}
+impl From<i64> for IntOrString {
+    fn from(v: i64) -> Self {
+        IntOrString::Int(v)
+    }
+}
+impl From<String> for IntOrString {
+    fn from(v: String) -> Self {
+        IntOrString::String(v)
+    }
+}
+impl From<&str> for IntOrString {
+    fn from(v: &str) -> Self {
+        IntOrString::String(v.to_owned())
+    }
+}
+impl From<::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString> for IntOrString {
+    fn from(v: ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString) -> Self {
+        match v {
+            ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(i) => {
+                IntOrString::Int(i.into())
+            }
+            ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => {
+                IntOrString::String(s)
+            }
+        }
+    }
+}
+/// Fails for an integer beyond `i32`.
+impl TryFrom<IntOrString>
+for ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString {
+    type Error = ::std::num::TryFromIntError;
+    fn try_from(v: IntOrString) -> Result<Self, Self::Error> {
+        Ok(
+            match v {
+                IntOrString::Int(i) => Self::Int(i32::try_from(i)?),
+                IntOrString::String(s) => Self::String(s),
+            },
+        )
     }
 }
 /// The typed clientset (client-gen's `Clientset`): one accessor per group-version,

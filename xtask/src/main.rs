@@ -5,6 +5,7 @@ mod bench_validate;
 mod bless;
 mod corpus;
 mod faults;
+mod first_user;
 mod paths;
 mod scratch;
 
@@ -34,6 +35,10 @@ enum Command {
     /// Run the informer's randomized fault schedules (1,000 by default) in release; a failing
     /// seed is printed with the command that replays it.
     Faults(faults::Args),
+    /// Act as the first user after a release: package the published crates, install
+    /// kube-codegen from its package, generate from testdata/crds/subresources.yaml and build and
+    /// test a crate on the generated code against the unpacked runtime, outside the repository.
+    FirstUser(first_user::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +48,7 @@ fn main() -> ExitCode {
         Command::Corpus(args) => corpus::run(&args),
         Command::Bench { group } => bench::run(group),
         Command::Faults(args) => faults::run(&args),
+        Command::FirstUser(args) => first_user::run(&args),
     };
     match result {
         Ok(code) => code,

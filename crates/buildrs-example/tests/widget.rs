@@ -1,6 +1,7 @@
 use buildrs_example::example::v1::Widget;
 use buildrs_example::example::v1::widget::{WidgetSpec, WidgetSpecColor};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+// The generated tree's own IntOrString (64-bit integers, as a server stores them).
+use buildrs_example::IntOrString;
 use serde_json::json;
 
 #[test]

@@ -25,3 +25,8 @@ pub use model::{Classified, Crd, CrdVersion, PrinterColumn, Scale, classify};
 pub use schema::Schema;
 
 pub use cause::{Cause, invalid_message};
+
+/// The Kubernetes version whose rules this crate applies (`major.minor`): CRDs are validated as
+/// kube-apiserver of this version validates them on create, and objects as it validates them on
+/// every write.
+pub const KUBERNETES_VERSION: &str = "1.35";

@@ -53,7 +53,9 @@ const JITTER_FACTOR: f64 = 1.2;
 /// The Lease that is the lock, and who this candidate is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseLock {
+    /// Namespace of the `coordination.k8s.io/v1` Lease.
     pub namespace: String,
+    /// Name of the Lease, shared by every candidate of one election.
     pub name: String,
     /// This candidate's identity, unique among candidates (pod name, or hostname + a UUID).
     pub identity: String,
@@ -87,8 +89,11 @@ impl Default for LeaderElectionConfig {
 /// Why a [`LeaderElector`] could not be made or run.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LeaderElectionError {
+    /// The [`LeaderElectionConfig`] breaks one of client-go's checks (e.g. a renew deadline not
+    /// shorter than the lease duration); the text says which.
     #[error("invalid leader election config: {0}")]
     InvalidConfig(String),
+    /// [`LeaderElector::run`] was called while an earlier call on the same elector still runs.
     #[error("this leader elector is already running")]
     AlreadyRunning,
 }

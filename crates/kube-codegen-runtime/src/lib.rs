@@ -1,4 +1,5 @@
 //! kube-codegen runtime: the pieces generated controllers run on.
+#![deny(missing_docs)]
 
 pub mod cache;
 pub mod client;

@@ -21,7 +21,7 @@
 //! | integer enum | `#[serde(transparent)]` newtype over `i64` with one associated const per value |
 //! | integer (int32 / other) | `i32` / `i64` |
 //! | number | `serde_json::Number` (see below) |
-//! | int-or-string, anyOf/oneOf of integer+string | `k8s_openapi::...::IntOrString` (wins over anyOf) |
+//! | int-or-string, anyOf/oneOf of integer+string | the tree's own `IntOrString` (`Int(i64)` / `String`, at the tree's root), or `k8s_openapi::...::IntOrString` (`i32`) when `minimum`/`maximum` bound every integer within `i32` (wins over anyOf) |
 //! | oneOf/anyOf of distinct JSON types | `#[serde(untagged)]` enum, one variant per type |
 //! | oneOf/anyOf of constraint-only branches | ignored for typing, noted in docs |
 //! | oneOf/anyOf with repeated or mixed types | `serde_json::Value` |
@@ -139,7 +139,7 @@
 //!
 //! Module tree by default (`mod.rs`, `<group>/mod.rs`, `<group>/<version>/mod.rs`,
 //! `<group>/<version>/<kind>.rs`); `--single-file NAME.rs` (inline modules, for `include!`);
-//! `--crate NAME` (`Cargo.toml` from `templates/crate/Cargo.toml`, shipped in this crate + `src/lib.rs`). Every Rust file
+//! `--crate NAME` (`Cargo.toml` from `templates/crate/Cargo.toml.in`, shipped in this crate + `src/lib.rs`). Every Rust file
 //! starts with a `// @generated ... DO NOT EDIT` header and is formatted by prettyplease, so bytes
 //! depend only on the input set. Only changed files are written; in the module-tree layout, files
 //! carrying the header that are no longer produced are removed (and reported by `--check`).
@@ -192,6 +192,19 @@ use std::path::{Path, PathBuf};
 #[cfg(feature = "cluster")]
 pub use cluster::ClusterSource;
 pub use options::{Emit, FLAGS, Flag, Options, VersionSelection};
+
+/// The Kubernetes version (`major.minor`) whose rules the generator applies: CRDs are accepted
+/// or refused as kube-apiserver of this version does (`kube-codegen --version` prints it).
+pub const KUBERNETES_VERSION: &str = kube_codegen_crd::KUBERNETES_VERSION;
+
+/// `kube-codegen --version`'s text after the program name: the generator's version and the
+/// Kubernetes version whose rules it applies, e.g. `0.1.0 (Kubernetes 1.35 rules)`.
+pub fn version_text() -> String {
+    format!(
+        "{} (Kubernetes {KUBERNETES_VERSION} rules)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 /// Everything that went wrong, with a location a user can act on.
 #[derive(Debug, thiserror::Error)]

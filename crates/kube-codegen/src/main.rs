@@ -104,8 +104,10 @@ fn gen_command() -> Command {
 }
 
 fn command() -> Command {
+    // `kube-codegen 0.1.0 (Kubernetes 1.35 rules)`: built once per run.
+    let version: &'static str = Box::leak(kube_codegen::version_text().into_boxed_str());
     Command::new("kube-codegen")
-        .version(env!("CARGO_PKG_VERSION"))
+        .version(version)
         .about(
             "Kubernetes CRD YAML -> typed Rust modules (types that work with kube and k8s-openapi)",
         )

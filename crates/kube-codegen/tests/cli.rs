@@ -13,6 +13,18 @@ fn cmd() -> Command {
 }
 
 #[test]
+fn version_names_the_generator_and_the_kubernetes_rules() {
+    let expected = format!(
+        "kube-codegen {} (Kubernetes 1.35 rules)\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for flag in ["--version", "-V"] {
+        cmd().arg(flag).assert().success().stdout(expected.clone());
+    }
+    assert_eq!(kube_codegen::KUBERNETES_VERSION, "1.35");
+}
+
+#[test]
 fn gen_writes_module_tree_and_warns_on_non_crd() {
     let dir = tempfile::tempdir().unwrap();
     cmd()
@@ -123,6 +135,9 @@ fn crate_mode_writes_cargo_toml_and_lib() {
     let toml = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
     assert!(toml.contains("name = \"my-crds\""));
     assert!(toml.contains("k8s-openapi"));
+    // Its tests pick the version whose rules generated it, the one the README tells applications
+    // to enable (a workspace holding both then builds one k8s-openapi version).
+    assert!(toml.contains(r#"k8s-openapi = { version = "0.29", features = ["v1_35"] }"#));
     let lib = std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap();
     assert!(lib.contains("pub mod samplecontroller {") && lib.contains("pub mod other {"));
 }

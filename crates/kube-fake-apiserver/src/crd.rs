@@ -76,7 +76,7 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
             name: v.name,
             served: v.served,
             storage: v.storage,
-            created_at_table: false,
+            table: crate::registry::TableKind::Columns,
         })
         .collect();
     Ok(Resource {

@@ -15,6 +15,7 @@ pub struct RecordedRequest {
     pub verb: String,
     /// HTTP method.
     pub method: String,
+    /// Request path without the query string (`/api/v1/namespaces/default/configmaps`).
     pub path: String,
     /// Raw query string (empty when none).
     pub query: String,
@@ -154,6 +155,7 @@ impl Faults {
         self.shared.requests.lock().clone()
     }
 
+    /// Forgets the requests recorded so far (recording goes on).
     pub fn clear_requests(&self) {
         self.shared.requests.lock().clear();
     }

@@ -34,12 +34,14 @@
 
 // Every lock here is a sync (parking_lot) lock: none may be held across an `.await`.
 #![warn(clippy::await_holding_lock)]
+#![deny(missing_docs)]
 
 mod builtin_defaults;
 mod controllers;
 mod crd;
 mod deletion;
 mod dispatch;
+mod events;
 mod faults;
 mod handlers;
 mod http;
@@ -82,14 +84,25 @@ use state::Shared;
 pub enum Error {
     /// The port could not be bound on 127.0.0.1.
     #[error("binding 127.0.0.1:{port}: {source}")]
-    Bind { port: u16, source: std::io::Error },
+    Bind {
+        /// The port asked for (0: any free port).
+        port: u16,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// The self-signed certificate could not be made.
     #[error("TLS setup: {0}")]
     Tls(String),
     /// A CRD given to `register_crd`, or a kind given to `register_kind`, was refused (the
     /// message is the `Status` message the API would answer).
     #[error("CRD rejected ({code}): {message}")]
-    Rejected { code: u16, message: String },
+    Rejected {
+        /// The HTTP status code the API would answer (422 for an invalid CRD, 409 for a kind a
+        /// CRD already defines).
+        code: u16,
+        /// The `Status` message.
+        message: String,
+    },
 }
 
 /// Options for [`FakeApiServer::builder`].

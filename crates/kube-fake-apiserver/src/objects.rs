@@ -62,10 +62,12 @@ pub fn is_crd(res: &Resource) -> bool {
     res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions"
 }
 
+/// Where `name` of `res` is stored (both Event APIs store under core `events`).
 pub fn key_of(res: &Resource, ns: Option<&str>, name: &str) -> Key {
+    let (group, resource) = res.storage();
     Key {
-        group: res.group.clone(),
-        resource: res.plural.clone(),
+        group: group.to_string(),
+        resource: resource.to_string(),
         namespace: if res.namespaced {
             ns.unwrap_or("").to_string()
         } else {
@@ -89,6 +91,8 @@ pub fn stored(db: &Db, res: &Resource, key: &Key) -> Result<Value, ApiError> {
 /// come back defaulted).
 pub fn view(res: &Resource, version: &str, obj: &Value) -> Value {
     let mut o = obj.clone();
+    // An Event is stored once, as core v1, and converted for the API that reads it.
+    crate::events::to_served(res, &mut o);
     if let Some(m) = o.as_object_mut() {
         m.insert("apiVersion".into(), json!(res.api_version(version)));
         m.insert("kind".into(), json!(res.kind));
@@ -323,6 +327,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     if is_crd(res) {
         crd::set_status(db, &mut obj);
     }
+    crate::events::to_storage(res, &mut obj);
     let key = key_of(res, ns, &name);
     if db.store.get(&key).is_some() {
         return Err(ApiError::already_exists(&res.group, &res.plural, &name));
@@ -394,7 +399,9 @@ fn update(
     }
     check_namespace(res, ns, &mut obj)?;
     let key = key_of(res, ns, name);
-    let old = stored(db, res, &key)?;
+    let mut old = stored(db, res, &key)?;
+    // Compared and merged in the shape the request's API serves (an Event is stored as core v1).
+    crate::events::to_served(res, &mut old);
     let body_rv = meta_str(&obj, "resourceVersion").to_string();
     if !body_rv.is_empty() && body_rv != meta_str(&old, "resourceVersion") {
         return Err(ApiError::stale(&res.group, &res.plural, name));
@@ -506,6 +513,7 @@ fn update(
     if opts.dry_run {
         return Ok(view(res, version, &new));
     }
+    crate::events::to_storage(res, &mut new);
     if deleting && finalizers(&new).is_empty() && !crate::namespaces::awaits_finalize(res, &new) {
         // The last finalizer is gone: the object is deleted now.
         let last = remove(db, res, &key, Some(new));

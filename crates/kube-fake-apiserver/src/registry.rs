@@ -27,8 +27,19 @@ pub struct Version {
     pub scale: Option<ScalePaths>,
     /// `deprecationWarning` sent back as a `Warning` header when the version is deprecated.
     pub warning: Option<String>,
-    /// Tables are the generic registry's `Name` + `Created At` (the CRD resource itself).
-    pub created_at_table: bool,
+    /// Which Table the version serves.
+    pub table: TableKind,
+}
+
+/// The Table a resource's version serves (`Accept: application/json;as=Table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableKind {
+    /// `Name` and the printer columns (`Age` when there are none), as for custom resources.
+    Columns,
+    /// The generic registry's `Name` + `Created At` (the CRD resource itself).
+    CreatedAt,
+    /// The Event printer's columns (both Event APIs).
+    Events,
 }
 
 /// A served resource, version independent (all versions share one store).
@@ -52,6 +63,11 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// The `(group, resource)` this resource's objects are stored under (see
+    /// [`crate::events::storage`]: the two Event APIs share one store).
+    pub fn storage(&self) -> (&str, &str) {
+        crate::events::storage(self)
+    }
     pub fn version(&self, v: &str) -> Option<&Version> {
         self.versions.iter().find(|x| x.name == v && x.served)
     }
@@ -194,11 +210,15 @@ impl Registry {
 pub struct KindSpec {
     /// API group (`""` for the core group).
     pub group: String,
+    /// The one version served (`v1`).
     pub version: String,
+    /// Kind, e.g. `Job`.
     pub kind: String,
     /// Resource name, e.g. `jobs`.
     pub plural: String,
+    /// Objects live in a namespace (otherwise cluster-scoped).
     pub namespaced: bool,
+    /// Short names for kubectl (`kubectl get cj`), listed in discovery.
     pub short_names: Vec<String>,
     /// Serve a `/status` subresource (the main resource then ignores `.status`).
     pub status: bool,
@@ -248,7 +268,7 @@ impl Version {
             status,
             scale: None,
             warning: None,
-            created_at_table: false,
+            table: TableKind::Columns,
         }
     }
 }
@@ -330,7 +350,7 @@ pub fn crd_resource() -> Resource {
             "CustomResourceDefinition",
             false,
             Version {
-                created_at_table: true,
+                table: TableKind::CreatedAt,
                 ..Version::plain("v1", true)
             },
         )
@@ -349,6 +369,11 @@ pub fn builtins() -> Vec<Resource> {
                     status_replicas: ".status.replicas".into(),
                     label_selector: Some(".status.selector".into()),
                 }),
+                table: if plural == "events" {
+                    TableKind::Events
+                } else {
+                    TableKind::Columns
+                },
                 ..Version::plain(version, has(STATUS))
             };
             Resource {

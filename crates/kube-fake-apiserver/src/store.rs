@@ -42,7 +42,7 @@ pub struct Event {
     pub object: Value,
     /// The object before the change (MODIFIED and DELETED).
     pub old: Option<Value>,
-    /// Watch lines already rendered for (version, event type), shared by all watchers.
+    /// Watch lines already rendered for (apiVersion, event type), shared by all watchers.
     pub lines: parking_lot::Mutex<Vec<(String, &'static str, bytes::Bytes)>>,
 }
 

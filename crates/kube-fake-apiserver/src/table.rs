@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 pub use kube_codegen_crd::PrinterColumn;
 
 /// ObjectMeta's `name` documentation, which the server uses for the `Name` column.
-const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some \
+pub(crate) const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some \
 resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended \
 for creation idempotence and configuration definition. Cannot be updated. More info: \
 https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -131,7 +131,7 @@ pub fn default_table(objects: &[Value], include_object: &str, list_meta: Value) 
     table(list_meta, definitions, rows)
 }
 
-fn table(list_meta: Value, definitions: Vec<Value>, rows: Vec<Value>) -> Value {
+pub(crate) fn table(list_meta: Value, definitions: Vec<Value>, rows: Vec<Value>) -> Value {
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
@@ -150,7 +150,7 @@ fn name_column() -> Value {
     column("Name", "string", "name", NAME_DESCRIPTION, 0)
 }
 
-fn row(cells: Vec<Value>, obj: &Value, include_object: &str) -> Value {
+pub(crate) fn row(cells: Vec<Value>, obj: &Value, include_object: &str) -> Value {
     json!({"cells": cells, "object": row_object(obj, include_object)})
 }
 

@@ -1253,3 +1253,150 @@ async fn kubectl_cel_rules_and_ratcheting() {
         "The HTTPRoute \"r\" is invalid: spec.hostnames: Invalid value: at most two hostnames",
     );
 }
+
+/// One Event store behind both Event APIs, as kube-apiserver serves it: what an `events.k8s.io/v1`
+/// recorder (kube's `Recorder`, under kube-codegen-runtime's `events::Recorder`) writes is what
+/// `kubectl get events` (core `v1`) lists, in the core shape and the Event printer's table, and
+/// a core Event reads back through `events.k8s.io/v1`; one resourceVersion, one watch history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_events_shows_what_the_events_k8s_io_recorder_wrote() {
+    use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, ObjectReference};
+    use k8s_openapi::api::events::v1::Event;
+    use kube::Resource;
+    use kube::runtime::events::{Event as Published, EventType, Recorder, Reporter};
+
+    let Some(bin) =
+        kubectl_or_skip("kubectl_get_events_shows_what_the_events_k8s_io_recorder_wrote")
+    else {
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    let client = srv.client();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("settings".into());
+    let cm = cms
+        .create(&Default::default(), &cm)
+        .await
+        .expect("configmap");
+    let reference: ObjectReference = cm.object_ref(&());
+
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "sample-controller".into(),
+            instance: Some("sample-controller-0".into()),
+        },
+    );
+    let published = Published {
+        type_: EventType::Warning,
+        reason: "Invalid".into(),
+        note: Some("settings has no data".into()),
+        action: "Validate".into(),
+        secondary: None,
+    };
+    // Twice: the second is the series patch (a merge patch through events.k8s.io).
+    for _ in 0..2 {
+        recorder
+            .publish(&published, &reference)
+            .await
+            .expect("the recorder publishes");
+    }
+
+    // kubectl's core v1 view: the same object, converted.
+    let list: Value = serde_json::from_str(&k.ok(&["get", "events", "-o", "json"]).await).unwrap();
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(items.len(), 1, "{list:#}");
+    let ev = &items[0];
+    assert_eq!(ev["apiVersion"], "v1");
+    assert_eq!(ev["involvedObject"]["kind"], "ConfigMap");
+    assert_eq!(ev["involvedObject"]["name"], "settings");
+    assert_eq!(ev["message"], "settings has no data");
+    assert_eq!(ev["reason"], "Invalid");
+    assert_eq!(ev["type"], "Warning");
+    assert_eq!(ev["reportingComponent"], "sample-controller");
+    assert_eq!(ev["reportingInstance"], "sample-controller-0");
+    assert_eq!(ev["series"]["count"], 2);
+    assert_eq!(ev["firstTimestamp"], Value::Null);
+    assert!(
+        ev.get("regarding").is_none() && ev.get("note").is_none(),
+        "{ev:#}"
+    );
+
+    // The table kubectl prints: the Event printer's columns.
+    let table = k.ok(&["get", "events"]).await;
+    let mut lines = table.lines();
+    assert_eq!(
+        cells(lines.next().expect("header")),
+        ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    );
+    let row = lines.next().unwrap_or_else(|| panic!("{table}"));
+    assert_has(
+        row,
+        "Warning   Invalid   configmap/settings   settings has no data",
+    );
+    let wide = k.ok(&["get", "events", "-o", "wide"]).await;
+    assert_has(&wide, "sample-controller, sample-controller-0");
+
+    // The events.k8s.io view of the same object, through kube and through kubectl.
+    let name = ev["metadata"]["name"].as_str().unwrap().to_string();
+    let new_api: Api<Event> = Api::namespaced(client.clone(), "default");
+    let read = new_api.get(&name).await.expect("events.k8s.io get");
+    assert_eq!(read.note.as_deref(), Some("settings has no data"));
+    assert_eq!(
+        read.regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some("settings")
+    );
+    assert_eq!(
+        read.metadata.resource_version.as_deref(),
+        ev["metadata"]["resourceVersion"].as_str()
+    );
+    let out = k
+        .ok(&[
+            "get",
+            "events.v1.events.k8s.io",
+            &name,
+            "-o",
+            "jsonpath={.note}",
+        ])
+        .await;
+    assert_eq!(out, "settings has no data");
+
+    // A core Event (client-go's old recorder, kubelet) reads through events.k8s.io/v1.
+    let core_api: Api<CoreEvent> = Api::namespaced(client.clone(), "default");
+    let core: CoreEvent = serde_json::from_value(json!({
+        "metadata": {"name": "settings.core"},
+        "involvedObject": {"kind": "ConfigMap", "name": "settings", "namespace": "default"},
+        "reason": "Seen", "message": "seen by an old recorder", "type": "Normal",
+        "source": {"component": "old-recorder"},
+        "count": 4,
+    }))
+    .unwrap();
+    core_api
+        .create(&Default::default(), &core)
+        .await
+        .expect("core create");
+    let read = new_api
+        .get("settings.core")
+        .await
+        .expect("events.k8s.io get");
+    assert_eq!(read.note.as_deref(), Some("seen by an old recorder"));
+    assert_eq!(read.deprecated_count, Some(4));
+    assert_eq!(
+        read.deprecated_source.and_then(|s| s.component).as_deref(),
+        Some("old-recorder")
+    );
+    assert_eq!(
+        new_api.list(&Default::default()).await.unwrap().items.len(),
+        2
+    );
+
+    // Deleting through one API deletes it from both.
+    new_api
+        .delete("settings.core", &Default::default())
+        .await
+        .expect("delete through events.k8s.io");
+    assert!(core_api.get_opt("settings.core").await.unwrap().is_none());
+    srv.shutdown().await;
+}

@@ -1,6 +1,6 @@
 //! `--crate` output built where users build it: outside this repository. One crate from the first CRD file of
-//! every project, checked with all targets (its dev-dependency picks k8s-openapi's latest Kubernetes version, so
-//! a library in the dependency graph that pinned another version would fail here). The runtime is not published,
+//! every project, checked with all targets (its dev-dependency picks the Kubernetes version whose rules generated
+//! it; `cargo xtask first-user` checks that no library in a user's dependency graph picks one). The runtime is not published,
 //! so the crate's `.cargo/config.toml` patches it to this checkout, as the README tells users to.
 
 use std::path::Path;

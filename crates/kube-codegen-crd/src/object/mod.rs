@@ -9,8 +9,8 @@
 //! `x-kubernetes-*` extensions) decides which fields exist; `allOf`/`anyOf`/`oneOf`/`not` only
 //! add value validations, exactly as in apiextensions-apiserver.
 //!
-//! Order of the checks, as `customResourceStrategy.Validate`: OpenAPI values ([`openapi`]), list
-//! types ([`listtype`]), then CEL ([`cel`]) — skipped, with one `<nil>` cause, when an earlier
+//! Order of the checks, as `customResourceStrategy.Validate`: OpenAPI values (`openapi`), list
+//! types (`listtype`), then CEL (`cel`) — skipped, with one `<nil>` cause, when an earlier
 //! cause is of a blocking kind (required, not supported, too long, too many, wrong type).
 
 use serde_json::Value;

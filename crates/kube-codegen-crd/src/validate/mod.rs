@@ -10,13 +10,13 @@
 //! `x-kubernetes-validations` with a CEL syntax check), subresources and printer columns.
 //! `apiextensions.k8s.io/v1beta1` documents are validated as the last server serving it (1.21) did.
 //!
-//! Every recursion is bounded ([`decode::MAX_SCHEMA_DEPTH`] schema levels, CEL nesting) and every
+//! Every recursion is bounded (`decode::MAX_SCHEMA_DEPTH` schema levels, CEL nesting) and every
 //! violation is collected, not only the first.
 //!
-//! Modules: [`path`] (field paths), [`render`] (cause wording and Go value printing), [`model`]
-//! and [`decode`] (the internal type), [`names`], [`versions`], [`schema_keywords`],
-//! [`structural`], [`defaults`], [`go_regex`], [`subresources`], [`columns`], [`schema_path`],
-//! [`rules`] and [`cel_syntax`].
+//! Modules: `path` (field paths), `render` (cause wording and Go value printing), `model`
+//! and `decode` (the internal type), `names`, `versions`, `schema_keywords`,
+//! `structural`, `defaults`, `go_regex`, `subresources`, `columns`, `schema_path`,
+//! `rules` and `cel_syntax`.
 
 use serde_json::Value;
 

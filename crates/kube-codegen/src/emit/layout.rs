@@ -3,7 +3,7 @@
 //! Module tree: `mod.rs` declares one module per group; `<group>/mod.rs` one per version;
 //! `<group>/<version>/mod.rs` one per kind and re-exports each root type; `<group>/<version>/<kind>.rs`
 //! holds the kind. Single file: the same tree as inline modules. Crate: `Cargo.toml` (from
-//! `crates/kube-codegen/templates/crate/Cargo.toml`, shipped inside the crate) and `src/lib.rs` (the single-file content).
+//! `crates/kube-codegen/templates/crate/Cargo.toml.in`, shipped inside the crate) and `src/lib.rs` (the single-file content).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,7 +22,9 @@ use crate::{Error, Options};
 /// dependencies (the runtime is versioned in lockstep with the generator).
 const RUNTIME_DEPENDENCIES: &str = "kube = { version = \"5\", default-features = false, features = [\"client\"] }\nkube-codegen-runtime = \"{{version}}\"\n";
 
-const CARGO_TEMPLATE: &str = include_str!("../../templates/crate/Cargo.toml");
+/// Not named `Cargo.toml`: Cargo would take its folder for a nested package and leave it out of
+/// the published `.crate`.
+const CARGO_TEMPLATE: &str = include_str!("../../templates/crate/Cargo.toml.in");
 
 /// Every name of every kind module, re-exported at the version (names are unique there: see
 /// `model::version_scope`), then the group-version's client and informers.
@@ -56,7 +58,8 @@ pub fn single_tokens(model: &Model, emit: Emit) -> TokenStream {
         quote!(#[doc = #gdoc] pub mod #gm { #(#versions)* #group_api })
     });
     let root_api = super::api::root_items(model, emit);
-    quote!(#(#groups)* #root_api)
+    let root_types = super::int_or_string64_items(model);
+    quote!(#(#groups)* #root_types #root_api)
 }
 
 pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, String>, Error> {
@@ -70,8 +73,10 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         } else {
             String::new()
         };
+        let k8s_feature = format!("v{}", crate::KUBERNETES_VERSION.replace('.', "_"));
         let toml = CARGO_TEMPLATE
             .replace("{{name}}", name)
+            .replace("{{k8s_feature}}", &k8s_feature)
             .replace("{{runtime}}", &runtime);
         out.insert(PathBuf::from("Cargo.toml"), toml);
         return Ok(out);
@@ -89,9 +94,10 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         quote!(#[doc = #gdoc] pub mod #gm;)
     });
     let root_api = super::api::root_items(model, emit);
+    let root_types = super::int_or_string64_items(model);
     out.insert(
         PathBuf::from("mod.rs"),
-        format_file(quote!(#(#top)* #root_api))?,
+        format_file(quote!(#(#top)* #root_types #root_api))?,
     );
     let mut kind_files = Vec::new();
     for g in &model.groups {

@@ -63,6 +63,10 @@ pub fn ty(t: &Ty, types: &[TypeDef]) -> Type {
                 "IntOrString",
             ],
         )),
+        Ty::IntOrString64 => path_ty(path(
+            false,
+            &super::INT_OR_STRING_64.split("::").collect::<Vec<_>>(),
+        )),
         Ty::Json => path_ty(path(true, &["serde_json", "Value"])),
         Ty::Vec(inner) => generic(path(false, &["Vec"]), [ty(inner, types)]),
         Ty::Map(inner) => map_of(ty(inner, types)),

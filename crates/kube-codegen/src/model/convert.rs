@@ -245,9 +245,49 @@ fn branch_type<'s>(b: &'s Schema<'_>) -> Option<&'s str> {
     b.effective_type()
 }
 
+/// An int-or-string node: k8s-openapi's `IntOrString` (`i32`) when the schema bounds every
+/// integer it accepts to `i32`, otherwise the tree's own 64-bit one. A server accepts and stores
+/// any int64 there (`9223372036854775807`), which k8s-openapi's type cannot read back, so an
+/// informer would drop the whole object.
+fn int_or_string(s: &Schema) -> Ty {
+    if integers_fit_i32(s) {
+        Ty::IntOrString
+    } else {
+        Ty::IntOrString64
+    }
+}
+
+/// Whether `minimum` and `maximum` within `i32` hold for every integer `s` accepts: on the node
+/// itself or an `allOf` branch, or on every `anyOf` (`oneOf`) branch not typed `string` (the
+/// server checks bounds only on numbers, so an integer must pass one of the bounded branches).
+fn integers_fit_i32(s: &Schema) -> bool {
+    let bounded = |n: &Schema| {
+        let bound = |key: &str| {
+            n.constraints
+                .iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v.as_f64())
+        };
+        matches!(
+            (bound("minimum"), bound("maximum")),
+            (Some(lo), Some(hi)) if lo >= f64::from(i32::MIN) && hi <= f64::from(i32::MAX)
+        )
+    };
+    let every_integer_branch = |branches: &[Schema]| {
+        !branches.is_empty()
+            && branches
+                .iter()
+                .all(|b| b.type_ == Some("string") || bounded(b))
+    };
+    bounded(s)
+        || s.all_of.iter().any(bounded)
+        || every_integer_branch(&s.any_of)
+        || every_integer_branch(&s.one_of)
+}
+
 fn map_schema(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
     if s.int_or_string {
-        return Ok(Ty::IntOrString);
+        return Ok(int_or_string(s));
     }
     if s.effective_type().is_none() && (!s.any_of.is_empty() || !s.one_of.is_empty()) {
         let branches: Vec<&Schema> = s.any_of.iter().chain(&s.one_of).collect();
@@ -262,7 +302,7 @@ fn map_schema(cx: &mut Cx<'_>, s: &Schema, name: &str) -> Result<Ty, Error> {
             return Ok(Ty::Json);
         }
         if distinct == BTreeSet::from(["integer", "string"]) {
-            return Ok(Ty::IntOrString);
+            return Ok(int_or_string(s));
         }
         // Variant order matters for untagged deserialization: narrower JSON types first.
         let order = ["integer", "number", "boolean", "string", "array", "object"];

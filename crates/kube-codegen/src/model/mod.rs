@@ -22,7 +22,12 @@ pub enum Ty {
     /// `serde_json::Number`: keeps `1` and `1.5` exactly as sent.
     Number,
     String,
+    /// k8s-openapi's `IntOrString` (a 32-bit integer or a string): only where the schema bounds
+    /// every integer it accepts to `i32` (`minimum` and `maximum`), so every value fits.
     IntOrString,
+    /// The generated tree's own `IntOrString` (a 64-bit integer or a string, emitted once at the
+    /// tree's root): an unbounded `x-kubernetes-int-or-string`, which a server stores as int64.
+    IntOrString64,
     Json,
     Vec(Box<Ty>),
     Map(Box<Ty>),
@@ -216,6 +221,47 @@ pub struct GroupMod {
 #[derive(Debug, Clone, Default)]
 pub struct Model {
     pub groups: Vec<GroupMod>,
+}
+
+impl Ty {
+    /// Whether this type is or holds [`Ty::IntOrString64`].
+    fn holds_int_or_string64(&self) -> bool {
+        match self {
+            Ty::IntOrString64 => true,
+            Ty::Vec(t) | Ty::Map(t) | Ty::Option(t) => t.holds_int_or_string64(),
+            _ => false,
+        }
+    }
+}
+
+impl Model {
+    /// Whether any field, map value or variant is the tree's own `IntOrString`, which is then
+    /// emitted at the root.
+    pub fn uses_int_or_string64(&self) -> bool {
+        let fields = |fields: &[Field], flatten: &Option<(String, Ty)>| {
+            fields.iter().any(|f| f.ty.holds_int_or_string64())
+                || flatten
+                    .as_ref()
+                    .is_some_and(|(_, t)| t.holds_int_or_string64())
+        };
+        self.groups
+            .iter()
+            .flat_map(|g| &g.versions)
+            .flat_map(|v| &v.resources)
+            .any(|r| {
+                fields(&r.root_fields, &r.root_flatten)
+                    || r.types.iter().any(|t| match &t.body {
+                        TypeBody::Struct {
+                            fields: fs,
+                            flatten,
+                        } => fields(fs, flatten),
+                        TypeBody::Untagged { variants } => {
+                            variants.iter().any(|(_, t)| t.holds_int_or_string64())
+                        }
+                        TypeBody::StringEnum { .. } | TypeBody::IntEnum { .. } => false,
+                    })
+            })
+    }
 }
 
 /// Builds the model. Of CRDs with the same `metadata.name`, the last in input order is used, as

@@ -80,9 +80,10 @@ fn resolve(db: &Db, dependent: &Key, r: &OwnerRef) -> Owner {
     } else {
         String::new()
     };
+    let (group, resource) = res.storage();
     let key = Key {
-        group: res.group.clone(),
-        resource: res.plural.clone(),
+        group: group.to_string(),
+        resource: resource.to_string(),
         namespace,
         name: r.name.clone(),
     };

@@ -1,4 +1,5 @@
 //! get and list, with Table / PartialObjectMetadata output, selectors and pagination.
+use crate::registry::TableKind;
 use http::Response;
 use serde_json::{Value, json};
 
@@ -24,10 +25,10 @@ pub fn partial_metadata(obj: &Value) -> Value {
 /// A `Table` of `items`: the CRD's printer columns, or for kinds without any (the CRD resource
 /// itself) the generic registry's `Name` + `Created At`.
 pub fn table(ver: &Version, items: &[Value], include: &str, meta: Value) -> Value {
-    if ver.created_at_table {
-        crate::table::default_table(items, include, meta)
-    } else {
-        crate::table::to_table(&ver.columns, items, include, meta)
+    match ver.table {
+        TableKind::CreatedAt => crate::table::default_table(items, include, meta),
+        TableKind::Events => crate::events::table(items, include, meta),
+        TableKind::Columns => crate::table::to_table(&ver.columns, items, include, meta),
     }
 }
 
@@ -149,7 +150,7 @@ fn snapshot(ctx: &Ctx, limit: usize) -> Result<Snapshot, ApiError> {
             ));
         }
         let Some(at) = token.rv else {
-            let items = db.store.list(&res.group, &res.plural, ctx.ns());
+            let items = db.store.list(res.storage().0, res.storage().1, ctx.ns());
             return Ok((items, current, Some(token)));
         };
         if ctx.shared.faults.take_list_expiry() {
@@ -157,13 +158,13 @@ fn snapshot(ctx: &Ctx, limit: usize) -> Result<Snapshot, ApiError> {
         }
         let items = db
             .store
-            .snapshot(&res.group, &res.plural, ctx.ns(), at)
+            .snapshot(res.storage().0, res.storage().1, ctx.ns(), at)
             .map_err(|_| continuation::expired(&token, ctx.ns()))?;
         return Ok((items, at, Some(token)));
     }
     if rv.is_empty() || rv == "0" {
         return Ok((
-            db.store.list(&res.group, &res.plural, ctx.ns()),
+            db.store.list(res.storage().0, res.storage().1, ctx.ns()),
             current,
             None,
         ));
@@ -185,7 +186,7 @@ fn snapshot(ctx: &Ctx, limit: usize) -> Result<Snapshot, ApiError> {
     };
     if !exact {
         return Ok((
-            db.store.list(&res.group, &res.plural, ctx.ns()),
+            db.store.list(res.storage().0, res.storage().1, ctx.ns()),
             current,
             None,
         ));
@@ -196,7 +197,7 @@ fn snapshot(ctx: &Ctx, limit: usize) -> Result<Snapshot, ApiError> {
     }
     let items = db
         .store
-        .snapshot(&res.group, &res.plural, ctx.ns(), n)
+        .snapshot(res.storage().0, res.storage().1, ctx.ns(), n)
         .map_err(|_| too_old())?;
     Ok((items, n, None))
 }
@@ -214,7 +215,9 @@ pub fn list(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
     let res = &ctx.res;
     let (items, list_rv, after) = snapshot(ctx, limit)?;
     let mut matching = items.into_iter().filter(|(k, o)| {
-        after.as_ref().is_none_or(|c| c.includes(k)) && labels.matches(o) && fields.matches(o)
+        after.as_ref().is_none_or(|c| c.includes(k))
+            && labels.matches(o)
+            && fields.matches(&crate::events::selectable(res, o))
     });
     let mut page: Vec<(Key, Value)> = Vec::new();
     for it in matching.by_ref() {

@@ -32,6 +32,9 @@ struct Watcher {
     res: Arc<Resource>,
     ver: Version,
     version: String,
+    /// `group/version` of the watch: rendered lines are shared per API version (the two Event
+    /// APIs render one stored event in two shapes).
+    api_version: String,
     namespace: Option<String>,
     name: Option<String>,
     labels: LabelSelector,
@@ -50,12 +53,16 @@ enum Flow {
 
 impl Watcher {
     fn matches(&self, obj: &Value) -> bool {
-        self.labels.matches(obj) && self.fields.matches(obj)
+        self.labels.matches(obj)
+            && self
+                .fields
+                .matches(&crate::events::selectable(&self.res, obj))
     }
 
     fn ours(&self, e: &Event) -> bool {
-        e.key.group == self.res.group
-            && e.key.resource == self.res.plural
+        let (group, resource) = self.res.storage();
+        e.key.group == group
+            && e.key.resource == resource
             && self
                 .namespace
                 .as_deref()
@@ -88,7 +95,7 @@ impl Watcher {
             let lines = e.lines.lock();
             lines
                 .iter()
-                .find(|(v, t, _)| *v == self.version && *t == ty.as_str())
+                .find(|(v, t, _)| *v == self.api_version && *t == ty.as_str())
                 .map(|(_, _, b)| b.clone())
         };
         let l = match cached {
@@ -97,7 +104,7 @@ impl Watcher {
                 let b = line(ty.as_str(), &self.render(&e.object));
                 e.lines
                     .lock()
-                    .push((self.version.clone(), ty.as_str(), b.clone()));
+                    .push((self.api_version.clone(), ty.as_str(), b.clone()));
                 b
             }
         };
@@ -245,12 +252,12 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
         let current = db.store.rv();
         let initial: Vec<Value> = if initial_mode {
             db.store
-                .list(&res.group, &res.plural, ctx.ns())
+                .list(res.storage().0, res.storage().1, ctx.ns())
                 .into_iter()
                 .filter(|(k, o)| {
                     name.as_deref().is_none_or(|n| k.name == n)
                         && labels.matches(o)
-                        && fields.matches(o)
+                        && fields.matches(&crate::events::selectable(&res, o))
                 })
                 .map(|(_, o)| o)
                 .collect()
@@ -281,6 +288,7 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
         res,
         ver: ctx.ver.clone(),
         version: ctx.version().to_string(),
+        api_version: ctx.res.api_version(ctx.version()),
         namespace: ctx.t.namespace.clone(),
         name,
         labels,

@@ -102,9 +102,11 @@ pub fn delete_collection(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     let mut db = ctx.shared.db.lock();
     let targets: Vec<String> = db
         .store
-        .list(&ctx.res.group, &ctx.res.plural, ctx.ns())
+        .list(ctx.res.storage().0, ctx.res.storage().1, ctx.ns())
         .into_iter()
-        .filter(|(_, o)| labels.matches(o) && fields.matches(o))
+        .filter(|(_, o)| {
+            labels.matches(o) && fields.matches(&crate::events::selectable(&ctx.res, o))
+        })
         .map(|(k, _)| format!("{}/{}", k.namespace, k.name))
         .collect();
     let mut items = Vec::new();

@@ -124,6 +124,7 @@ fn apply_ty(t: &Ty, types: &[TypeDef]) -> TyText {
         Ty::Number => path("::serde_json::Number"),
         Ty::String => path("String"),
         Ty::IntOrString => path("::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString"),
+        Ty::IntOrString64 => path(super::super::INT_OR_STRING_64),
         Ty::Json => path("::serde_json::Value"),
         Ty::Vec(inner) => TyText::Generic("Vec", vec![apply_ty(inner, types)]),
         Ty::Map(inner) => map(apply_ty(inner, types)),
