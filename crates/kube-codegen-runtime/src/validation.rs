@@ -274,9 +274,7 @@ fn prepared<T: Serialize>(obj: &T, schema: &ObjectSchema) -> Result<Value, Cause
             format!("Internal error: the object does not serialize to JSON: {e}"),
         )
     })?;
-    kube_codegen_crd::object::normalize_numbers(&mut v);
-    schema.prune(&mut v);
-    schema.apply_defaults(&mut v);
+    schema.as_stored(&mut v);
     Ok(v)
 }
 

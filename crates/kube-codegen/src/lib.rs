@@ -197,13 +197,14 @@ pub use options::{Emit, FLAGS, Flag, Options, VersionSelection};
 /// or refused as kube-apiserver of this version does (`kube-codegen --version` prints it).
 pub const KUBERNETES_VERSION: &str = kube_codegen_crd::KUBERNETES_VERSION;
 
+/// The generator's version; published crates are released together at this version, and
+/// `--crate` output depends on `kube-codegen-runtime` at it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// `kube-codegen --version`'s text after the program name: the generator's version and the
 /// Kubernetes version whose rules it applies, e.g. `0.1.0 (Kubernetes 1.35 rules)`.
 pub fn version_text() -> String {
-    format!(
-        "{} (Kubernetes {KUBERNETES_VERSION} rules)",
-        env!("CARGO_PKG_VERSION")
-    )
+    format!("{VERSION} (Kubernetes {KUBERNETES_VERSION} rules)")
 }
 
 /// Everything that went wrong, with a location a user can act on.

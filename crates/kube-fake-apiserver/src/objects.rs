@@ -158,8 +158,9 @@ fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<
 }
 
 /// Prune, default, validate (schema, CEL rules and metadata) as the server does on every write.
-/// `old` is the stored object on update, read through the same version: transition rules see it
-/// as `oldSelf`, and values it already had are not checked again (ratcheting).
+/// `old` is the stored object on update; read through the same version (only where a schema
+/// needs it), transition rules see it as `oldSelf`, and values it already had are not checked
+/// again (ratcheting).
 fn admit(
     res: &Resource,
     ver: &Version,
@@ -198,7 +199,7 @@ fn admit(
         }
         s.apply_defaults(obj);
         causes.extend(match old {
-            Some(old) => s.validate_update(obj, old),
+            Some(old) => s.validate_update(obj, &view(res, &ver.name, old)),
             None => s.validate(obj),
         });
     }
@@ -483,8 +484,7 @@ fn update(
             return Err(ApiError::invalid(&res.group, &res.kind, name, &[cause]));
         }
     }
-    let old_view = view(res, version, &old);
-    admit(res, &ver, &mut new, Some(&old_view), opts)?;
+    admit(res, &ver, &mut new, Some(&old), opts)?;
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
             .get("generation")

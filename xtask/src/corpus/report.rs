@@ -285,10 +285,12 @@ pub fn render(
             sorted(theirs)
         );
     }
+    let not_judged = samples.cases.len() - compared;
     let _ = writeln!(
         out,
         "corpus: validation of {compared} samples: generated validate() and the server agree on {} \
-         ({refused} refused by both, listed above)",
+         ({refused} refused by both, listed above); {not_judged} not judged by validate() (their \
+         type did not decode or compile, see above)",
         compared - disagreements
     );
     let ok =

@@ -120,6 +120,15 @@ impl ObjectSchema {
     pub fn prune(&self, obj: &mut Value) {
         prune(&self.schema, obj);
     }
+
+    /// `obj` as the server validates and stores a write of it: numbers through its JSON round
+    /// trip ([`normalize_numbers`]), pruned, defaulted. (The server's own write path prunes
+    /// under a `fieldValidation` directive instead, to report unknown fields.)
+    pub fn as_stored(&self, obj: &mut Value) {
+        normalize_numbers(obj);
+        self.prune(obj);
+        self.apply_defaults(obj);
+    }
 }
 
 /// The kinds of cause after which the server does not run CEL rules (`hasBlockingErr`).

@@ -69,7 +69,7 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
         let lib = format_file(single_tokens(model, emit))?;
         out.insert(PathBuf::from("src/lib.rs"), lib);
         let runtime = if emit.needs_runtime() {
-            RUNTIME_DEPENDENCIES.replace("{{version}}", env!("CARGO_PKG_VERSION"))
+            RUNTIME_DEPENDENCIES.replace("{{version}}", crate::VERSION)
         } else {
             String::new()
         };

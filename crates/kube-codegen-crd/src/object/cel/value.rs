@@ -69,7 +69,11 @@ fn convert(s: Option<Node<'_>>, x: &Value, meta_limited: bool, depth: usize) -> 
                     },
                     None => (None, k.clone()),
                 };
-                out.insert(key(&name), convert(child, v, false, depth + 1));
+                // The name is already an owned copy: it becomes the key without another one.
+                out.insert(
+                    Key::String(Arc::new(name)),
+                    convert(child, v, false, depth + 1),
+                );
             }
             Cel::Map(Map { map: Arc::new(out) })
         }
