@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::Cause;
 
-mod cel_fields;
+mod cel_check;
 pub(crate) mod cel_syntax;
 mod columns;
 mod decode;

@@ -1,15 +1,17 @@
 //! `x-kubernetes-validations`: the entry checks (`rule`, `message`, `messageExpression`,
 //! `reason`, `fieldPath`) and, when the schema around them is valid, the compilation of `rule`
-//! and `messageExpression` — here a CEL syntax check ([`super::cel_syntax`]) plus the `oldSelf`
-//! rules; CEL type checking and cost estimation are not done.
+//! and `messageExpression`: syntax ([`super::cel_syntax`]), types and estimated cost
+//! ([`super::cel_check`]), and the `oldSelf` rules.
 
 use super::Violation;
 use super::model::{Schema, ValidationRule};
 use super::path::Path;
-use super::render::{invalid, not_supported, q, required};
+use super::cel_check::{self, TotalCost, expression_cost};
+use super::render::{forbidden, invalid, not_supported, q, required};
 use super::schema_path::valid_field_path;
 use super::structural::new_structural_error;
-use super::{cel_fields, cel_syntax};
+use super::cel_syntax;
+use crate::object::cel::check::{self, OldSelf};
 
 const SUPPORTED_REASONS: &[&str] = &[
     "FieldValueDuplicate",
@@ -118,49 +120,92 @@ fn path_valid(s: &Schema, fp: &str) -> bool {
     valid_field_path(fp, s, true).is_ok()
 }
 
-/// The compilation step (CEL errors): syntax of `rule` and `messageExpression`, and `oldSelf`.
+/// The compilation step (CEL errors), per rule in the server's order: the rule's estimated
+/// cost, its compile errors, then its `messageExpression`'s, then the `oldSelf` rules.
+/// `cardinality` is how often the node can occur in one object (`None`: unbounded).
 pub(crate) fn compile_rules(
     s: &Schema,
     path: &Path,
     is_root: bool,
     uncorrelatable: Option<&Path>,
+    cardinality: Option<u64>,
+    costs: &mut TotalCost,
     out: &mut Vec<Violation>,
 ) {
     for (i, rule) in s.x_validations.iter().enumerate() {
         let rp = path.child("x-kubernetes-validations").index(i);
-        let uses_old_self = match cel_syntax::parse(&rule.rule) {
-            Ok(parsed) => {
-                if let Some(e) = cel_fields::undefined_field(&rule.rule, s, is_root) {
-                    out.push(Violation::new(invalid(
-                        &rp.child("rule"),
-                        &render_rule(rule),
-                        &format!("compilation failed: {e}"),
-                    )));
-                }
-                parsed.uses_old_self
-            }
-            Err(e) => {
-                out.push(Violation::new(invalid(
-                    &rp.child("rule"),
-                    &render_rule(rule),
-                    &format!("compilation failed: {e}"),
-                )));
-                false
-            }
+        let old = if rule.optional_old_self == Some(true) {
+            OldSelf::Optional
+        } else {
+            OldSelf::Plain
         };
-        if !rule.message_expression.is_empty() {
-            let error = match cel_syntax::parse(&rule.message_expression) {
-                Err(e) => Some(e),
-                Ok(_) => cel_fields::undefined_field(&rule.message_expression, s, is_root),
+        let parsed = cel_syntax::parse(&rule.rule);
+        let compiled = parsed
+            .as_ref()
+            .ok()
+            .and_then(|_| cel_check::compile(&rule.rule, s, is_root, old, false));
+        let rule_error = match (&parsed, &compiled) {
+            (Err(e), _) => Some(format!("compilation failed: {e}")),
+            (Ok(_), Some(c)) => match &c.errors {
+                Some(e) => Some(format!("compilation failed: {e}")),
+                None if c.wrong_result => Some("cel expression must evaluate to a bool".into()),
+                None => None,
+            },
+            (Ok(_), None) => None,
+        };
+        let cost = match (&rule_error, &compiled) {
+            (None, Some(c)) => expression_cost(c.cost, s, cardinality),
+            _ => 0,
+        };
+        if cost > check::STATIC_RULE_LIMIT {
+            out.push(Violation::new(forbidden(
+                &rp.child("rule"),
+                &check::over_budget("estimated rule cost", cost, check::STATIC_RULE_LIMIT),
+            )));
+        }
+        costs.observe(rp.child("rule"), cost);
+        if let Some(e) = &rule_error {
+            out.push(Violation::new(invalid(
+                &rp.child("rule"),
+                &render_rule(rule),
+                e,
+            )));
+        }
+        // The server compiles messageExpression only once the rule compiled.
+        if rule_error.is_none() && !rule.message_expression.is_empty() {
+            let mp = rp.child("messageExpression");
+            let expr = &rule.message_expression;
+            let compiled = match cel_syntax::parse(expr) {
+                Err(e) => Err(format!("messageExpression compilation failed: {e}")),
+                Ok(_) => match cel_check::compile(expr, s, is_root, old, true) {
+                    Some(c) => match &c.errors {
+                        Some(e) => Err(format!("messageExpression compilation failed: {e}")),
+                        None if c.wrong_result => {
+                            Err("messageExpression must evaluate to a string".into())
+                        }
+                        None => Ok(c.cost),
+                    },
+                    None => Ok(0),
+                },
             };
-            if let Some(e) = error {
-                out.push(Violation::new(invalid(
-                    &rp.child("messageExpression"),
-                    &render_rule(rule),
-                    &format!("messageExpression compilation failed: {e}"),
-                )));
+            match compiled {
+                Err(e) => out.push(Violation::new(invalid(&mp, &render_rule(rule), &e))),
+                Ok(cost) => {
+                    if cost > check::STATIC_RULE_LIMIT {
+                        out.push(Violation::new(forbidden(
+                            &mp,
+                            &check::over_budget(
+                                "estimated messageExpression cost",
+                                cost,
+                                check::STATIC_RULE_LIMIT,
+                            ),
+                        )));
+                    }
+                    costs.observe(mp, cost);
+                }
             }
         }
+        let uses_old_self = parsed.as_ref().is_ok_and(|p| p.uses_old_self);
         if uses_old_self {
             if let Some(up) = uncorrelatable {
                 out.push(Violation::new(invalid(

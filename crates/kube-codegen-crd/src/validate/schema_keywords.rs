@@ -9,6 +9,7 @@ use super::defaults::validate_defaults;
 use super::model::{Flavor, Items, Schema, Validation};
 use super::path::Path;
 use super::render::{forbidden, go_string_slice, invalid, not_supported, q, required};
+use super::cel_check::{TotalCost, child_cardinality};
 use super::rules;
 use super::structural::{new_structural_error, validate_structural};
 
@@ -45,6 +46,8 @@ pub(crate) struct Ssv {
     require_valid_property_type: bool,
     /// The highest path whose data cannot be correlated across updates (oldSelf forbidden below).
     pub(crate) uncorrelatable: Option<Path>,
+    /// How often this node can occur in one object (`MaxCardinality`; `None`: unbounded).
+    cardinality: Option<u64>,
 }
 
 impl Ssv {
@@ -72,12 +75,15 @@ impl Ssv {
 struct Errs {
     schema: Vec<Violation>,
     cel: Vec<Violation>,
+    /// The estimated costs of the rules below (`TotalCost`).
+    costs: TotalCost,
 }
 
 impl Errs {
     fn append(&mut self, other: Errs) {
         self.schema.extend(other.schema);
         self.cel.extend(other.cel);
+        self.costs.append(other.costs);
     }
 }
 
@@ -254,10 +260,14 @@ pub(crate) fn validate_custom_resource_validation(
         inside_resource_meta: false,
         require_valid_property_type: opts.require_valid_property_type,
         uncorrelatable: None,
+        cardinality: Some(1),
     };
     let r = openapi_schema(schema, &sp, &ssv, true, opts, cel_ok);
     errs.extend(r.schema);
     errs.extend(r.cel);
+    if cel_ok {
+        errs.extend(r.costs.violations(&sp));
+    }
     if errs.is_empty() {
         errs.extend(init_errs);
     }
@@ -372,11 +382,12 @@ fn openapi_schema(
                 "additionalProperties and properties are mutual exclusive",
             )));
         }
-        let sub = if ssv.inside_resource_meta {
+        let mut sub = if ssv.inside_resource_meta {
             ssv.with_forbidden_defaults("inside additionalProperties applying to object metadata")
         } else {
             ssv.clone()
         };
+        sub.cardinality = child_cardinality(ssv.cardinality, s);
         if let Some(child) = &ap.schema {
             errs.append(openapi_schema(
                 child,
@@ -390,6 +401,7 @@ fn openapi_schema(
     }
     for (name, prop) in &s.properties {
         let mut sub = ssv.clone();
+        sub.cardinality = child_cardinality(ssv.cardinality, s);
         if !map_is_correlatable(s.x_map_type.as_deref()) {
             sub = sub.with_forbid_old_self(path);
         }
@@ -461,11 +473,12 @@ fn openapi_schema(
         ));
     }
     if let Some(items) = &s.items {
-        let sub = if s.x_list_type.as_deref() != Some("map") {
+        let mut sub = if s.x_list_type.as_deref() != Some("map") {
             ssv.with_forbid_old_self(path)
         } else {
             ssv.clone()
         };
+        sub.cardinality = child_cardinality(ssv.cardinality, s);
         match items {
             Items::Schema(x) => errs.append(openapi_schema(
                 x,
@@ -516,7 +529,15 @@ fn openapi_schema(
         rules::validate_rule_fields(s, path, &mut errs.schema);
         if errs.schema.is_empty() && cel_ok {
             let uncorrelatable = ssv.uncorrelatable.as_ref();
-            rules::compile_rules(s, path, is_root, uncorrelatable, &mut errs.cel);
+            rules::compile_rules(
+                s,
+                path,
+                is_root,
+                uncorrelatable,
+                ssv.cardinality,
+                &mut errs.costs,
+                &mut errs.cel,
+            );
         }
     }
     errs

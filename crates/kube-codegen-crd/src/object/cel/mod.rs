@@ -18,6 +18,7 @@ use super::node::{Additional, Node};
 use super::{Cause, MAX_DEPTH, correlate};
 use crate::validate::cel_syntax;
 
+pub(crate) mod check;
 mod messages;
 mod value;
 
