@@ -107,7 +107,7 @@ async fn validate_answers_the_causes_of_the_servers_422_on_create() {
             Cause::new(
                 "FieldValueInvalid",
                 "spec.size",
-                "Invalid value: 3: size must be even, not 3"
+                "Invalid value: 3: size must be even, not a positive odd number"
             ),
         ]
     );
@@ -118,7 +118,7 @@ async fn validate_answers_the_causes_of_the_servers_422_on_create() {
         "The Gizmo \"rules\" is invalid: \n\
          * spec: Invalid value: minReplicas must not exceed maxReplicas\n\
          * spec.schedule.cron: Forbidden: a paused schedule has no cron\n\
-         * spec.size: Invalid value: 3: size must be even, not 3"
+         * spec.size: Invalid value: 3: size must be even, not a positive odd number"
     );
     assert_eq!(local.name(), "rules");
     assert_eq!(local.qualified_kind(), "Gizmo.example.com");

@@ -1254,6 +1254,68 @@ async fn kubectl_cel_rules_and_ratcheting() {
     );
 }
 
+/// A CRD whose rule is quadratic over an unbounded list is refused as a real server refuses
+/// it (its estimated cost), and accepted once the list and its strings are bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_cel_cost_budget_at_crd_creation() {
+    let Some(bin) = kubectl_or_skip("kubectl_cel_cost_budget_at_crd_creation") else {
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    let crd = |members: &str| {
+        format!(
+            r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: teams.net.example.com
+spec:
+  group: net.example.com
+  scope: Namespaced
+  names: {{plural: teams, singular: team, kind: Team, listKind: TeamList}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              members: {members}
+            x-kubernetes-validations:
+            - rule: self.members.all(m, self.members.exists_one(n, n == m))
+              message: members are unique
+"#
+        )
+    };
+    let err = k
+        .fails(
+            &["apply", "-f", "-"],
+            Some(&crd("{type: array, items: {type: string}}")),
+        )
+        .await;
+    assert_has(
+        &err,
+        "The CustomResourceDefinition \"teams.net.example.com\" is invalid: \n* spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+    );
+    assert_has(
+        &err,
+        "* spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x",
+    );
+    let out = k
+        .apply(&crd(
+            "{type: array, maxItems: 50, items: {type: string, maxLength: 64}}",
+        ))
+        .await;
+    assert_has(
+        &out,
+        "customresourcedefinition.apiextensions.k8s.io/teams.net.example.com created",
+    );
+}
+
 /// One Event store behind both Event APIs, as kube-apiserver serves it: what an `events.k8s.io/v1`
 /// recorder (kube's `Recorder`, under kube-codegen-runtime's `events::Recorder`) writes is what
 /// `kubectl get events` (core `v1`) lists, in the core shape and the Event printer's table, and

@@ -314,3 +314,103 @@ fn what_the_server_never_ratchets() {
         ]
     );
 }
+
+#[test]
+fn the_runtime_cost_budget_stops_rules_as_the_server_does() {
+    // Accepted at CRD creation (1,000 items of 10 characters keep the estimate under the
+    // per-rule limit), but a list that long is over the per-call limit at runtime.
+    let s = schema_with(
+        json!({"names": {"type": "array", "maxItems": 1000,
+            "items": {"type": "string", "maxLength": 10}}}),
+        json!([
+            {"rule": "self.names.all(x, self.names.exists(y, x == y))", "message": "quadratic"},
+            {"rule": "size(self.names) < 0", "message": "never checked"}
+        ]),
+    );
+    let names =
+        |n: usize| json!({"spec": {"names": (0..n).map(|i| format!("n{i}")).collect::<Vec<_>>()}});
+    assert_eq!(
+        lines(&s.validate(&names(1000))),
+        [
+            "FieldValueInvalid spec: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: quadratic"
+        ]
+    );
+    // A short list costs little: both rules run.
+    assert_eq!(
+        lines(&s.validate(&names(20))),
+        ["FieldValueInvalid spec: Invalid value: never checked"]
+    );
+}
+
+#[test]
+fn the_runtime_budget_is_shared_by_all_rules_of_an_object() {
+    // Five rules on each of up to 500 items: each under its own limits, so the CRD is valid,
+    // but together over the runtime budget when every list is full.
+    let rule = json!({"rule": "self.tags.all(t, self.tags.exists_one(u, t == u))"});
+    let spec = json!({"items": {"type": "array", "maxItems": 500, "items": {"type": "object",
+        "properties": {"tags": {"type": "array", "maxItems": 30,
+            "items": {"type": "string", "maxLength": 60}}},
+        "x-kubernetes-validations": [rule, rule, rule, rule, rule]}}});
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": spec.clone()}}}}}]}
+    });
+    let refused: Vec<String> = crate::validate::validate_crd(&crd)
+        .violations
+        .iter()
+        .map(|v| v.cause.to_string())
+        .collect();
+    assert_eq!(refused, Vec::<String>::new());
+    let s = schema_with(spec, json!([]));
+    let full: Vec<String> = (0..30).map(|i| format!("{i:0>60}")).collect();
+    let items = |n: usize, tags: &[String]| json!({"spec": {"items": (0..n).map(|_| json!({"tags": tags})).collect::<Vec<_>>()}});
+    let causes = lines(&s.validate(&items(500, &full)));
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    assert!(
+        causes[0].starts_with("FieldValueInvalid spec.items[")
+            && causes[0].ends_with("]: Invalid value: \"object\": validation failed due to running out of cost budget, no further validation rules will be run"),
+        "{causes:?}"
+    );
+    // The charge follows the object: as many items with short lists stay within the budget.
+    assert!(s.validate(&items(500, &full[..2])).is_empty());
+}
+
+#[test]
+fn sets_and_map_lists_equal_their_old_value_in_any_order() {
+    let s = schema_with(
+        json!({
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"},
+                "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "tags are immutable"}]},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"], "properties": {
+                    "name": {"type": "string"}, "port": {"type": "integer"}}},
+                "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "ports are immutable"}]},
+            "order": {"type": "array", "items": {"type": "string"},
+                "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "order is immutable"}]}
+        }),
+        json!([]),
+    );
+    let old = json!({"spec": {"tags": ["a", "b"], "order": ["x", "y"],
+        "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]}});
+    let permuted = json!({"spec": {"tags": ["b", "a"], "order": ["x", "y"],
+        "ports": [{"name": "https", "port": 443}, {"name": "http", "port": 80}]}});
+    assert_eq!(
+        lines(&s.validate_update(&permuted, &old)),
+        Vec::<String>::new()
+    );
+    // An atomic list keeps its order; changed members are still changes.
+    let changed = json!({"spec": {"tags": ["b", "c"], "order": ["y", "x"],
+        "ports": [{"name": "https", "port": 8443}, {"name": "http", "port": 80}]}});
+    assert_eq!(
+        lines(&s.validate_update(&changed, &old)),
+        [
+            "FieldValueInvalid spec.order: Invalid value: order is immutable",
+            "FieldValueInvalid spec.ports: Invalid value: ports are immutable",
+            "FieldValueInvalid spec.tags: Invalid value: tags are immutable",
+        ]
+    );
+}

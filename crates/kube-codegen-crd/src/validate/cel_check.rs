@@ -15,7 +15,7 @@ use crate::object::cel::check::schema::{
     SchemaShapes, SchemaView, child_multiplier, max_cardinality, min_size,
 };
 use crate::object::cel::check::{self, Analysis, OldSelf};
-use crate::object::cel::{escape, syntax_tree};
+use crate::object::cel::{escape, on_a_deep_stack, syntax_tree};
 
 /// A rule or messageExpression as the server's compiler sees it.
 pub(crate) struct Compiled {
@@ -38,14 +38,17 @@ pub(crate) fn compile(
 ) -> Option<Compiled> {
     let tree = syntax_tree(source)?;
     let shapes = SchemaShapes::<&Schema>::new();
-    let Analysis { kind, cost, errors } = check::analyse(
-        &shapes,
-        SchemaShapes::this(s, is_root),
-        old,
-        &tree,
-        source,
-        true,
-    );
+    // The walk recurses once per syntax-tree level, like the parser.
+    let Analysis { kind, cost, errors } = on_a_deep_stack(|| {
+        check::analyse(
+            &shapes,
+            SchemaShapes::this(s, is_root),
+            old,
+            &tree,
+            source,
+            true,
+        )
+    });
     let errors = (!errors.is_empty()).then(|| {
         errors
             .iter()
@@ -97,7 +100,7 @@ impl TotalCost {
             return;
         }
         self.most_expensive.push((path, cost));
-        self.most_expensive.sort_by(|a, b| b.1.cmp(&a.1));
+        self.most_expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
         self.most_expensive.truncate(4);
     }
 
@@ -105,7 +108,7 @@ impl TotalCost {
         for (p, c) in other.most_expensive {
             self.most_expensive.push((p, c));
         }
-        self.most_expensive.sort_by(|a, b| b.1.cmp(&a.1));
+        self.most_expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
         self.most_expensive.truncate(4);
         self.total = self.total.saturating_add(other.total);
     }
@@ -297,7 +300,8 @@ mod tests {
         assert_eq!(messages(&c), Vec::<String>::new());
     }
 
-    const RULE0: &str = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]";
+    const RULE0: &str =
+        "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]";
     const HINT: &str = "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
 
     #[test]
@@ -314,9 +318,15 @@ mod tests {
         assert_eq!(
             m,
             vec![
-                format!("{RULE0}.rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {HINT}"),
-                format!("{RULE0}.rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"),
-                format!("spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {HINT}"),
+                format!(
+                    "{RULE0}.rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {HINT}"
+                ),
+                format!(
+                    "{RULE0}.rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+                ),
+                format!(
+                    "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {HINT}"
+                ),
             ]
         );
         // Bounding the list and its strings brings it under the limit, as the hint says.
@@ -339,9 +349,14 @@ mod tests {
         let m = messages(&crd(items(None), json!([])));
         assert_eq!(
             m,
-            vec![format!("spec.validation.openAPIV3Schema.properties[spec].properties[items].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 1.153434x {HINT}")]
+            vec![format!(
+                "spec.validation.openAPIV3Schema.properties[spec].properties[items].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 1.153434x {HINT}"
+            )]
         );
-        assert_eq!(messages(&crd(items(Some(100)), json!([]))), Vec::<String>::new());
+        assert_eq!(
+            messages(&crd(items(Some(100)), json!([]))),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
@@ -356,11 +371,15 @@ mod tests {
         assert_eq!(m.len(), 3, "{m:?}");
         assert_eq!(
             m[0],
-            format!("{RULE0}.messageExpression: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x {HINT}")
+            format!(
+                "{RULE0}.messageExpression: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x {HINT}"
+            )
         );
         assert_eq!(
             m[1],
-            format!("{RULE0}.messageExpression: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema")
+            format!(
+                "{RULE0}.messageExpression: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+            )
         );
     }
 
@@ -382,11 +401,31 @@ mod tests {
         );
         let m = messages(&rule(json!({"rule": "self.replicas + 1"})));
         assert_eq!(m.len(), 1, "{m:?}");
-        assert!(m[0].starts_with(&format!("{RULE0}.rule: Invalid value: apiextensions.ValidationRule{{")), "{}", m[0]);
-        assert!(m[0].ends_with("}: cel expression must evaluate to a bool"), "{}", m[0]);
-        let m = messages(&rule(json!({"rule": "self.replicas > 0", "messageExpression": "self.replicas"})));
+        assert!(
+            m[0].starts_with(&format!(
+                "{RULE0}.rule: Invalid value: apiextensions.ValidationRule{{"
+            )),
+            "{}",
+            m[0]
+        );
+        assert!(
+            m[0].ends_with("}: cel expression must evaluate to a bool"),
+            "{}",
+            m[0]
+        );
+        let m = messages(&rule(
+            json!({"rule": "self.replicas > 0", "messageExpression": "self.replicas"}),
+        ));
         assert_eq!(m.len(), 1, "{m:?}");
-        assert!(m[0].starts_with(&format!("{RULE0}.messageExpression: Invalid value: ")), "{}", m[0]);
-        assert!(m[0].ends_with("}: messageExpression must evaluate to a string"), "{}", m[0]);
+        assert!(
+            m[0].starts_with(&format!("{RULE0}.messageExpression: Invalid value: ")),
+            "{}",
+            m[0]
+        );
+        assert!(
+            m[0].ends_with("}: messageExpression must evaluate to a string"),
+            "{}",
+            m[0]
+        );
     }
 }

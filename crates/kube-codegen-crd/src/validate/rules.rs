@@ -4,13 +4,13 @@
 //! ([`super::cel_check`]), and the `oldSelf` rules.
 
 use super::Violation;
+use super::cel_check::{self, TotalCost, expression_cost};
+use super::cel_syntax;
 use super::model::{Schema, ValidationRule};
 use super::path::Path;
-use super::cel_check::{self, TotalCost, expression_cost};
 use super::render::{forbidden, invalid, not_supported, q, required};
 use super::schema_path::valid_field_path;
 use super::structural::new_structural_error;
-use super::cel_syntax;
 use crate::object::cel::check::{self, OldSelf};
 
 const SUPPORTED_REASONS: &[&str] = &[

@@ -5,11 +5,11 @@
 //! run first, as on the server.
 
 use super::Violation;
+use super::cel_check::{TotalCost, child_cardinality};
 use super::defaults::validate_defaults;
 use super::model::{Flavor, Items, Schema, Validation};
 use super::path::Path;
 use super::render::{forbidden, go_string_slice, invalid, not_supported, q, required};
-use super::cel_check::{TotalCost, child_cardinality};
 use super::rules;
 use super::structural::{new_structural_error, validate_structural};
 

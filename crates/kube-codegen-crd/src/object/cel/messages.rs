@@ -89,6 +89,27 @@ pub(super) fn runtime_error(
     invalid_typed(path, s, &detail)
 }
 
+/// A rule whose evaluation went over the per-call cost limit: no further rule runs.
+pub(super) fn call_cost_exceeded(path: Option<&str>, s: Option<Node<'_>>, rule: &Rule) -> Cause {
+    invalid_typed(
+        path,
+        s,
+        &format!(
+            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+            rule_error_string(rule)
+        ),
+    )
+}
+
+/// The object's rules together went over the runtime budget: no further rule runs.
+pub(super) fn budget_exhausted(path: Option<&str>, s: Option<Node<'_>>) -> Cause {
+    invalid_typed(
+        path,
+        s,
+        "validation failed due to running out of cost budget, no further validation rules will be run",
+    )
+}
+
 /// `field.Invalid(path, <schema type>, detail)`.
 fn invalid_typed(path: Option<&str>, s: Option<Node<'_>>, detail: &str) -> Cause {
     let ty = s

@@ -5,7 +5,7 @@
 //!
 //! Rules are compiled once per schema into a tree that mirrors the schema, holding only the
 //! branches that lead to a rule, so objects are walked only where rules are.
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use kube_cel::KubeCelExt;
@@ -54,6 +54,8 @@ struct Rule {
     field_path: Option<String>,
     optional_old_self: bool,
     transition: bool,
+    /// The estimated cost of one evaluation, from the schema's bounds.
+    static_cost: u64,
 }
 
 #[derive(Default)]
@@ -81,6 +83,12 @@ pub(super) struct Rules {
     /// the stack.
     deepest: usize,
     issues: Vec<RuleIssue>,
+    /// Whether evaluation must charge each rule's cost: the schema's bounds allow a rule over
+    /// the per-call limit, or all rules together over the runtime budget. Otherwise no object
+    /// that passed the OpenAPI checks can reach either, and counting would only cost time.
+    charged: bool,
+    /// Σ static cost x cardinality, while compiling.
+    static_total: u64,
 }
 
 // Compiled programs are shared across threads (one `ObjectSchema` per CRD version).
@@ -105,9 +113,12 @@ impl Rules {
             count: 0,
             deepest: 0,
             issues: Vec::new(),
+            charged: false,
+            static_total: 0,
         };
-        let root = rules.node(Node(schema), String::new(), 0);
+        let root = rules.node(Node(schema), String::new(), 0, Some(1));
         rules.root = (!root.is_empty()).then_some(root);
+        rules.charged |= rules.static_total > check::RUNTIME_BUDGET;
         rules
     }
 
@@ -119,40 +130,60 @@ impl Rules {
         &self.issues
     }
 
-    fn node(&mut self, s: Node<'_>, pointer: String, depth: usize) -> RuleNode {
+    /// `cardinality`: how often this node can occur in one object (`None`: unbounded).
+    fn node(
+        &mut self,
+        s: Node<'_>,
+        pointer: String,
+        depth: usize,
+        cardinality: Option<u64>,
+    ) -> RuleNode {
         let mut out = RuleNode::default();
         if depth > MAX_DEPTH {
             return out;
         }
         if let Some(Value::Array(list)) = s.raw("x-kubernetes-validations") {
+            let times = cardinality
+                .unwrap_or_else(|| check::schema::max_cardinality(check::schema::min_size(&s, 0)));
             for (i, raw) in list.iter().enumerate() {
                 let at = format!("{pointer}/x-kubernetes-validations/{i}");
-                if let Some(rule) = self.rule(raw, at) {
+                if let Some(rule) = self.rule(raw, at, s, depth == 0) {
+                    self.charged |= rule.static_cost > check::PER_CALL_LIMIT;
+                    self.static_total = self
+                        .static_total
+                        .saturating_add(rule.static_cost.saturating_mul(times));
                     out.rules.push(rule);
                 }
             }
         }
+        let child =
+            cardinality.and_then(|c| Some(c.saturating_mul(check::schema::child_multiplier(&s)?)));
         if let Some(props) = s.properties() {
             for (k, p) in props {
                 let at = format!("{pointer}/properties/{}", pointer_escape(k));
-                let child = self.node(Node(p), at, depth + 1);
-                if !child.is_empty() {
-                    out.props.push((k.clone(), child));
+                let node = self.node(Node(p), at, depth + 1, child);
+                if !node.is_empty() {
+                    out.props.push((k.clone(), node));
                 }
             }
         }
         if let Some(Additional::Schema(a)) = s.additional() {
-            let child = self.node(a, format!("{pointer}/additionalProperties"), depth + 1);
-            out.additional = (!child.is_empty()).then(|| Box::new(child));
+            let node = self.node(
+                a,
+                format!("{pointer}/additionalProperties"),
+                depth + 1,
+                child,
+            );
+            out.additional = (!node.is_empty()).then(|| Box::new(node));
         }
         if let Some(items) = s.items() {
-            let child = self.node(items, format!("{pointer}/items"), depth + 1);
-            out.items = (!child.is_empty()).then(|| Box::new(child));
+            let node = self.node(items, format!("{pointer}/items"), depth + 1, child);
+            out.items = (!node.is_empty()).then(|| Box::new(node));
         }
         out
     }
 
-    fn rule(&mut self, raw: &Value, pointer: String) -> Option<Rule> {
+    fn rule(&mut self, raw: &Value, pointer: String, s: Node<'_>, root: bool) -> Option<Rule> {
         let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or("");
         let source = text("rule").to_string();
         let issue = |kind, message: String, issues: &mut Vec<RuleIssue>| {
@@ -182,6 +213,18 @@ impl Rules {
             },
         };
         let transition = program.references().has_variable("oldSelf");
+        let static_cost = on_a_deep_stack(|| {
+            check::analyse(
+                &check::schema::SchemaShapes::<Node<'_>>::new(),
+                check::schema::SchemaShapes::this(s, root),
+                check::OldSelf::Plain,
+                &program,
+                &source,
+                false,
+            )
+        })
+        .cost
+        .max;
         self.count += 1;
         let depth = message_expression
             .iter()
@@ -204,6 +247,7 @@ impl Rules {
                 .map(str::to_string),
             optional_old_self: raw.get("optionalOldSelf").and_then(Value::as_bool) == Some(true),
             transition,
+            static_cost,
             source,
         })
     }
@@ -223,7 +267,10 @@ impl Rules {
         stacker::maybe_grow(needed, CEL_STACK.max(2 * needed), || {
             BASE.with(|base| {
                 let base = base.borrow();
-                let walk = Walk { base: &base };
+                let walk = Walk {
+                    base: &base,
+                    budget: self.charged.then(|| Cell::new(Some(check::RUNTIME_BUDGET))),
+                };
                 walk.node(root, Some(Node(schema)), obj, old, None, 0, out);
             })
         });
@@ -259,7 +306,7 @@ const EVAL_MARGIN: usize = 256 << 10;
 
 /// Runs `f` on a fresh [`CEL_STACK`] segment unless this thread already has that much left
 /// (parsing: the parser's frames are large per nesting level, and it runs once per rule).
-fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(CEL_STACK, CEL_STACK, f)
 }
 
@@ -353,6 +400,9 @@ fn pointer_escape(k: &str) -> String {
 
 struct Walk<'c> {
     base: &'c Context<'static>,
+    /// The runtime budget left (`None` once spent: no further rule runs); absent when the
+    /// schema cannot reach it.
+    budget: Option<Cell<Option<u64>>>,
 }
 
 impl Walk<'_> {
@@ -368,7 +418,7 @@ impl Walk<'_> {
         depth: usize,
         out: &mut Vec<Cause>,
     ) {
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || self.spent() {
             return;
         }
         // Ratcheting: under an unchanged value only transition rules run (they never ratchet).
@@ -439,12 +489,21 @@ impl Walk<'_> {
         // `oldSelf` is built only where a transition rule reads it.
         let old_cel = old
             .filter(|_| rn.rules.iter().any(|r| r.transition))
-            .map(|o| value::to_cel(s, o, root));
+            .map(|o| {
+                if value::same_for_cel(s, x, o) {
+                    this.clone()
+                } else {
+                    value::to_cel(s, o, root)
+                }
+            });
         let mut ctx = self.base.new_inner_scope();
         ctx.add_variable_from_value("self", this);
         for rule in &rn.rules {
             if unchanged && !rule.transition {
                 continue;
+            }
+            if !self.charge(rule, s, x, path, root, out) {
+                return;
             }
             let mut scope = ctx.new_inner_scope();
             if rule.transition {
@@ -478,6 +537,54 @@ impl Walk<'_> {
                 Err(e) => out.push(messages::runtime_error(path, s, rule, &e)),
             }
         }
+    }
+}
+
+impl Walk<'_> {
+    fn spent(&self) -> bool {
+        self.budget.as_ref().is_some_and(|b| b.get().is_none())
+    }
+
+    /// Charges `rule`'s cost on `x` to the budget, as the server does after each evaluation.
+    /// The cost is cel-go's estimate with the sizes of the values present, a bound on what
+    /// the evaluation can use. `false`: the rule must not run, and no rule after it.
+    fn charge(
+        &self,
+        rule: &Rule,
+        s: Option<Node<'_>>,
+        x: &Value,
+        path: Option<&str>,
+        root: bool,
+        out: &mut Vec<Cause>,
+    ) -> bool {
+        let Some(budget) = &self.budget else {
+            return true;
+        };
+        let Some(left) = budget.get() else {
+            return false;
+        };
+        let cost = check::analyse(
+            &check::actual::ActualShapes::new(),
+            check::actual::ActualShapes::this(s, x, root),
+            check::OldSelf::Plain,
+            &rule.program,
+            &rule.source,
+            false,
+        )
+        .cost
+        .max;
+        if cost > left {
+            out.push(messages::budget_exhausted(path, s));
+            budget.set(None);
+            return false;
+        }
+        if cost > check::PER_CALL_LIMIT {
+            out.push(messages::call_cost_exceeded(path, s, rule));
+            budget.set(None);
+            return false;
+        }
+        budget.set(Some(left - cost));
+        true
     }
 }
 

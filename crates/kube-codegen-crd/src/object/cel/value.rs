@@ -215,3 +215,62 @@ pub(crate) fn escape(name: &str) -> Option<String> {
     }
     Some(out)
 }
+
+/// Whether `a` and `b` are equal as the server's CEL compares them: lists of
+/// `x-kubernetes-list-type: set` ignore order, `map` lists compare by their key fields, and
+/// the rest as JSON. (The interpreter compares lists in order; a transition rule whose values
+/// differ only so gets the new value as `oldSelf`, so `self == oldSelf` holds as on the server.)
+pub(super) fn same_for_cel(s: Option<Node<'_>>, a: &Value, b: &Value) -> bool {
+    same(s, a, b, 0)
+}
+
+fn same(s: Option<Node<'_>>, a: &Value, b: &Value, depth: usize) -> bool {
+    if a == b {
+        return true;
+    }
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.get(k).is_some_and(|w| {
+                        let child = s.and_then(|n| n.field(k)).flatten();
+                        same(child, v, w, depth + 1)
+                    })
+                })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            let item = s.and_then(Node::items);
+            let list_type = s
+                .and_then(|n| n.raw("x-kubernetes-list-type"))
+                .and_then(Value::as_str);
+            match list_type {
+                Some("set") => x
+                    .iter()
+                    .all(|v| y.iter().any(|w| same(item, v, w, depth + 1))),
+                Some("map") => {
+                    let keys: Vec<&str> = s
+                        .and_then(|n| n.raw("x-kubernetes-list-map-keys"))
+                        .and_then(Value::as_array)
+                        .map(|k| k.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    let key_of = |v: &Value| -> Vec<Value> {
+                        keys.iter()
+                            .map(|k| v.get(*k).cloned().unwrap_or(Value::Null))
+                            .collect()
+                    };
+                    x.iter().all(|v| {
+                        let k = key_of(v);
+                        y.iter()
+                            .find(|w| key_of(w) == k)
+                            .is_some_and(|w| same(item, v, w, depth + 1))
+                    })
+                }
+                _ => x.iter().zip(y).all(|(v, w)| same(item, v, w, depth + 1)),
+            }
+        }
+        _ => false,
+    }
+}

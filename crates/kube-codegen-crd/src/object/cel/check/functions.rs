@@ -251,7 +251,10 @@ fn estimate<S: Shapes>(
                 };
                 size = size.add(sep.size_estimate().mul(seps));
             }
-            (size.factor(STRING_TRAVERSAL), Abs::sized(Kind::String, size))
+            (
+                size.factor(STRING_TRAVERSAL),
+                Abs::sized(Kind::String, size),
+            )
         }
         "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" if target.is_some() => {
             let t = target.expect("checked");
@@ -323,9 +326,9 @@ fn estimate<S: Shapes>(
             )
         }
         "sets.contains" | "sets.equivalent" | "sets.intersects" => {
-            let cost = arg(0)
-                .zip(arg(1))
-                .map_or(Range::ONE, |(a, b)| a.size_estimate().mul(b.size_estimate()));
+            let cost = arg(0).zip(arg(1)).map_or(Range::ONE, |(a, b)| {
+                a.size_estimate().mul(b.size_estimate())
+            });
             (cost, Abs::of(Kind::Bool))
         }
         _ => (Range::ONE, Abs::of(result_kind(w, name, target, args))),
@@ -385,7 +388,7 @@ fn list_of<H>(elem: Abs<H>, size: Range) -> Abs<H> {
 fn field_of<S: Shapes>(w: &Walker<'_, S>, operand: &Abs<S::H>, name: &str) -> Abs<S::H> {
     match &operand.shape {
         Some(h) => match w.shapes.field(h, name) {
-            super::Field::Known(h) => w.from_shape(h),
+            super::Field::Known(h) => w.abs_of_shape(h),
             _ => Abs::of(Kind::Dyn),
         },
         None if operand.kind == Kind::Map => w.elem_of(operand),
@@ -471,8 +474,8 @@ fn check_overload<S: Shapes>(
         ("size", [a]) if target.is_none() => matches!(a, Kind::String | Kind::Bytes),
         ("size", []) => target.is_some_and(|t| matches!(t.kind, Kind::String | Kind::Bytes)),
         (
-            "startsWith" | "endsWith" | "matches" | "lowerAscii" | "upperAscii" | "trim"
-            | "split" | "replace" | "find" | "findAll" | "charAt" | "substring" | "contains",
+            "startsWith" | "endsWith" | "matches" | "lowerAscii" | "upperAscii" | "trim" | "split"
+            | "replace" | "find" | "findAll" | "charAt" | "substring" | "contains",
             _,
         ) if target.is_some() => target.is_some_and(|t| t.kind == Kind::String),
         _ => true,

@@ -72,7 +72,11 @@ impl Range {
     pub(crate) fn factor(self, f: f64) -> Range {
         let scale = |x: u64| -> u64 {
             let v = (x as f64 * f).ceil();
-            if v >= u64::MAX as f64 { u64::MAX } else { v as u64 }
+            if v >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                v as u64
+            }
         };
         Range {
             min: scale(self.min),
@@ -181,8 +185,6 @@ pub(crate) struct Analysis {
 /// How `oldSelf` is bound in a rule.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OldSelf {
-    /// Not bound (messageExpressions see it like rules; kept for the runtime charge on create).
-    Absent,
     Plain,
     Optional,
 }

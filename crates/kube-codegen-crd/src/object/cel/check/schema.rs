@@ -33,7 +33,10 @@ pub(crate) trait SchemaView: Copy {
 /// Where a value's type comes from.
 #[derive(Clone, Copy)]
 pub(crate) enum SchemaH<S> {
-    Node { s: S, root: bool },
+    Node {
+        s: S,
+        root: bool,
+    },
     /// `metadata` at the root or of an embedded resource: `name` and `generateName`.
     Meta,
     /// `apiVersion`, `kind`, `metadata.name`, `metadata.generateName`: unbounded strings.
@@ -133,9 +136,9 @@ pub(crate) fn max_elements<S: SchemaView>(s: &S, root: bool) -> Option<u64> {
         },
         Kind::Map => match bound(s.max_properties()) {
             Some(n) => n,
-            None => max_properties_from_min_size(
-                s.additional_schema().map_or(1, |v| min_size(&v, 0)),
-            ),
+            None => {
+                max_properties_from_min_size(s.additional_schema().map_or(1, |v| min_size(&v, 0)))
+            }
         },
         Kind::Dyn => return None,
         _ => 0,
@@ -259,7 +262,8 @@ impl<'a> SchemaView for Node<'a> {
     }
 
     fn max_properties(&self) -> Option<i64> {
-        self.raw("maxProperties").and_then(serde_json::Value::as_i64)
+        self.raw("maxProperties")
+            .and_then(serde_json::Value::as_i64)
     }
 
     fn int_or_string(&self) -> bool {
@@ -275,9 +279,10 @@ impl<'a> SchemaView for Node<'a> {
     }
 
     fn combinators(&self) -> bool {
-        ["allOf", "anyOf", "oneOf"]
-            .iter()
-            .any(|k| self.raw(k).is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty())))
+        ["allOf", "anyOf", "oneOf"].iter().any(|k| {
+            self.raw(k)
+                .is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+        })
     }
 
     fn has_properties(&self) -> bool {

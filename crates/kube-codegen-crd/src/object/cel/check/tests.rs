@@ -27,7 +27,7 @@ fn on_value(schema: &Value, x: &Value, rule: &str) -> Analysis {
     analyse(
         &shapes,
         ActualShapes::this(Some(Node(schema)), x, false),
-        OldSelf::Absent,
+        OldSelf::Plain,
         &tree,
         rule,
         false,
@@ -66,7 +66,10 @@ fn presence_tests_are_free_and_strings_are_priced_by_length() {
     // contains: 50/10 x 1/10 (both rounded up)
     assert_eq!(on_schema(&s, "self.a.contains('x')").cost.max, 2 + 5);
     // matches: (50 + 1)/10 x 8/4
-    assert_eq!(on_schema(&s, "self.a.matches('^[a-z]+$')").cost.max, 2 + 6 * 2);
+    assert_eq!(
+        on_schema(&s, "self.a.matches('^[a-z]+$')").cost.max,
+        2 + 6 * 2
+    );
     // string(int) has no size: concatenating it is unbounded
     let m = json!({"type": "object", "properties": {"min": {"type": "integer"}}});
     let unbounded = on_schema(&m, "'min ' + string(self.min)").cost.max;

@@ -70,9 +70,8 @@ impl<'s, S: Shapes> Walker<'s, S> {
     }
 
     pub(super) fn bind_self(&mut self, this: S::H, old: OldSelf) {
-        let abs = self.from_shape(this);
+        let abs = self.abs_of_shape(this);
         match old {
-            OldSelf::Absent => {}
             OldSelf::Plain => self.env.push(("oldSelf".into(), abs.clone())),
             OldSelf::Optional => {
                 let mut o = Abs::of(Kind::Optional);
@@ -87,7 +86,7 @@ impl<'s, S: Shapes> Walker<'s, S> {
         self.errors
     }
 
-    pub(super) fn from_shape(&self, h: S::H) -> Abs<S::H> {
+    pub(super) fn abs_of_shape(&self, h: S::H) -> Abs<S::H> {
         Abs {
             kind: self.shapes.kind(&h),
             size: self.shapes.size(&h),
@@ -102,14 +101,14 @@ impl<'s, S: Shapes> Walker<'s, S> {
             return (**e).clone();
         }
         match a.shape.as_ref().and_then(|h| self.shapes.elem(h)) {
-            Some(h) => self.from_shape(h),
+            Some(h) => self.abs_of_shape(h),
             None => Abs::of(Kind::Dyn),
         }
     }
 
     fn key_of(&self, a: &Abs<S::H>) -> Abs<S::H> {
         match a.shape.as_ref().and_then(|h| self.shapes.key(h)) {
-            Some(h) => self.from_shape(h),
+            Some(h) => self.abs_of_shape(h),
             None => Abs::of(Kind::String),
         }
     }
@@ -196,9 +195,7 @@ impl<'s, S: Shapes> Walker<'s, S> {
                 self.env.push((c.accu_var.clone(), accu));
                 let (result, result_cost) = self.visit(&c.result, depth + 1);
                 self.env.truncate(mark);
-                cost = cost
-                    .add(result_cost)
-                    .add(count.mul(cond.add(step_cost)));
+                cost = cost.add(result_cost).add(count.mul(cond.add(step_cost)));
                 (result, cost)
             }
             Expr::List(l) => {
@@ -257,7 +254,7 @@ impl<'s, S: Shapes> Walker<'s, S> {
     fn select(&mut self, operand: &Abs<S::H>, name: &str) -> Abs<S::H> {
         if let Some(h) = &operand.shape {
             return match self.shapes.field(h, name) {
-                Field::Known(h) => self.from_shape(h),
+                Field::Known(h) => self.abs_of_shape(h),
                 Field::Dyn => Abs::of(Kind::Dyn),
                 Field::Undefined => {
                     let at = select_offset(self.source, name).unwrap_or(0);
