@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod client;
+pub mod conversion;
 pub mod events;
 pub mod factory;
 pub mod leaderelection;
