@@ -234,6 +234,13 @@ mod tests {
         })
     }
 
+    /// The one message of `m`, checked to start with `prefix` and end with `suffix`.
+    fn only_message(m: &[String], prefix: &str, suffix: &str) {
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].starts_with(prefix), "{}", m[0]);
+        assert!(m[0].ends_with(suffix), "{}", m[0]);
+    }
+
     fn messages(c: &Value) -> Vec<String> {
         validate_crd(c)
             .violations
@@ -392,40 +399,23 @@ mod tests {
                 json!([]),
             )
         };
-        let m = messages(&rule(json!({"rule": "self.replicas > 'a'"})));
-        assert_eq!(m.len(), 1, "{m:?}");
-        assert!(
-            m[0].ends_with(": compilation failed: ERROR: <input>:1:15: found no matching overload for '_>_' applied to '(int, string)'\n | self.replicas > 'a'\n | ..............^"),
-            "{}",
-            m[0]
+        let invalid = format!("{RULE0}.rule: Invalid value: apiextensions.ValidationRule{{");
+        only_message(
+            &messages(&rule(json!({"rule": "self.replicas > 'a'"}))),
+            &invalid,
+            ": compilation failed: ERROR: <input>:1:15: found no matching overload for '_>_' applied to '(int, string)'\n | self.replicas > 'a'\n | ..............^",
         );
-        let m = messages(&rule(json!({"rule": "self.replicas + 1"})));
-        assert_eq!(m.len(), 1, "{m:?}");
-        assert!(
-            m[0].starts_with(&format!(
-                "{RULE0}.rule: Invalid value: apiextensions.ValidationRule{{"
+        only_message(
+            &messages(&rule(json!({"rule": "self.replicas + 1"}))),
+            &invalid,
+            "}: cel expression must evaluate to a bool",
+        );
+        only_message(
+            &messages(&rule(
+                json!({"rule": "self.replicas > 0", "messageExpression": "self.replicas"}),
             )),
-            "{}",
-            m[0]
-        );
-        assert!(
-            m[0].ends_with("}: cel expression must evaluate to a bool"),
-            "{}",
-            m[0]
-        );
-        let m = messages(&rule(
-            json!({"rule": "self.replicas > 0", "messageExpression": "self.replicas"}),
-        ));
-        assert_eq!(m.len(), 1, "{m:?}");
-        assert!(
-            m[0].starts_with(&format!("{RULE0}.messageExpression: Invalid value: ")),
-            "{}",
-            m[0]
-        );
-        assert!(
-            m[0].ends_with("}: messageExpression must evaluate to a string"),
-            "{}",
-            m[0]
+            &format!("{RULE0}.messageExpression: Invalid value: "),
+            "}: messageExpression must evaluate to a string",
         );
     }
 }

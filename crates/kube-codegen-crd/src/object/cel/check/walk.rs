@@ -307,64 +307,47 @@ pub(super) fn join<H: Clone>(a: Abs<H>, b: Abs<H>) -> Abs<H> {
     }
 }
 
-/// Byte offset of the first `token` outside string literals.
-pub(super) fn find_token(source: &str, token: &str) -> Option<usize> {
+/// The byte offsets of `source` outside string literals (where tokens can start).
+fn outside_literals(source: &str) -> impl Iterator<Item = usize> + '_ {
     let b = source.as_bytes();
     let mut i = 0;
     let mut quote: Option<u8> = None;
-    while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == q {
-                    quote = None;
-                }
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let (at, c) = (i, b[i]);
+            i += 1;
+            match quote {
+                Some(_) if c == b'\\' => i += 1,
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == b'\'' || c == b'"' => quote = Some(c),
+                None => return Some(at),
             }
-            None if c == b'\'' || c == b'"' => quote = Some(c),
-            None if source[i..].starts_with(token) => return Some(i),
-            None => {}
         }
-        i += 1;
-    }
-    None
+        None
+    })
 }
 
-/// Byte offset of the `.` before the first selection of `name` (where cel-go puts the error),
-/// skipping string literals.
+/// Byte offset of the first `token` outside string literals.
+pub(super) fn find_token(source: &str, token: &str) -> Option<usize> {
+    outside_literals(source).find(|&i| source[i..].starts_with(token))
+}
+
+/// Byte offset of the `.` before the first selection of `name` (where cel-go puts the error).
 fn select_offset(source: &str, name: &str) -> Option<usize> {
     let b = source.as_bytes();
-    let mut i = 0;
-    let mut quote: Option<u8> = None;
-    while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' {
-                    i += 1;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None if c == b'\'' || c == b'"' => quote = Some(c),
-            None if c == b'.' => {
-                let mut j = i + 1;
-                while j < b.len() && (b[j] == b' ' || b[j] == b'?') {
-                    j += 1;
-                }
-                let end = j + name.len();
-                if source.get(j..end) == Some(name)
-                    && !b
-                        .get(end)
-                        .is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'_')
-                {
-                    return Some(i);
-                }
-            }
-            None => {}
+    outside_literals(source).find(|&i| {
+        if b[i] != b'.' {
+            return false;
         }
-        i += 1;
-    }
-    None
+        let mut j = i + 1;
+        while j < b.len() && (b[j] == b' ' || b[j] == b'?') {
+            j += 1;
+        }
+        let end = j + name.len();
+        source.get(j..end) == Some(name)
+            && !b
+                .get(end)
+                .is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'_')
+    })
 }
