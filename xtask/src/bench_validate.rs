@@ -43,6 +43,7 @@ pub fn run(dir: &Path, rounds: usize) -> Result<()> {
     let mut compile_ms = Vec::new();
     let mut objects = Vec::new();
     let mut rules = 0usize;
+    let mut metered = 0usize;
     for f in &files {
         let Ok(docs) = read::read_documents(f) else {
             continue;
@@ -70,6 +71,7 @@ pub fn run(dir: &Path, rounds: usize) -> Result<()> {
                     compile_ms.push(start.elapsed().as_secs_f64() * 1e3);
                     for (v, full) in crd.versions.iter().zip(compiled) {
                         rules += usize::from(full.has_rules());
+                        metered += usize::from(full.meters_cost());
                         let plain = ObjectSchema::new(without_rules(&v.raw_schema));
                         schemas.insert(
                             (format!("{}/{}", crd.group, v.name), crd.kind.clone()),
@@ -84,6 +86,7 @@ pub fn run(dir: &Path, rounds: usize) -> Result<()> {
     let total_compile: f64 = compile_ms.iter().sum();
     figure("v1_crds", compile_ms.len(), "CRDs");
     figure("v1_versions_with_rules", rules, "versions");
+    figure("v1_versions_metering_cel_cost", metered, "versions");
     spread("v1_compile_per_crd", &compile_ms, 3, "ms (one CRD each)");
     figure("v1_compile_total", format!("{total_compile:.1}"), "ms");
 

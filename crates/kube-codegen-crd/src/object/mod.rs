@@ -78,6 +78,13 @@ impl ObjectSchema {
         self.rules.count() > 0
     }
 
+    /// Whether validation meters the rules' CEL cost: the schema's bounds allow a rule over the
+    /// server's per-call limit or all rules of an object over its runtime budget. Otherwise no
+    /// object that passes the OpenAPI checks can reach either, and nothing is counted.
+    pub fn meters_cost(&self) -> bool {
+        self.rules.charged()
+    }
+
     /// Rules that do not compile, or use CEL this build cannot evaluate (skipped when
     /// validating), with their schema location.
     pub fn rule_issues(&self) -> &[RuleIssue] {

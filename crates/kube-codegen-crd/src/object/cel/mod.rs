@@ -126,6 +126,10 @@ impl Rules {
         self.count
     }
 
+    pub(super) fn charged(&self) -> bool {
+        self.charged
+    }
+
     pub(super) fn issues(&self) -> &[RuleIssue] {
         &self.issues
     }

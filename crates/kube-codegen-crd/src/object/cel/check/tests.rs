@@ -126,6 +126,10 @@ fn type_errors_are_found_where_the_types_are_certain() {
         )]
     );
     assert_eq!(errs("self.any > 1 && self.any == 'x'"), vec![]);
+    assert_eq!(
+        errs("has(self.replica)"),
+        vec![("undefined field 'replica'".to_string(), 8)]
+    );
     assert_eq!(errs("self.replicas > 1.5 && self.replicas == 2"), vec![]);
     assert_eq!(on_schema(&s, "self.replicas + 1").kind, Kind::Int);
     assert_eq!(on_schema(&s, "self.any").kind, Kind::Dyn);

@@ -148,8 +148,10 @@ impl<'s, S: Shapes> Walker<'s, S> {
             Expr::Select(sel) => {
                 let (operand, cost) = self.visit(&sel.operand, depth + 1);
                 if sel.test {
-                    // has(): Kubernetes keeps presence tests free (cel-go's
-                    // PresenceTestHasCost(false)), so only the operand is charged.
+                    // has(): the field must still exist in the type; Kubernetes keeps presence
+                    // tests free (cel-go's PresenceTestHasCost(false)), so only the operand
+                    // is charged.
+                    self.select(&operand, &sel.field);
                     return (Abs::of(Kind::Bool), cost);
                 }
                 let cost = match operand.kind {
