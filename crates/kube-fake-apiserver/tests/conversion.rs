@@ -152,24 +152,27 @@ impl Webhook {
                     let Ok(tls) = acceptor.accept(stream).await else {
                         return;
                     };
-                    let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let (b, r) = (b.clone(), r.clone());
-                        async move {
-                            let path = req.uri().to_string();
-                            let body = req.into_body().collect().await?.to_bytes();
-                            let review: Value = serde_json::from_slice(&body).unwrap_or_default();
-                            let mut recorded = review.clone();
-                            recorded["path"] = json!(path);
-                            r.lock().push(recorded);
-                            let out = answer(&review, *b.lock());
-                            Ok::<_, hyper::Error>(
-                                http::Response::builder()
-                                    .header("content-type", "application/json")
-                                    .body(Full::new(Bytes::from(out.to_string())))
-                                    .unwrap(),
-                            )
-                        }
-                    });
+                    let svc = hyper::service::service_fn(
+                        move |req: http::Request<hyper::body::Incoming>| {
+                            let (b, r) = (b.clone(), r.clone());
+                            async move {
+                                let path = req.uri().to_string();
+                                let body = req.into_body().collect().await?.to_bytes();
+                                let review: Value =
+                                    serde_json::from_slice(&body).unwrap_or_default();
+                                let mut recorded = review.clone();
+                                recorded["path"] = json!(path);
+                                r.lock().push(recorded);
+                                let out = answer(&review, *b.lock());
+                                Ok::<_, hyper::Error>(
+                                    http::Response::builder()
+                                        .header("content-type", "application/json")
+                                        .body(Full::new(Bytes::from(out.to_string())))
+                                        .unwrap(),
+                                )
+                            }
+                        },
+                    );
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(tls), svc)
                         .await;
@@ -284,38 +287,65 @@ async fn objects_are_stored_in_the_storage_version_and_converted_on_every_read_a
     let r = post(&c, V2, widget_v2("a", "web")).await;
     assert_eq!(r.code, 201, "{}", r.body);
     assert_eq!(r.body["apiVersion"], format!("{GROUP}/v2"));
-    assert_eq!(r.body["spec"], json!({"deployment": {"name": "web"}, "replicas": 2}));
+    assert_eq!(
+        r.body["spec"],
+        json!({"deployment": {"name": "web"}, "replicas": 2})
+    );
     let reviews = hook.reviews();
     assert_eq!(reviews.len(), 2, "{reviews:#?}");
-    assert_eq!(reviews[0]["request"]["desiredAPIVersion"], format!("{GROUP}/v1"));
+    assert_eq!(
+        reviews[0]["request"]["desiredAPIVersion"],
+        format!("{GROUP}/v1")
+    );
     assert_eq!(reviews[0]["path"], "/convert?timeout=30s");
     assert_eq!(reviews[0]["apiVersion"], "apiextensions.k8s.io/v1");
     assert_eq!(reviews[0]["kind"], "ConversionReview");
     assert!(!reviews[0]["request"]["uid"].as_str().unwrap().is_empty());
-    assert_eq!(reviews[1]["request"]["desiredAPIVersion"], format!("{GROUP}/v2"));
+    assert_eq!(
+        reviews[1]["request"]["desiredAPIVersion"],
+        format!("{GROUP}/v2")
+    );
 
     // Read through the storage version: the v1 shape, no webhook call.
     let before = hook.reviews().len();
     let r = get(&c, &format!("{V1}/a")).await;
     assert_eq!(r.code, 200);
     assert_eq!(r.body["apiVersion"], format!("{GROUP}/v1"));
-    assert_eq!(r.body["spec"], json!({"deploymentName": "web", "replicas": 2}));
+    assert_eq!(
+        r.body["spec"],
+        json!({"deploymentName": "web", "replicas": 2})
+    );
     assert_eq!(r.body["metadata"]["labels"], json!({"app": "demo"}));
-    assert_eq!(hook.reviews().len(), before, "a read in the stored version converts nothing");
+    assert_eq!(
+        hook.reviews().len(),
+        before,
+        "a read in the stored version converts nothing"
+    );
 
     // Get, list (one review for all items), watch through v2.
     let r = get(&c, &format!("{V2}/a")).await;
-    assert_eq!(r.body["spec"], json!({"deployment": {"name": "web"}, "replicas": 2}));
+    assert_eq!(
+        r.body["spec"],
+        json!({"deployment": {"name": "web"}, "replicas": 2})
+    );
     assert_eq!(r.body["apiVersion"], format!("{GROUP}/v2"));
     let r = post(&c, V1, widget_v1("b", "api")).await;
     assert_eq!(r.code, 201, "{}", r.body);
-    assert_eq!(r.body["spec"], json!({"deploymentName": "api", "replicas": 3}));
+    assert_eq!(
+        r.body["spec"],
+        json!({"deploymentName": "api", "replicas": 3})
+    );
     let before = hook.reviews().len();
     let r = get(&c, V2).await;
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(r.body["apiVersion"], format!("{GROUP}/v2"));
     assert_eq!(r.body["kind"], "WidgetList");
-    let specs: Vec<Value> = r.body["items"].as_array().unwrap().iter().map(|i| i["spec"].clone()).collect();
+    let specs: Vec<Value> = r.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["spec"].clone())
+        .collect();
     assert_eq!(
         specs,
         [
@@ -324,10 +354,21 @@ async fn objects_are_stored_in_the_storage_version_and_converted_on_every_read_a
         ]
     );
     let reviews = hook.reviews();
-    assert_eq!(reviews.len(), before + 1, "a list is converted in one review");
-    assert_eq!(reviews[before]["request"]["objects"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        reviews.len(),
+        before + 1,
+        "a list is converted in one review"
+    );
+    assert_eq!(
+        reviews[before]["request"]["objects"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 
-    let (events, _) = common::watch(&c, &format!("{V2}?watch=true"), 2, Duration::from_secs(5)).await;
+    let (events, _) =
+        common::watch(&c, &format!("{V2}?watch=true"), 2, Duration::from_secs(5)).await;
     assert_eq!(events.len(), 2, "{events:#?}");
     for e in &events {
         assert_eq!(e["object"]["apiVersion"], format!("{GROUP}/v2"));
@@ -342,12 +383,23 @@ async fn objects_are_stored_in_the_storage_version_and_converted_on_every_read_a
     .await;
 
     // Merge patch through v2, read through v1.
-    let r = merge_patch(&c, &format!("{V2}/a"), json!({"spec": {"deployment": {"name": "web2"}}})).await;
+    let r = merge_patch(
+        &c,
+        &format!("{V2}/a"),
+        json!({"spec": {"deployment": {"name": "web2"}}}),
+    )
+    .await;
     assert_eq!(r.code, 200, "{}", r.body);
-    assert_eq!(r.body["spec"], json!({"deployment": {"name": "web2"}, "replicas": 2}));
+    assert_eq!(
+        r.body["spec"],
+        json!({"deployment": {"name": "web2"}, "replicas": 2})
+    );
     assert_eq!(r.body["metadata"]["generation"], 2);
     let r = get(&c, &format!("{V1}/a")).await;
-    assert_eq!(r.body["spec"], json!({"deploymentName": "web2", "replicas": 2}));
+    assert_eq!(
+        r.body["spec"],
+        json!({"deploymentName": "web2", "replicas": 2})
+    );
     let (events, _) = watcher.await.unwrap();
     assert_eq!(events.len(), 1, "{events:#?}");
     assert_eq!(events[0]["type"], "MODIFIED");
@@ -372,7 +424,10 @@ async fn objects_are_stored_in_the_storage_version_and_converted_on_every_read_a
     )
     .await;
     assert_eq!(r.code, 200, "{}", r.body);
-    assert_eq!(get(&c, &format!("{V1}/a")).await.body["spec"]["deploymentName"], "web3");
+    assert_eq!(
+        get(&c, &format!("{V1}/a")).await.body["spec"]["deploymentName"],
+        "web3"
+    );
 
     // Delete through v2 answers the object in v2.
     let r = common::delete(&c, &format!("{V2}/b")).await;
@@ -382,7 +437,10 @@ async fn objects_are_stored_in_the_storage_version_and_converted_on_every_read_a
 
     // Every review the webhook saw sent only objects in another version, with their metadata.
     for review in hook.reviews() {
-        let desired = review["request"]["desiredAPIVersion"].as_str().unwrap().to_string();
+        let desired = review["request"]["desiredAPIVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
         for o in review["request"]["objects"].as_array().unwrap() {
             assert_ne!(o["apiVersion"], desired, "{review}");
             assert!(o["metadata"]["name"].is_string());
@@ -400,7 +458,10 @@ async fn only_labels_and_annotations_of_the_webhooks_metadata_are_kept() {
     let r = get(&c, &format!("{V2}/a")).await;
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(r.body["metadata"]["generation"], 1);
-    assert_eq!(r.body["metadata"]["labels"], json!({"converted-by": "webhook"}));
+    assert_eq!(
+        r.body["metadata"]["labels"],
+        json!({"converted-by": "webhook"})
+    );
 }
 
 #[tokio::test]
@@ -413,20 +474,31 @@ async fn a_misbehaving_webhook_gets_the_real_servers_errors() {
 
     hook.set(Behaviour::WrongCount);
     let r = get(&c, &format!("{V2}/a")).await;
-    assert_conversion_failure(&r, &format!("conversion webhook for {gvk} returned 0 objects, expected 1"));
+    assert_conversion_failure(
+        &r,
+        &format!("conversion webhook for {gvk} returned 0 objects, expected 1"),
+    );
     let r = get(&c, V2).await;
-    assert_conversion_failure(&r, &format!("conversion webhook for {gvk} returned 0 objects, expected 1"));
+    assert_conversion_failure(
+        &r,
+        &format!("conversion webhook for {gvk} returned 0 objects, expected 1"),
+    );
 
     hook.set(Behaviour::Rename);
     let r = get(&c, &format!("{V2}/a")).await;
     assert_conversion_failure(
         &r,
-        &format!("conversion webhook for {gvk} returned invalid converted object at index 1: must have the same name: a != renamed"),
+        &format!(
+            "conversion webhook for {gvk} returned invalid converted object at index 1: must have the same name: a != renamed"
+        ),
     );
 
     hook.set(Behaviour::Fail);
     let r = get(&c, &format!("{V2}/a")).await;
-    assert_conversion_failure(&r, &format!("conversion webhook for {gvk} failed: the webhook refuses"));
+    assert_conversion_failure(
+        &r,
+        &format!("conversion webhook for {gvk} failed: the webhook refuses"),
+    );
     // A write through v2 fails converting to the storage version, and stores nothing.
     let r = post(&c, V2, widget_v2("b", "api")).await;
     assert_conversion_failure(
@@ -435,7 +507,8 @@ async fn a_misbehaving_webhook_gets_the_real_servers_errors() {
     );
     assert_eq!(get(&c, &format!("{V1}/b")).await.code, 404);
     // A watch through v2 ends with an ERROR event carrying the failure.
-    let (events, ended) = common::watch(&c, &format!("{V2}?watch=true"), 5, Duration::from_secs(5)).await;
+    let (events, ended) =
+        common::watch(&c, &format!("{V2}?watch=true"), 5, Duration::from_secs(5)).await;
     assert!(ended);
     assert_eq!(events.len(), 1, "{events:#?}");
     assert_eq!(events[0]["type"], "ERROR");
@@ -455,7 +528,12 @@ async fn a_misbehaving_webhook_gets_the_real_servers_errors() {
     // Reads and writes through the storage version do not call the webhook.
     hook.set(Behaviour::Fail);
     assert_eq!(get(&c, &format!("{V1}/a")).await.code, 200);
-    assert_eq!(merge_patch(&c, &format!("{V1}/a"), json!({"spec": {"replicas": 5}})).await.code, 200);
+    assert_eq!(
+        merge_patch(&c, &format!("{V1}/a"), json!({"spec": {"replicas": 5}}))
+            .await
+            .code,
+        200
+    );
 }
 
 /// A free port nothing listens on.
@@ -487,8 +565,10 @@ async fn a_webhook_that_is_down_or_untrusted_fails_at_once() {
 
     // No caBundle: the system roots, which do not know the test's certificate.
     let srv = FakeApiServer::start().await.unwrap();
-    srv.register_crd(crd(json!({"url": format!("https://127.0.0.1:{}/convert", hook.addr.port())})))
-        .unwrap();
+    srv.register_crd(crd(
+        json!({"url": format!("https://127.0.0.1:{}/convert", hook.addr.port())}),
+    ))
+    .unwrap();
     let r = post(&srv.client(), V2, widget_v2("a", "web")).await;
     assert_conversion_failure(
         &r,
@@ -519,7 +599,10 @@ async fn a_service_webhook_is_reached_through_the_resolver() {
     let c = srv.client();
     let r = post(&c, V2, widget_v2("a", "web")).await;
     assert_eq!(r.code, 201, "{}", r.body);
-    assert_eq!(get(&c, &format!("{V1}/a")).await.body["spec"]["deploymentName"], "web");
+    assert_eq!(
+        get(&c, &format!("{V1}/a")).await.body["spec"]["deploymentName"],
+        "web"
+    );
 
     // No such service: the message a real server gives (observed with kube-apiserver 1.35).
     let srv = FakeApiServer::start().await.unwrap();
@@ -537,11 +620,18 @@ async fn a_service_webhook_is_reached_through_the_resolver() {
 async fn the_crd_keeps_its_webhook_configuration() {
     let hook = Webhook::start().await;
     let srv = server_with(&hook).await;
-    let r = get(&srv.client(), &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{GROUP}")).await;
+    let r = get(
+        &srv.client(),
+        &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{GROUP}"),
+    )
+    .await;
     assert_eq!(r.code, 200);
     let conv = &r.body["spec"]["conversion"];
     assert_eq!(conv["strategy"], "Webhook");
-    assert_eq!(conv["webhook"]["clientConfig"]["caBundle"], hook.ca_bundle());
+    assert_eq!(
+        conv["webhook"]["clientConfig"]["caBundle"],
+        hook.ca_bundle()
+    );
     assert_eq!(conv["webhook"]["conversionReviewVersions"], json!(["v1"]));
 }
 
@@ -554,7 +644,10 @@ fn kubectl() -> Option<PathBuf> {
         panic!("kubectl is not installed; CI=true requires it");
     }
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED kubectl_reads_through_the_converted_version: kubectl is not installed");
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED kubectl_reads_through_the_converted_version: kubectl is not installed"
+    );
     None
 }
 
@@ -583,24 +676,54 @@ async fn kubectl_reads_through_the_converted_version() {
     let c = srv.client();
     assert_eq!(post(&c, V1, widget_v1("a", "web")).await.code, 201);
     let dir = tempfile::tempdir().unwrap();
-    srv.write_kubeconfig(&dir.path().join("kubeconfig")).unwrap();
+    srv.write_kubeconfig(&dir.path().join("kubeconfig"))
+        .unwrap();
 
-    let out = kubectl_run(&bin, dir.path(), &["get", &format!("widgets.v2.{GROUP}"), "a", "-o", "json"]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = kubectl_run(
+        &bin,
+        dir.path(),
+        &["get", &format!("widgets.v2.{GROUP}"), "a", "-o", "json"],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["apiVersion"], format!("{GROUP}/v2"));
     assert_eq!(v["spec"]["deployment"]["name"], "web");
 
     let out = kubectl_run(&bin, dir.path(), &["get", &format!("widgets.v2.{GROUP}")]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("REPLICAS") && table.contains('a'), "{table}");
 
-    let out = kubectl_run(&bin, dir.path(), &["get", &format!("widgets.v1.{GROUP}"), "a", "-o", "jsonpath={.spec.deploymentName}"]).await;
+    let out = kubectl_run(
+        &bin,
+        dir.path(),
+        &[
+            "get",
+            &format!("widgets.v1.{GROUP}"),
+            "a",
+            "-o",
+            "jsonpath={.spec.deploymentName}",
+        ],
+    )
+    .await;
     assert_eq!(String::from_utf8_lossy(&out.stdout), "web");
 
     hook.set(Behaviour::WrongCount);
-    let out = kubectl_run(&bin, dir.path(), &["get", &format!("widgets.v2.{GROUP}"), "a"]).await;
+    let out = kubectl_run(
+        &bin,
+        dir.path(),
+        &["get", &format!("widgets.v2.{GROUP}"), "a"],
+    )
+    .await;
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

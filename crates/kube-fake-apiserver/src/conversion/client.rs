@@ -109,7 +109,9 @@ fn tls_config(hook: &Webhook) -> Result<rustls::ClientConfig, String> {
                 let _ = roots.add(cert);
             }
             if roots.is_empty() {
-                return Err("unable to load root certificates: unable to parse bytes as PEM block".into());
+                return Err(
+                    "unable to load root certificates: unable to parse bytes as PEM block".into(),
+                );
             }
         }
         None => {
@@ -141,9 +143,9 @@ fn tls_error(e: &std::io::Error, host: &str) -> String {
         rustls::Error::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => {
             verify("certificate signed by unknown authority")
         }
-        rustls::Error::InvalidCertificate(C::NotValidForName | C::NotValidForNameContext { .. }) => {
-            verify(&format!("certificate is not valid for {host}"))
-        }
+        rustls::Error::InvalidCertificate(
+            C::NotValidForName | C::NotValidForNameContext { .. },
+        ) => verify(&format!("certificate is not valid for {host}")),
         rustls::Error::InvalidCertificate(
             C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. },
         ) => verify("certificate has expired or is not yet valid"),
@@ -247,10 +249,13 @@ async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8
         .header(http::header::USER_AGENT, "kube-apiserver-admission")
         .body(Full::new(Bytes::from(body)))
         .map_err(|e| post(e.to_string()))?;
-    let resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| post(if e.is_incomplete_message() { "EOF".into() } else { e.to_string() }))?;
+    let resp = sender.send_request(req).await.map_err(|e| {
+        post(if e.is_incomplete_message() {
+            "EOF".into()
+        } else {
+            e.to_string()
+        })
+    })?;
     let code = resp.status().as_u16();
     let bytes = resp
         .into_body()

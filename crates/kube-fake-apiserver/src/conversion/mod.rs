@@ -244,11 +244,7 @@ pub async fn convert(
                 "invalid kind (expected {want_kind}, received {got_kind})"
             )));
         }
-        for (field, what) in [
-            ("name", "name"),
-            ("namespace", "namespace"),
-            ("uid", "UID"),
-        ] {
+        for (field, what) in [("name", "name"), ("namespace", "namespace"), ("uid", "UID")] {
             let (a, b) = (meta_of(original, field), meta_of(&out, field));
             if a != b {
                 return Err(invalid(format!("must have the same {what}: {a} != {b}")));
@@ -387,7 +383,6 @@ fn restore_object_meta(original: &Value, converted: &mut Value) -> Result<(), St
 /// The Go type an unstructured value decodes to, as `%T` prints it.
 fn go_value_type(v: &Value) -> &'static str {
     match v {
-        Value::Object(m) if m.values().all(Value::is_string) => "map[string]interface {}",
         Value::Object(_) => "map[string]interface {}",
         Value::Array(_) => "[]interface {}",
         Value::String(_) => "string",
@@ -467,14 +462,18 @@ mod tests {
     fn responses_are_checked_as_the_server_does() {
         let ok = |b: Value| converted_objects(ReviewVersion::V1, "u", b.to_string().as_bytes());
         assert_eq!(
-            ok(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-                      "response": {"uid": "x", "result": {"status": "Success"}}}))
+            ok(
+                json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                      "response": {"uid": "x", "result": {"status": "Success"}}})
+            )
             .unwrap_err(),
             "expected response.uid=\"u\", got \"x\""
         );
         assert_eq!(
-            ok(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-                      "response": {"uid": "u", "result": {"status": "Failure"}}}))
+            ok(
+                json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                      "response": {"uid": "u", "result": {"status": "Failure"}}})
+            )
             .unwrap_err(),
             "response.result.status was 'Failure', not 'Success'"
         );
@@ -491,7 +490,8 @@ mod tests {
 
     #[test]
     fn metadata_comes_from_the_original_but_labels_and_annotations() {
-        let original = json!({"metadata": {"name": "a", "uid": "1", "labels": {"x": "1"}, "generation": 3}});
+        let original =
+            json!({"metadata": {"name": "a", "uid": "1", "labels": {"x": "1"}, "generation": 3}});
         let mut out =
             json!({"metadata": {"name": "a", "generation": 9, "labels": {"y": "2"}}, "spec": {}});
         restore_object_meta(&original, &mut out).unwrap();

@@ -30,7 +30,8 @@ use crate::util::{finalizers, is_deleting, meta_str};
 const ATTEMPTS: usize = 8;
 
 /// One step-2 pipeline run: the HTTP code and the object (in the request's version).
-pub type Pipeline<'a> = dyn Fn(&mut Db, &WriteOpts) -> Result<(u16, Value), ApiError> + Send + Sync + 'a;
+pub type Pipeline<'a> =
+    dyn Fn(&mut Db, &WriteOpts) -> Result<(u16, Value), ApiError> + Send + Sync + 'a;
 
 /// Runs `pipeline` as the write of `ctx`: directly under the lock, or for a webhook-converted
 /// resource through the steps above. `name` is the object's name (`None` for a create, whose
@@ -81,11 +82,7 @@ pub async fn write(
             let mut db = ctx.shared.db.lock();
             if !unchanged(&db, Some(&key), stored.as_ref()) {
                 if stored.is_none() {
-                    return Err(ApiError::already_exists(
-                        &res.group,
-                        &res.plural,
-                        &key.name,
-                    ));
+                    return Err(ApiError::already_exists(&res.group, &res.plural, &key.name));
                 }
                 continue;
             }

@@ -76,7 +76,10 @@ pub async fn patch(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     .await?;
     if scale {
         let paths = super::write::scale_paths(ctx)?;
-        return Ok(json_response(code, &super::write::to_scale(&ctx.res, &paths, &obj)));
+        return Ok(json_response(
+            code,
+            &super::write::to_scale(&ctx.res, &paths, &obj),
+        ));
     }
     Ok(json_response(code, &obj))
 }

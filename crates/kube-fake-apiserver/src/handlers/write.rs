@@ -29,13 +29,9 @@ pub async fn update(ctx: &Ctx<'_>, mode: Mode) -> Result<Response<Body>, ApiErro
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
     let (code, obj) = converted::write(ctx, &opts, Some(ctx.name()), &|db, opts| {
-        let obj = ctx.write(opts, Operation::Update).update(
-            db,
-            ctx.name(),
-            body.clone(),
-            mode,
-            &body,
-        )?;
+        let obj =
+            ctx.write(opts, Operation::Update)
+                .update(db, ctx.name(), body.clone(), mode, &body)?;
         Ok((200, obj))
     })
     .await?;
@@ -219,7 +215,10 @@ pub fn to_scale(res: &Resource, paths: &ScalePaths, obj: &Value) -> Value {
 pub async fn get_scale(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let paths = scale_paths(ctx)?;
     let obj = ctx.stored(&ctx.shared.db.lock())?;
-    let obj = converted::show(ctx, vec![obj]).await?.pop().unwrap_or_default();
+    let obj = converted::show(ctx, vec![obj])
+        .await?
+        .pop()
+        .unwrap_or_default();
     Ok(json_response(200, &to_scale(&ctx.res, &paths, &obj)))
 }
 
@@ -260,7 +259,11 @@ pub fn write_scale(
 
 /// The stored object at the request's URL as its version shows it: the converted one a
 /// webhook-converted write was given, else the stored one.
-pub fn served_old(ctx: &Ctx, db: &crate::state::Db, opts: &objects::WriteOpts) -> Result<Value, ApiError> {
+pub fn served_old(
+    ctx: &Ctx,
+    db: &crate::state::Db,
+    opts: &objects::WriteOpts,
+) -> Result<Value, ApiError> {
     let stored = ctx.stored(db)?;
     Ok(match &opts.served_old {
         Some(o) => o.clone(),
@@ -277,5 +280,8 @@ pub async fn put_scale(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
         Ok((200, write_scale(ctx, db, opts, &old, &body, &source)?))
     })
     .await?;
-    Ok(json_response(code, &to_scale(&ctx.res, &scale_paths(ctx)?, &obj)))
+    Ok(json_response(
+        code,
+        &to_scale(&ctx.res, &scale_paths(ctx)?, &obj),
+    ))
 }
