@@ -92,6 +92,7 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
         generation: true,
         return_deleted: true,
         custom: true,
+        conversion: crate::conversion::from_crd(crd),
     })
 }
 

@@ -166,18 +166,18 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
     let sub = ctx.t.sub.clone();
     let mut resp = match (&req.method, ctx.t.name.is_some(), sub.as_deref()) {
         (&Method::GET, _, None) if watch => watch::serve(&ctx, out).await?,
-        (&Method::GET, false, None) => read::list(&ctx, out)?,
-        (&Method::GET, true, Some("scale")) => write::get_scale(&ctx)?,
-        (&Method::GET, true, _) => read::get(&ctx, out)?,
+        (&Method::GET, false, None) => read::list(&ctx, out).await?,
+        (&Method::GET, true, Some("scale")) => write::get_scale(&ctx).await?,
+        (&Method::GET, true, _) => read::get(&ctx, out).await?,
         (&Method::POST, false, None) if !ctx.res.namespaced || ctx.t.namespace.is_some() => {
-            write::create(&ctx)?
+            write::create(&ctx).await?
         }
-        (&Method::PUT, true, Some("scale")) => write::put_scale(&ctx)?,
-        (&Method::PUT, true, Some("status")) => write::update(&ctx, Mode::Status)?,
-        (&Method::PUT, true, _) => write::update(&ctx, Mode::Main)?,
-        (&Method::PATCH, true, _) => patch::patch(&ctx)?,
-        (&Method::DELETE, true, None) => write::delete(&ctx)?,
-        (&Method::DELETE, false, None) => write::delete_collection(&ctx)?,
+        (&Method::PUT, true, Some("scale")) => write::put_scale(&ctx).await?,
+        (&Method::PUT, true, Some("status")) => write::update(&ctx, Mode::Status).await?,
+        (&Method::PUT, true, _) => write::update(&ctx, Mode::Main).await?,
+        (&Method::PATCH, true, _) => patch::patch(&ctx).await?,
+        (&Method::DELETE, true, None) => write::delete(&ctx).await?,
+        (&Method::DELETE, false, None) => write::delete_collection(&ctx).await?,
         _ => return Err(ApiError::method_not_allowed()),
     };
     if let Some(w) = warning

@@ -38,6 +38,7 @@
 
 mod builtin_defaults;
 mod controllers;
+mod conversion;
 mod crd;
 mod deletion;
 mod dispatch;
@@ -116,6 +117,7 @@ pub struct ServerBuilder {
     garbage_collector: bool,
     crd_establish_delay: Duration,
     deployments_available_after: Option<Duration>,
+    resolver: conversion::Resolver,
 }
 
 impl Default for ServerBuilder {
@@ -129,6 +131,7 @@ impl Default for ServerBuilder {
             garbage_collector: true,
             crd_establish_delay: Duration::ZERO,
             deployments_available_after: None,
+            resolver: conversion::Resolver::default(),
         }
     }
 }
@@ -180,6 +183,31 @@ impl ServerBuilder {
         self.deployments_available_after = delay;
         self
     }
+    /// How conversion webhooks named by a CRD's `clientConfig.service` are reached: `resolve`
+    /// gets the service's namespace, name and port (443 unless the CRD sets one) and returns the
+    /// address to connect to, or `None` when the service does not exist (the conversion then
+    /// fails as on a real server: `service "NAME" not found`). The webhook's certificate is
+    /// verified against the CRD's `caBundle` for the name `NAME.NAMESPACE.svc`, as kube-apiserver
+    /// does. Without a resolver every service is missing. Webhooks given by `clientConfig.url`
+    /// are called at that URL.
+    ///
+    /// ```no_run
+    /// # async fn demo(webhook: std::net::SocketAddr) -> Result<(), kube_fake_apiserver::Error> {
+    /// let server = kube_fake_apiserver::FakeApiServer::builder()
+    ///     .resolve_service(move |namespace, name, _port| {
+    ///         (namespace == "operators" && name == "conversion").then_some(webhook)
+    ///     })
+    ///     .start()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn resolve_service<F>(mut self, resolve: F) -> Self
+    where
+        F: Fn(&str, &str, u16) -> Option<SocketAddr> + Send + Sync + 'static,
+    {
+        self.resolver = conversion::Resolver(Some(Arc::new(resolve)));
+        self
+    }
     /// Port on 127.0.0.1 (0: any free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -194,6 +222,7 @@ impl ServerBuilder {
             require_namespaces: self.require_namespaces,
             gc_enabled: self.garbage_collector,
             crd_establish_delay: self.crd_establish_delay,
+            resolver: self.resolver.clone(),
         });
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await

@@ -27,6 +27,10 @@ pub struct WriteOpts {
     pub options_kind: &'static str,
     /// `Warning` header texts for the response.
     pub warnings: std::sync::Arc<parking_lot::Mutex<Vec<String>>>,
+    /// The stored object already converted to the request's version by the CRD's conversion
+    /// webhook (`handlers::converted`): an update compares, merges and validates against it
+    /// instead of the stored object.
+    pub served_old: Option<Value>,
 }
 
 /// Which part of the object a write may change.
@@ -101,6 +105,19 @@ pub fn view(res: &Resource, version: &str, obj: &Value) -> Value {
         schema.apply_defaults(&mut o);
     }
     o
+}
+
+/// Custom resources are stored in the storage version: with `strategy: None` that is only the
+/// `apiVersion` (a webhook-converted write has converted the object before it gets here).
+pub fn to_storage_version(res: &Resource, obj: &mut Value) {
+    if res.custom
+        && let Some(m) = obj.as_object_mut()
+    {
+        m.insert(
+            "apiVersion".into(),
+            json!(res.api_version(res.storage_version())),
+        );
+    }
 }
 
 /// The served `version` a write goes through, once the body's apiVersion and kind are checked
@@ -351,6 +368,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     if is_crd(res) {
         register_crd(db, &obj)?;
     }
+    to_storage_version(res, &mut obj);
     let stored = db.store.put(key, obj);
     Ok(view(res, version, &stored))
 }
@@ -401,6 +419,9 @@ fn update(
     check_namespace(res, ns, &mut obj)?;
     let key = key_of(res, ns, name);
     let mut old = stored(db, res, &key)?;
+    if let Some(converted) = &opts.served_old {
+        old = converted.clone();
+    }
     // Compared and merged in the shape the request's API serves (an Event is stored as core v1).
     crate::events::to_served(res, &mut old);
     let body_rv = meta_str(&obj, "resourceVersion").to_string();
@@ -514,6 +535,7 @@ fn update(
         return Ok(view(res, version, &new));
     }
     crate::events::to_storage(res, &mut new);
+    to_storage_version(res, &mut new);
     if deleting && finalizers(&new).is_empty() && !crate::namespaces::awaits_finalize(res, &new) {
         // The last finalizer is gone: the object is deleted now.
         let last = remove(db, res, &key, Some(new));

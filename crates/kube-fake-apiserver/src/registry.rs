@@ -60,6 +60,8 @@ pub struct Resource {
     pub return_deleted: bool,
     /// Defined by a CRD (strategic merge patch is refused).
     pub custom: bool,
+    /// The CRD's conversion webhook (`strategy: Webhook`); `None`: only apiVersion changes.
+    pub conversion: Option<Arc<crate::conversion::Webhook>>,
 }
 
 impl Resource {
@@ -296,6 +298,7 @@ impl Resource {
             generation: false,
             return_deleted: true,
             custom: false,
+            conversion: None,
         }
     }
 }

@@ -479,7 +479,7 @@ fn is_dns1123_subdomain(s: &str) -> bool {
 }
 
 /// `validation.IsQualifiedName`.
-fn qualified_name_errors(key: &str) -> Vec<String> {
+pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
     let parts: Vec<&str> = key.split('/').collect();
     let mut errs = Vec::new();
     let name = match parts.as_slice() {
@@ -522,7 +522,7 @@ fn qualified_name_errors(key: &str) -> Vec<String> {
 }
 
 /// `validation.IsValidLabelValue`.
-fn label_value_errors(v: &str) -> Vec<String> {
+pub(crate) fn label_value_errors(v: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if v.len() > 63 {
         errs.push("must be no more than 63 characters".to_string());

@@ -30,6 +30,8 @@ pub(crate) struct Settings {
     pub require_namespaces: bool,
     pub gc_enabled: bool,
     pub crd_establish_delay: Duration,
+    /// How `clientConfig.service` webhooks are reached.
+    pub resolver: crate::conversion::Resolver,
 }
 
 pub(crate) struct Shared {
@@ -44,6 +46,8 @@ pub(crate) struct Shared {
     pub address: Mutex<String>,
     /// Wakes the controllers when kinds change without a store write (`register_kind`).
     pub kinds_changed: tokio::sync::Notify,
+    /// How `clientConfig.service` conversion webhooks are reached (none: no service exists).
+    pub resolver: crate::conversion::Resolver,
 }
 
 impl Shared {
@@ -76,6 +80,7 @@ impl Shared {
             conns: Mutex::new(Vec::new()),
             address: Mutex::new(String::new()),
             kinds_changed: tokio::sync::Notify::new(),
+            resolver: settings.resolver.clone(),
         })
     }
 

@@ -1,6 +1,7 @@
 //! Request handlers, one module per family of verbs, and what they share: the resolved
 //! resource of a request ([`Ctx`]), write options and body decoding.
 pub mod continuation;
+pub mod converted;
 pub mod discovery;
 pub mod discovery_aggregated;
 pub mod patch;
@@ -91,6 +92,7 @@ pub fn write_opts(req: &Req) -> Result<WriteOpts, ApiError> {
         field_validation: req.q("fieldValidation").unwrap_or("").to_string(),
         options_kind,
         warnings: req.warnings.clone(),
+        served_old: None,
     })
 }
 

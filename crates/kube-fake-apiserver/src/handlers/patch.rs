@@ -2,7 +2,7 @@
 use http::Response;
 use serde_json::Value;
 
-use super::{Ctx, write_opts};
+use super::{Ctx, converted, write_opts};
 use crate::http::{Body, json_response};
 use crate::objects::{Mode, key_of, view};
 use crate::ssa::{self, Operation};
@@ -26,7 +26,7 @@ fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))
 }
 
-pub fn patch(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+pub async fn patch(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let ct = ctx.req.content_type();
     let accepted = if ctx.res.custom { CR_TYPES } else { ALL_TYPES };
     if !accepted.contains(&ct.as_str()) {
@@ -39,42 +39,52 @@ pub fn patch(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
     };
     let scale = ctx.t.sub.as_deref() == Some("scale");
     if ct == "application/apply-patch+yaml" {
-        return apply(ctx, mode);
+        return apply(ctx, mode).await;
     }
     let opts = write_opts(ctx.req)?;
     let patch_doc = parse_json(&ctx.req.body)?;
-    let mut db = ctx.shared.db.lock();
-    let old = ctx.stored(&db)?;
-    let mut doc = if scale {
-        super::write::to_scale(&ctx.res, &super::write::scale_paths(ctx)?, &old)
-    } else {
-        view(&ctx.res, ctx.version(), &old)
-    };
-    if ct == "application/json-patch+json" {
-        let ops: json_patch::Patch = serde_json::from_value(patch_doc.clone())
-            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-        json_patch::patch(&mut doc, &ops)
-            .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
-    } else {
-        // Merge patch (and, for built-ins stored without schemas, strategic merge approximated by it).
-        if !patch_doc.is_object() {
-            return Err(ApiError::bad_request(
-                "error decoding patch: a merge patch must be a JSON object",
-            ));
+    let json_patch = ct == "application/json-patch+json";
+    let (code, obj) = converted::write(ctx, &opts, Some(ctx.name()), &|db, opts| {
+        let old = super::write::served_old(ctx, db, opts)?;
+        let mut doc = if scale {
+            super::write::to_scale(&ctx.res, &super::write::scale_paths(ctx)?, &old)
+        } else {
+            old.clone()
+        };
+        if json_patch {
+            let ops: json_patch::Patch = serde_json::from_value(patch_doc.clone())
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch::patch(&mut doc, &ops)
+                .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
+        } else {
+            // Merge patch (and, for built-ins stored without schemas, strategic merge approximated by it).
+            if !patch_doc.is_object() {
+                return Err(ApiError::bad_request(
+                    "error decoding patch: a merge patch must be a JSON object",
+                ));
+            }
+            json_patch::merge(&mut doc, &patch_doc);
         }
-        json_patch::merge(&mut doc, &patch_doc);
-    }
+        let obj = if scale {
+            super::write::write_scale(ctx, db, opts, &old, &doc, &patch_doc)?
+        } else {
+            ctx.write(opts, Operation::Update)
+                .update(db, ctx.name(), doc, mode, &patch_doc)?
+        };
+        Ok((200, obj))
+    })
+    .await?;
     if scale {
-        let out = super::write::write_scale(ctx, &mut db, &doc, &patch_doc)?;
-        return Ok(json_response(200, &out));
+        let paths = super::write::scale_paths(ctx)?;
+        return Ok(json_response(
+            code,
+            &super::write::to_scale(&ctx.res, &paths, &obj),
+        ));
     }
-    let obj =
-        ctx.write(&opts, Operation::Update)
-            .update(&mut db, ctx.name(), doc, mode, &patch_doc)?;
-    Ok(json_response(200, &obj))
+    Ok(json_response(code, &obj))
 }
 
-fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
+async fn apply(ctx: &Ctx<'_>, mode: Mode) -> Result<Response<Body>, ApiError> {
     let opts = write_opts(ctx.req)?;
     if ctx.req.q("fieldManager").unwrap_or("").is_empty() {
         return Err(ApiError::invalid_options(
@@ -110,26 +120,33 @@ fn apply(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
             ctx.name()
         )));
     }
-    let write = ctx.write(&opts, Operation::Apply);
-    let writer = ssa::Writer::of(&write, mode);
-    writer.check_config(&applied, ctx.ns().unwrap_or(""), ctx.name())?;
-    let mut db = ctx.shared.db.lock();
-    let key = key_of(&ctx.res, ctx.ns(), ctx.name());
-    match db.store.get(&key).cloned() {
-        None if mode == Mode::Status => Err(ApiError::not_found(
-            &ctx.res.group,
-            &ctx.res.plural,
-            ctx.name(),
-        )),
-        None => {
-            let obj = write.create(&mut db, applied)?;
-            Ok(json_response(201, &obj))
-        }
-        Some(old) => {
-            let force = ctx.req.flag("force");
-            let merged = writer.apply(&view(&ctx.res, ctx.version(), &old), &applied, force)?;
-            let obj = write.update(&mut db, ctx.name(), merged, mode, &applied)?;
-            Ok(json_response(200, &obj))
-        }
+    {
+        let write = ctx.write(&opts, Operation::Apply);
+        ssa::Writer::of(&write, mode).check_config(&applied, ctx.ns().unwrap_or(""), ctx.name())?;
     }
+    let force = ctx.req.flag("force");
+    let (code, obj) = converted::write(ctx, &opts, Some(ctx.name()), &|db, opts| {
+        let write = ctx.write(opts, Operation::Apply);
+        let writer = ssa::Writer::of(&write, mode);
+        let key = key_of(&ctx.res, ctx.ns(), ctx.name());
+        let old = match (&opts.served_old, db.store.get(&key)) {
+            (_, None) => None,
+            (Some(converted), Some(_)) => Some(converted.clone()),
+            (None, Some(stored)) => Some(view(&ctx.res, ctx.version(), stored)),
+        };
+        match old {
+            None if mode == Mode::Status => Err(ApiError::not_found(
+                &ctx.res.group,
+                &ctx.res.plural,
+                ctx.name(),
+            )),
+            None => Ok((201, write.create(db, applied.clone())?)),
+            Some(old) => {
+                let merged = writer.apply(&old, &applied, force)?;
+                Ok((200, write.update(db, ctx.name(), merged, mode, &applied)?))
+            }
+        }
+    })
+    .await?;
+    Ok(json_response(code, &obj))
 }

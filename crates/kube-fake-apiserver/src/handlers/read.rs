@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::continuation::{self, Continue};
 use crate::http::{Body, Output, json_response};
-use crate::objects::view;
 use crate::registry::Version;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
@@ -73,9 +72,12 @@ fn include_object(ctx: &Ctx) -> String {
         .to_string()
 }
 
-pub fn get(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
+pub async fn get(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError> {
     let obj = ctx.stored(&ctx.shared.db.lock())?;
-    let obj = view(&ctx.res, ctx.version(), &obj);
+    let obj = super::converted::show(ctx, vec![obj])
+        .await?
+        .pop()
+        .unwrap_or_default();
     Ok(json_response(
         200,
         &render(&ctx.ver, out, &include_object(ctx), vec![obj], None),
@@ -202,7 +204,7 @@ fn snapshot(ctx: &Ctx, limit: usize) -> Result<Snapshot, ApiError> {
     Ok((items, n, None))
 }
 
-pub fn list(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
+pub async fn list(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = selectors(ctx)?;
     check_rv_options(ctx)?;
     let limit: usize = match ctx.req.q("limit") {
@@ -238,10 +240,8 @@ pub fn list(ctx: &Ctx, out: Output) -> Result<Response<Body>, ApiError> {
             meta["remainingItemCount"] = json!(remaining);
         }
     }
-    let items: Vec<Value> = page
-        .into_iter()
-        .map(|(_, o)| view(res, ctx.version(), &o))
-        .collect();
+    // One conversion for the whole page, as the real server batches a list.
+    let items = super::converted::show(ctx, page.into_iter().map(|(_, o)| o).collect()).await?;
     let list = json!({"kind": res.list_kind, "apiVersion": res.api_version(ctx.version()), "metadata": meta});
     Ok(json_response(
         200,

@@ -70,16 +70,29 @@ impl Watcher {
             && self.name.as_deref().is_none_or(|n| e.key.name == n)
     }
 
-    fn render(&self, obj: &Value) -> Value {
-        let obj = view(&self.res, &self.version, obj);
-        match self.out {
+    /// The event's object as the watch shows it, converted by the CRD's webhook when it has one
+    /// (a failed conversion ends the watch with an `ERROR` event carrying the failure).
+    async fn render(&self, obj: &Value) -> Result<Value, ApiError> {
+        let obj = if crate::conversion::by_webhook(&self.res) {
+            crate::conversion::convert_one(&self.shared, &self.res, obj.clone(), &self.version)
+                .await?
+        } else {
+            obj.clone()
+        };
+        let obj = view(&self.res, &self.version, &obj);
+        Ok(match self.out {
             Output::Json => obj,
             Output::PartialMetadata => partial_metadata(&obj),
             Output::Table => {
                 let meta = json!({"resourceVersion": meta_str(&obj, "resourceVersion")});
                 super::read::table(&self.ver, &[obj], &self.include, meta)
             }
-        }
+        })
+    }
+
+    async fn conversion_failed(&mut self, e: ApiError) -> Flow {
+        let _ = self.send_raw("ERROR", e.to_status()).await;
+        Flow::Stop
     }
 
     async fn send_raw(&mut self, ty: &str, object: Value) -> Flow {
@@ -101,7 +114,11 @@ impl Watcher {
         let l = match cached {
             Some(b) => b,
             None => {
-                let b = line(ty.as_str(), &self.render(&e.object));
+                let rendered = match self.render(&e.object).await {
+                    Ok(r) => r,
+                    Err(err) => return self.conversion_failed(err).await,
+                };
+                let b = line(ty.as_str(), &rendered);
                 e.lines
                     .lock()
                     .push((self.api_version.clone(), ty.as_str(), b.clone()));
@@ -125,8 +142,10 @@ impl Watcher {
     }
 
     async fn send(&mut self, ty: EventType, obj: &Value) -> Flow {
-        let o = self.render(obj);
-        self.send_raw(ty.as_str(), o).await
+        match self.render(obj).await {
+            Ok(o) => self.send_raw(ty.as_str(), o).await,
+            Err(err) => self.conversion_failed(err).await,
+        }
     }
 
     async fn bookmark(&mut self, rv: u64, initial_end: bool) -> Flow {

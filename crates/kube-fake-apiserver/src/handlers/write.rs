@@ -2,7 +2,7 @@
 use http::Response;
 use serde_json::{Value, json};
 
-use super::{Ctx, decode_body, write_opts};
+use super::{Ctx, converted, decode_body, write_opts};
 use crate::deletion::{self, DeleteOpts, Propagation};
 use crate::http::{Body, json_response};
 use crate::objects::{self, Mode};
@@ -11,27 +11,31 @@ use crate::ssa::Operation;
 use crate::status::ApiError;
 use crate::util::{get_path, meta_str, set_path};
 
-pub fn create(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+pub async fn create(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
-    let mut db = ctx.shared.db.lock();
-    crate::crd::refuse_create(&db, &ctx.res)?;
-    let obj = ctx.write(&opts, Operation::Update).create(&mut db, body)?;
-    Ok(json_response(201, &obj))
+    let (code, obj) = converted::write(ctx, &opts, None, &|db, opts| {
+        crate::crd::refuse_create(db, &ctx.res)?;
+        let obj = ctx
+            .write(opts, Operation::Update)
+            .create(db, body.clone())?;
+        Ok((201, obj))
+    })
+    .await?;
+    Ok(json_response(code, &obj))
 }
 
-pub fn update(ctx: &Ctx, mode: Mode) -> Result<Response<Body>, ApiError> {
+pub async fn update(ctx: &Ctx<'_>, mode: Mode) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
     let opts = write_opts(ctx.req)?;
-    let mut db = ctx.shared.db.lock();
-    let obj = ctx.write(&opts, Operation::Update).update(
-        &mut db,
-        ctx.name(),
-        body.clone(),
-        mode,
-        &body,
-    )?;
-    Ok(json_response(200, &obj))
+    let (code, obj) = converted::write(ctx, &opts, Some(ctx.name()), &|db, opts| {
+        let obj =
+            ctx.write(opts, Operation::Update)
+                .update(db, ctx.name(), body.clone(), mode, &body)?;
+        Ok((200, obj))
+    })
+    .await?;
+    Ok(json_response(code, &obj))
 }
 
 /// `DeleteOptions` from the body (optional) and the query.
@@ -80,48 +84,79 @@ fn delete_options(ctx: &Ctx) -> Result<DeleteOpts, ApiError> {
     Ok(opts)
 }
 
-pub fn delete(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+/// The version a delete runs in: the request's, or for a webhook-converted resource the storage
+/// version (a delete changes metadata only; its answer is converted afterwards).
+fn delete_version(ctx: &Ctx) -> String {
+    if crate::conversion::by_webhook(&ctx.res) {
+        ctx.res.storage_version().to_string()
+    } else {
+        ctx.version().to_string()
+    }
+}
+
+/// A deleted object's answer through the request's version (a `Status` stays as it is).
+async fn shown(ctx: &Ctx<'_>, bodies: Vec<Value>) -> Result<Vec<Value>, ApiError> {
+    let (objs, idx): (Vec<Value>, Vec<usize>) = bodies
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.get("kind").and_then(Value::as_str) != Some("Status"))
+        .map(|(i, b)| (b.clone(), i))
+        .unzip();
+    let mut bodies = bodies;
+    for (o, i) in converted::show(ctx, objs).await?.into_iter().zip(idx) {
+        bodies[i] = o;
+    }
+    Ok(bodies)
+}
+
+pub async fn delete(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let opts = delete_options(ctx)?;
-    let mut db = ctx.shared.db.lock();
+    let version = delete_version(ctx);
     let (code, body) = deletion::delete(
-        &mut db,
+        &mut ctx.shared.db.lock(),
         &ctx.res,
-        ctx.version(),
+        &version,
         ctx.ns(),
         ctx.name(),
         &opts,
     )?;
+    let body = shown(ctx, vec![body]).await?.pop().unwrap_or_default();
     Ok(json_response(code, &body))
 }
 
-pub fn delete_collection(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+pub async fn delete_collection(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = super::read::selectors(ctx)?;
     let mut opts = delete_options(ctx)?;
     // Preconditions name one object; a collection delete has none.
     opts.preconditions = Default::default();
-    let mut db = ctx.shared.db.lock();
-    let targets: Vec<String> = db
-        .store
-        .list(ctx.res.storage().0, ctx.res.storage().1, ctx.ns())
-        .into_iter()
-        .filter(|(_, o)| {
-            labels.matches(o) && fields.matches(&crate::events::selectable(&ctx.res, o))
-        })
-        .map(|(k, _)| format!("{}/{}", k.namespace, k.name))
-        .collect();
-    let mut items = Vec::new();
-    for t in targets {
-        let (ns, name) = t.split_once('/').unwrap_or(("", &t));
-        let ns = if ctx.res.namespaced { Some(ns) } else { None };
-        let (_, body) = deletion::delete(&mut db, &ctx.res, ctx.version(), ns, name, &opts)?;
-        if body.get("kind").and_then(Value::as_str) != Some("Status") {
-            items.push(body);
+    let version = delete_version(ctx);
+    let (items, rv) = {
+        let mut db = ctx.shared.db.lock();
+        let targets: Vec<String> = db
+            .store
+            .list(ctx.res.storage().0, ctx.res.storage().1, ctx.ns())
+            .into_iter()
+            .filter(|(_, o)| {
+                labels.matches(o) && fields.matches(&crate::events::selectable(&ctx.res, o))
+            })
+            .map(|(k, _)| format!("{}/{}", k.namespace, k.name))
+            .collect();
+        let mut items = Vec::new();
+        for t in targets {
+            let (ns, name) = t.split_once('/').unwrap_or(("", &t));
+            let ns = if ctx.res.namespaced { Some(ns) } else { None };
+            let (_, body) = deletion::delete(&mut db, &ctx.res, &version, ns, name, &opts)?;
+            if body.get("kind").and_then(Value::as_str) != Some("Status") {
+                items.push(body);
+            }
         }
-    }
+        (items, db.store.rv().to_string())
+    };
+    let items = shown(ctx, items).await?;
     let list = json!({
         "kind": ctx.res.list_kind,
         "apiVersion": ctx.res.api_version(ctx.version()),
-        "metadata": {"resourceVersion": db.store.rv().to_string()},
+        "metadata": {"resourceVersion": rv},
         "items": items,
     });
     Ok(json_response(200, &list))
@@ -177,23 +212,29 @@ pub fn to_scale(res: &Resource, paths: &ScalePaths, obj: &Value) -> Value {
     })
 }
 
-pub fn get_scale(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+pub async fn get_scale(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let paths = scale_paths(ctx)?;
     let obj = ctx.stored(&ctx.shared.db.lock())?;
+    let obj = converted::show(ctx, vec![obj])
+        .await?
+        .pop()
+        .unwrap_or_default();
     Ok(json_response(200, &to_scale(&ctx.res, &paths, &obj)))
 }
 
-/// Writes a (possibly patched) Scale back into the object.
+/// Writes a (possibly patched) Scale back into the object `old` (the stored object as the
+/// request's version shows it). Returns the written object.
 pub fn write_scale(
     ctx: &Ctx,
     db: &mut crate::state::Db,
+    opts: &objects::WriteOpts,
+    old: &Value,
     scale: &Value,
     source: &Value,
 ) -> Result<Value, ApiError> {
     let paths = scale_paths(ctx)?;
-    let old = ctx.stored(db)?;
     let rv = meta_str(scale, "resourceVersion");
-    if !rv.is_empty() && rv != meta_str(&old, "resourceVersion") {
+    if !rv.is_empty() && rv != meta_str(old, "resourceVersion") {
         return Err(ApiError::stale(&ctx.res.group, &ctx.res.plural, ctx.name()));
     }
     let replicas = scale.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
@@ -210,23 +251,37 @@ pub fn write_scale(
             &[cause],
         ));
     }
-    let mut new = objects::view(&ctx.res, ctx.version(), &old);
+    let mut new = objects::view(&ctx.res, ctx.version(), old);
     set_path(&mut new, &paths.spec_replicas, replicas);
-    let opts = write_opts(ctx.req)?;
-    let obj =
-        ctx.write(&opts, Operation::Update)
-            .update(db, ctx.name(), new, Mode::Main, source)?;
-    Ok(to_scale(&ctx.res, &paths, &obj))
+    ctx.write(opts, Operation::Update)
+        .update(db, ctx.name(), new, Mode::Main, source)
 }
 
-pub fn put_scale(ctx: &Ctx) -> Result<Response<Body>, ApiError> {
+/// The stored object at the request's URL as its version shows it: the converted one a
+/// webhook-converted write was given, else the stored one.
+pub fn served_old(
+    ctx: &Ctx,
+    db: &crate::state::Db,
+    opts: &objects::WriteOpts,
+) -> Result<Value, ApiError> {
+    let stored = ctx.stored(db)?;
+    Ok(match &opts.served_old {
+        Some(o) => o.clone(),
+        None => objects::view(&ctx.res, ctx.version(), &stored),
+    })
+}
+
+pub async fn put_scale(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let body = decode_body(ctx.req)?;
-    let mut db = ctx.shared.db.lock();
-    let scale = write_scale(
-        ctx,
-        &mut db,
-        &body,
-        &json!({"spec": {"replicas": body.pointer("/spec/replicas")}}),
-    )?;
-    Ok(json_response(200, &scale))
+    let opts = write_opts(ctx.req)?;
+    let source = json!({"spec": {"replicas": body.pointer("/spec/replicas")}});
+    let (code, obj) = converted::write(ctx, &opts, Some(ctx.name()), &|db, opts| {
+        let old = served_old(ctx, db, opts)?;
+        Ok((200, write_scale(ctx, db, opts, &old, &body, &source)?))
+    })
+    .await?;
+    Ok(json_response(
+        code,
+        &to_scale(&ctx.res, &scale_paths(ctx)?, &obj),
+    ))
 }
