@@ -3,9 +3,11 @@
 //! Usage: `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [w1|w1tasks|w1split|
 //! w1lock|w2a|w2b|w2default|micro]... [--runs N]` (no name: all but `w1split`, `w1lock` and
 //! `micro`; `w1tasks`, `w1split`, `w1lock` and `micro` are extra views, not BENCHMARKS.md
-//! workloads). Each selected workload runs N times (default 5;
-//! W2-default, 20 s per run, defaults to 1) and one line per figure, `name value unit`, gives
-//! the median over the runs; lines starting with `#` say which shape ran.
+//! workloads). Each selected workload runs N times (default 5; W1 10, because its runs can
+//! fall into different regimes; W2-default, 20 s per run, 1) and one line per figure,
+//! `name median unit  # min .. max over N runs`, gives the median with the minimum and maximum
+//! over the runs; lines starting with `#` say which shape ran, and for W1 each run's adds/s,
+//! processed/s, CPU and context switches.
 //!
 //! Shapes (client-go ran goroutines on GOMAXPROCS=2): the workers are Tokio tasks on a
 //! multi-threaded runtime with 2 worker threads. W1's two producers are OS threads
@@ -123,7 +125,7 @@ fn report(n: usize, f: fn() -> Figures, per_run: &[&str]) {
             (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
         };
         println!(
-            "{name} {} {unit}  # min {} max {} over {} runs",
+            "{name} {} {unit}  # min {} .. max {} over {} runs",
             fmt(median),
             fmt(v[0]),
             fmt(v[v.len() - 1]),
