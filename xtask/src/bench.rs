@@ -13,7 +13,9 @@ use crate::scratch::{self, Extras};
 
 #[derive(Subcommand)]
 pub enum Group {
-    /// `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [ARGS]` (W1, W2).
+    /// `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [ARGS]` (W1, W2): each
+    /// figure's median, min and max; W1 over 10 runs unless `--runs N` says otherwise, with
+    /// every run's adds/s, processed/s, CPU and context switches.
     Workqueue {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,

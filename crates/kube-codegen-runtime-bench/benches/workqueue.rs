@@ -3,9 +3,11 @@
 //! Usage: `cargo bench -p kube-codegen-runtime-bench --bench workqueue -- [w1|w1tasks|w1split|
 //! w1lock|w2a|w2b|w2default|micro]... [--runs N]` (no name: all but `w1split`, `w1lock` and
 //! `micro`; `w1tasks`, `w1split`, `w1lock` and `micro` are extra views, not BENCHMARKS.md
-//! workloads). Each selected workload runs N times (default 5;
-//! W2-default, 20 s per run, defaults to 1) and one line per figure, `name value unit`, gives
-//! the median over the runs; lines starting with `#` say which shape ran.
+//! workloads). Each selected workload runs N times (default 5; W1 10, because its runs can
+//! fall into different regimes; W2-default, 20 s per run, 1) and one line per figure,
+//! `name median unit  # min .. max over N runs`, gives the median with the minimum and maximum
+//! over the runs; lines starting with `#` say which shape ran, and for W1 each run's adds/s,
+//! processed/s, CPU and context switches.
 //!
 //! Shapes (client-go ran goroutines on GOMAXPROCS=2): the workers are Tokio tasks on a
 //! multi-threaded runtime with 2 worker threads. W1's two producers are OS threads
@@ -59,46 +61,60 @@ fn main() {
     let selected = |name: &str| filters.is_empty() || filters.iter().any(|f| f == name);
     let n = runs.unwrap_or(5);
     if selected("w1") {
+        // W1 is bimodal on a loaded 2-vCPU machine unless the queue avoids it: at least 10 runs
+        // by default, each printed, so min and max show a second regime.
+        let n = runs.unwrap_or(10);
         println!("# w1: 2 producer OS threads (add_ref), 2 worker tasks on a 2-thread runtime");
-        report(n, w1_run);
+        report(n, w1_run, W1_PER_RUN);
     }
     if selected("w1tasks") {
         println!("# w1tasks: 2 producer tasks yielding via consume_budget, 2 worker tasks");
-        report(n, w1tasks_run);
+        report(n, w1tasks_run, &[]);
     }
     if selected("w2a") {
         println!("# w2a: producer task (consume_budget per add), 2 worker tasks, timer thread");
-        report(n, w2a_run);
+        report(n, w2a_run, &[]);
     }
     if selected("w2b") {
         println!("# w2b: producer task, 2 worker tasks, timer thread");
-        report(n, w2b_run);
+        report(n, w2b_run, &[]);
     }
     if filters.iter().any(|f| f == "w1split") {
         println!("# w1split: W1's 1,000,000 adds with no workers, on one thread and on two");
-        report(n, w1split_run);
+        report(n, w1split_run, &[]);
     }
     if filters.iter().any(|f| f == "w1lock") {
         println!("# w1lock: W1's adds as a bare dedupe set under parking_lot's Mutex and std's");
-        report(n, w1lock_run);
+        report(n, w1lock_run, &[]);
     }
     if filters.iter().any(|f| f == "micro") {
-        report(n, micro_run);
+        report(n, micro_run, &[]);
     }
     if selected("w2default") {
         let n = runs.unwrap_or(1);
         println!("# w2default: {n} run(s) of ~20 s (use --runs N for more)");
-        report(n, w2default_run);
+        report(n, w2default_run, &[]);
     }
 }
 
 type Figures = Vec<(&'static str, f64, &'static str)>;
 
-/// Runs `f` `n` times and prints the median of every figure.
-fn report(n: usize, f: fn() -> Figures) {
+/// Runs `f` `n` times and prints every figure as `name median unit`, followed by its minimum
+/// and maximum over the runs as a comment (a median alone hides a bimodal figure). With
+/// `per_run`, each run's figures named there are also printed as a `#` line as it finishes.
+fn report(n: usize, f: fn() -> Figures, per_run: &[&str]) {
     let mut all: Vec<Figures> = Vec::new();
-    for _ in 0..n {
-        all.push(f());
+    for i in 0..n {
+        let r = f();
+        if !per_run.is_empty() {
+            let line: Vec<String> = r
+                .iter()
+                .filter(|(name, ..)| per_run.contains(name))
+                .map(|(name, v, _)| format!("{name}={}", fmt(*v)))
+                .collect();
+            println!("# run {}: {}", i + 1, line.join(" "));
+        }
+        all.push(r);
     }
     for (i, &(name, _, unit)) in all[0].iter().enumerate() {
         let mut v: Vec<f64> = all.iter().map(|r| r[i].1).collect();
@@ -108,7 +124,13 @@ fn report(n: usize, f: fn() -> Figures) {
         } else {
             (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
         };
-        println!("{name} {} {unit}", fmt(median));
+        println!(
+            "{name} {} {unit}  # min {} .. max {} over {} runs",
+            fmt(median),
+            fmt(v[0]),
+            fmt(v[v.len() - 1]),
+            v.len()
+        );
     }
 }
 
@@ -139,6 +161,17 @@ fn index_of(key: &str) -> usize {
         .parse()
         .expect("benchmark key index")
 }
+
+/// The W1 figures printed for every run.
+const W1_PER_RUN: &[&str] = &[
+    "w1_adds_per_sec",
+    "w1_processed_per_sec",
+    "w1_cpu_s",
+    "w1_sys_s",
+    "w1_involuntary_switches",
+    "w1_voluntary_switches",
+    "w1_worker_parks",
+];
 
 /// W1's key space and adds per producer.
 const W1_KEYS: usize = 10_000;
