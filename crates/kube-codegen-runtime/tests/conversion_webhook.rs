@@ -264,6 +264,7 @@ async fn convert(
         Some("application/json"),
         review(V1, "example.com/v2", vec![foo("v1", name, 1)]),
     );
+    send.ready().await.unwrap();
     let (status, _, body) = read(send.send_request(request).await.unwrap()).await;
     assert_eq!(status, StatusCode::OK);
     converted_names(&body)

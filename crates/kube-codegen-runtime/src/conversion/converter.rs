@@ -300,7 +300,14 @@ impl Converter {
             stats.count(conversion, from, to);
             return Ok(Value::Object(map));
         }
-        // Everything of the input's metadata but labels and annotations, to restore after.
+        // `managedFields` (most of the metadata's bytes) is moved aside, not copied: the
+        // conversion does not see it, and it is put back as it was.
+        let mut map = map;
+        let managed_fields = match map.get_mut("metadata") {
+            Some(Value::Object(meta)) => meta.remove_entry("managedFields"),
+            _ => None,
+        };
+        // The rest of the input's metadata but labels and annotations, to restore after.
         let kept = match map.get("metadata") {
             Some(Value::Object(meta)) => meta
                 .iter()
@@ -310,10 +317,9 @@ impl Converter {
             _ => Map::new(),
         };
         let kind_owned = conversion.kind();
-        let ident = identity_of(&kept);
-        let failure = |cause: String| Failure {
+        let failure = |cause: String, meta: &Map<String, Value>| Failure {
             kind: kind_owned.to_owned(),
-            meta: ident.clone(),
+            meta: identity_of(meta),
             pair: FailedPair {
                 group: desired_group.to_owned(),
                 kind: kind_owned.to_owned(),
@@ -322,61 +328,75 @@ impl Converter {
             },
             cause,
         };
-        let converted = conversion
-            .convert(Value::Object(map), desired_version)
-            .map_err(|e| failure(e.to_string()))?;
+        let converted = match conversion.convert(Value::Object(map), desired_version) {
+            Ok(c) => c,
+            Err(e) => return Err(failure(e.to_string(), &kept)),
+        };
         let Value::Object(mut out) = converted else {
-            return Err(failure("the conversion returned no JSON object".to_owned()));
+            return Err(failure(
+                "the conversion returned no JSON object".to_owned(),
+                &kept,
+            ));
         };
         match out.get("apiVersion") {
             Some(Value::String(v)) if v == desired => {}
             other => {
-                return Err(failure(format!(
+                let cause = format!(
                     "the conversion returned apiVersion {}, not {desired}",
                     show(other)
-                )));
+                );
+                return Err(failure(cause, &kept));
             }
         }
         match out.get("kind") {
             Some(Value::String(k)) if k == kind_owned => {}
             other => {
-                return Err(failure(format!(
+                let cause = format!(
                     "the conversion returned kind {}, not {kind_owned}",
                     show(other)
-                )));
+                );
+                return Err(failure(cause, &kept));
             }
         }
         let mut meta = kept;
-        match out.remove("metadata") {
-            Some(Value::Object(mut converted_meta)) => {
+        let meta_key = match out.remove_entry("metadata") {
+            Some((key, Value::Object(mut converted_meta))) => {
                 for field in ["labels", "annotations"] {
-                    match converted_meta.remove(field) {
-                        None | Some(Value::Null) => {}
-                        Some(Value::Object(m)) => {
+                    match converted_meta.remove_entry(field) {
+                        None | Some((_, Value::Null)) => {}
+                        Some((field_key, Value::Object(m))) => {
                             if let Some((key, _)) = m.iter().find(|(_, v)| !v.is_string()) {
-                                return Err(failure(format!(
+                                let cause = format!(
                                     "the conversion returned a {field} value for {key:?} that \
                                      is not a string"
-                                )));
+                                );
+                                return Err(failure(cause, &meta));
                             }
-                            meta.insert(field.to_owned(), Value::Object(m));
+                            meta.insert(field_key, Value::Object(m));
                         }
                         Some(_) => {
-                            return Err(failure(format!(
+                            let cause = format!(
                                 "the conversion returned metadata.{field} that is not an object"
-                            )));
+                            );
+                            return Err(failure(cause, &meta));
                         }
                     }
                 }
+                key
             }
-            None => return Err(failure("the conversion returned no metadata".to_owned())),
+            None => {
+                let cause = "the conversion returned no metadata".to_owned();
+                return Err(failure(cause, &meta));
+            }
             Some(_) => {
-                return Err(failure(
-                    "the conversion returned metadata that is not an object".to_owned(),
-                ));
+                let cause = "the conversion returned metadata that is not an object".to_owned();
+                return Err(failure(cause, &meta));
             }
+        };
+        if let Some((key, value)) = managed_fields {
+            meta.insert(key, value);
         }
-        out.insert("metadata".to_owned(), Value::Object(meta));
+        out.insert(meta_key, Value::Object(meta));
         stats.count(conversion, from, to);
         Ok(Value::Object(out))
     }

@@ -15,6 +15,9 @@
 //!   from the conversion: the rest is restored from the input, so a conversion that changes
 //!   a name, namespace or uid cannot reach the server (kube-apiserver does the same restore and
 //!   refuses a changed name, namespace, uid or kind);
+//! - the conversion sees the object whole but for `metadata.managedFields`, which is moved
+//!   aside and put back as it was (it is the bulk of most objects' metadata, and the server
+//!   tracks it per version itself);
 //! - any failure (an object of a kind not registered, a version the kind does not serve, a
 //!   refused conversion, a result of another kind or apiVersion) answers
 //!   `result: {status: Failure, message}` with no `convertedObjects`; the message names the
