@@ -10,14 +10,17 @@
 //!   mounts: the method and content-type checks, the body collected, the review decoded, each
 //!   object converted by a hand-written `KindConversion` (v1's `spec.size` is v2's
 //!   `spec.replicas`, standing in for generated code) with its metadata restored, the answer
-//!   encoded and the response built. `objects/s` = 500 x reviews / wall seconds.
+//!   encoded and the response built. `objects/s` = 500 x reviews / CPU seconds of
+//!   the (single) benchmark thread, steadier than wall time on a shared machine.
 //! - `floor`: `serde_json::from_slice` of the same body into a review whose objects are
 //!   `serde_json::Value`s (what any webhook on the `KindConversion` contract must do), and
-//!   `serde_json::to_vec` of a response holding them, unchanged: no conversion, no checks.
+//!   `serde_json::to_writer` of a response holding them, unchanged, into a buffer sized as the
+//!   handler sizes its answer: no conversion, no checks.
+//! - `bytes`: `Converter::review_json(body)` alone, the handler without HTTP.
 //! - `kube_types`: the same conversion through kube-core's `ConversionReview` type
 //!   (`Converter::review`): decode, convert, encode.
 //!
-//! Each round times every variant in turn for about 0.2 s each (machine noise spreads over
+//! Each round times every variant in turn for about 0.2 CPU-s each (machine noise spreads over
 //! all); figures are min/median/max over the rounds and the same-round ratio
 //! floor / handler (the handler's cost over the floor's; goal <= 1.5).
 //!
@@ -32,8 +35,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use kube_codegen_runtime::conversion::{self, ConversionError, Converter, KindConversion, WebhookServer};
-use kube_codegen_runtime_bench::measure::runs_value;
+use kube_codegen_runtime::conversion::{
+    self, ConversionError, Converter, KindConversion, WebhookServer,
+};
+use kube_codegen_runtime_bench::measure::{runs_value, thread_cpu_seconds};
 use serde_json::{Value, json};
 
 const OBJECTS: usize = 500;
@@ -72,7 +77,10 @@ impl KindConversion for FooConversion {
         {
             spec.insert(to.to_owned(), v);
         }
-        map.insert("apiVersion".to_owned(), Value::String(api_version.to_owned()));
+        map.insert(
+            "apiVersion".to_owned(),
+            Value::String(api_version.to_owned()),
+        );
         Ok(object)
     }
 }
@@ -171,16 +179,22 @@ struct FloorResponse<'a> {
 
 fn floor(body: &[u8]) -> Vec<u8> {
     let review: FloorReview<'_> = serde_json::from_slice(body).unwrap();
-    serde_json::to_vec(&FloorAnswer {
-        api_version: review.api_version,
-        kind: "ConversionReview",
-        response: FloorResponse {
-            uid: review.request.uid,
-            result: json!({"status": "Success"}),
-            converted_objects: &review.request.objects,
+    // Sized as the handler sizes its answer.
+    let mut out = Vec::with_capacity(body.len() + body.len() / 8 + 256);
+    serde_json::to_writer(
+        &mut out,
+        &FloorAnswer {
+            api_version: review.api_version,
+            kind: "ConversionReview",
+            response: FloorResponse {
+                uid: review.request.uid,
+                result: json!({"status": "Success"}),
+                converted_objects: &review.request.objects,
+            },
         },
-    })
-    .unwrap()
+    )
+    .unwrap();
+    out
 }
 
 fn handler(converter: &Converter, body: &Bytes) -> Bytes {
@@ -196,21 +210,29 @@ fn kube_types(converter: &Converter, body: &[u8]) -> Vec<u8> {
     serde_json::to_vec(&converter.review(review).unwrap()).unwrap()
 }
 
-/// Objects per second of `f` run back to back for about a round's time.
+/// Objects per CPU-second of this thread, `f` run back to back for about a round's CPU time
+/// (`RUSAGE_THREAD`: the shared machine's other load does not count against it, as wall time
+/// would).
 fn objects_per_sec(mut f: impl FnMut()) -> f64 {
-    let started = Instant::now();
+    let started = thread_cpu_seconds();
     let mut reviews = 0u64;
-    while started.elapsed().as_secs_f64() < ROUND_SECONDS {
+    let mut spent = 0.0;
+    while spent < ROUND_SECONDS {
         f();
         reviews += 1;
+        spent = thread_cpu_seconds() - started;
     }
-    (reviews * OBJECTS as u64) as f64 / started.elapsed().as_secs_f64()
+    (reviews * OBJECTS as u64) as f64 / spent
 }
 
 fn spread(name: &str, values: &[f64], unit: &str) {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let (lo, med, hi) = (sorted[0], sorted[sorted.len() / 2], sorted[sorted.len() - 1]);
+    let (lo, med, hi) = (
+        sorted[0],
+        sorted[sorted.len() / 2],
+        sorted[sorted.len() - 1],
+    );
     let digits = if med.abs() >= 100.0 { 0 } else { 2 };
     println!(
         "{name} {med:.digits$} {unit}  # min {lo:.digits$} median {med:.digits$} max {hi:.digits$} over {} rounds",
@@ -239,7 +261,10 @@ fn main() {
     let answer: Value = serde_json::from_slice(&handler(&converter, &body)).unwrap();
     let floor_answer: Value = serde_json::from_slice(&floor(&body)).unwrap();
     assert_eq!(
-        floor_answer["response"]["convertedObjects"].as_array().unwrap().len(),
+        floor_answer["response"]["convertedObjects"]
+            .as_array()
+            .unwrap()
+            .len(),
         OBJECTS
     );
     let objects = answer["response"]["convertedObjects"].as_array().unwrap();
@@ -247,10 +272,19 @@ fn main() {
     assert_eq!(objects[3]["spec"]["replicas"], 3);
     assert_eq!(objects[3]["apiVersion"], "bench.example.com/v2");
     let kube_answer: Value = serde_json::from_slice(&kube_types(&converter, &body)).unwrap();
-    assert_eq!(kube_answer["response"]["convertedObjects"], answer["response"]["convertedObjects"]);
+    assert_eq!(
+        kube_answer["response"]["convertedObjects"],
+        answer["response"]["convertedObjects"]
+    );
 
-    let (mut h, mut f, mut k, mut ratio, mut kube_ratio) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut h, mut f, mut b, mut k, mut ratio, mut kube_ratio) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for _ in 0..runs {
         let handler_rate = objects_per_sec(|| {
             std::hint::black_box(handler(&converter, &body));
@@ -258,17 +292,22 @@ fn main() {
         let floor_rate = objects_per_sec(|| {
             std::hint::black_box(floor(&body));
         });
+        let bytes_rate = objects_per_sec(|| {
+            std::hint::black_box(converter.review_json(&body).unwrap());
+        });
         let kube_rate = objects_per_sec(|| {
             std::hint::black_box(kube_types(&converter, &body));
         });
         h.push(handler_rate);
         f.push(floor_rate);
+        b.push(bytes_rate);
         k.push(kube_rate);
         ratio.push(floor_rate / handler_rate);
         kube_ratio.push(floor_rate / kube_rate);
     }
     spread("c1_handler_objects_per_sec", &h, "objects/s");
     spread("c1_floor_objects_per_sec", &f, "objects/s");
+    spread("c1_bytes_objects_per_sec", &b, "objects/s");
     spread("c1_kube_types_objects_per_sec", &k, "objects/s");
     spread("c1_floor_over_handler", &ratio, "x");
     spread("c1_floor_over_kube_types", &kube_ratio, "x");
@@ -348,7 +387,9 @@ fn https_latency(requests: usize) {
     let mut us: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64() * 1e6).collect();
     us.sort_by(f64::total_cmp);
     let at = |q: f64| us[((us.len() as f64 * q) as usize).min(us.len() - 1)];
-    println!("# c1 https: {requests} single-object reviews on one keep-alive TLS connection (after 500 warm-up)");
+    println!(
+        "# c1 https: {requests} single-object reviews on one keep-alive TLS connection (after 500 warm-up)"
+    );
     println!("c1_https_single_p50_us {:.0} us", at(0.50));
     println!("c1_https_single_p99_us {:.0} us", at(0.99));
     println!("c1_https_single_max_us {:.0} us", us[us.len() - 1]);
