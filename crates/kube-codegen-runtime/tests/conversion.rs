@@ -219,8 +219,11 @@ fn unregistered_kinds_unknown_versions_and_other_groups_fail() {
     assert!(message(&a).contains("(registered: none)"), "{a}");
 }
 
-/// Returns what `result` says, whatever the object.
-struct Broken(fn(Value) -> Value);
+/// What a broken conversion does to a correct result.
+type Breakage = fn(Value) -> Value;
+
+/// Converts, then breaks the result.
+struct Broken(Breakage);
 
 impl KindConversion for Broken {
     fn group(&self) -> &str {
@@ -239,7 +242,7 @@ impl KindConversion for Broken {
 
 #[test]
 fn results_of_another_version_kind_or_shape_fail() {
-    let cases: [(fn(Value) -> Value, &str); 6] = [
+    let cases: [(Breakage, &str); 6] = [
         (
             |mut o| {
                 o["apiVersion"] = json!("example.com/v1");
@@ -356,7 +359,7 @@ fn kube_review_types_give_the_same_answer() {
         "cannot convert object 0 (Foo default/c) to example.com/v2: spec.refuse is set"
     );
     assert_eq!(
-        serde_json::to_value(&response.result.status).unwrap(),
+        serde_json::to_value(response.result.status).unwrap(),
         json!("Failure")
     );
 }

@@ -194,6 +194,7 @@ impl Converter {
             ) {
                 Ok(converted) => *slot = converted,
                 Err(failure) => {
+                    let failure = *failure;
                     let who = describe(index, &failure.kind, &failure.meta);
                     stats.failure = Some(failure.pair);
                     return Err(format!(
@@ -214,7 +215,7 @@ impl Converter {
         desired_version: &str,
         last: &mut Option<(&'a str, &'a str, &'a Arc<dyn KindConversion>)>,
         stats: &mut Stats,
-    ) -> Result<Value, Failure> {
+    ) -> Result<Value, Box<Failure>> {
         let Value::Object(map) = object else {
             return Err(Failure::early(
                 "",
@@ -246,16 +247,18 @@ impl Converter {
                 desired_version,
             ));
         };
-        let fail = |cause: String| Failure {
-            kind: kind.to_owned(),
-            meta: identity(map.get("metadata")),
-            pair: FailedPair {
-                group: group.to_owned(),
+        let fail = |cause: String| {
+            Box::new(Failure {
                 kind: kind.to_owned(),
-                from: version.to_owned(),
-                to: desired_version.to_owned(),
-            },
-            cause,
+                meta: identity(map.get("metadata")),
+                pair: FailedPair {
+                    group: group.to_owned(),
+                    kind: kind.to_owned(),
+                    from: version.to_owned(),
+                    to: desired_version.to_owned(),
+                },
+                cause,
+            })
         };
         if group != desired_group {
             return Err(fail(format!(
@@ -320,16 +323,18 @@ impl Converter {
             _ => Map::new(),
         };
         let kind_owned = conversion.kind();
-        let failure = |cause: String, meta: &Map<String, Value>| Failure {
-            kind: kind_owned.to_owned(),
-            meta: identity_of(meta),
-            pair: FailedPair {
-                group: desired_group.to_owned(),
+        let failure = |cause: String, meta: &Map<String, Value>| {
+            Box::new(Failure {
                 kind: kind_owned.to_owned(),
-                from: versions[from].to_owned(),
-                to: desired_version.to_owned(),
-            },
-            cause,
+                meta: identity_of(meta),
+                pair: FailedPair {
+                    group: desired_group.to_owned(),
+                    kind: kind_owned.to_owned(),
+                    from: versions[from].to_owned(),
+                    to: desired_version.to_owned(),
+                },
+                cause,
+            })
         };
         let converted = match conversion.convert(Value::Object(map), desired_version) {
             Ok(c) => c,
@@ -533,8 +538,8 @@ struct Failure {
 }
 
 impl Failure {
-    fn early(kind: &str, meta: Option<&Value>, cause: String, to: &str) -> Failure {
-        Failure {
+    fn early(kind: &str, meta: Option<&Value>, cause: String, to: &str) -> Box<Failure> {
+        Box::new(Failure {
             kind: kind.to_owned(),
             meta: identity(meta),
             pair: FailedPair {
@@ -543,7 +548,7 @@ impl Failure {
                 ..FailedPair::default()
             },
             cause,
-        }
+        })
     }
 }
 

@@ -30,7 +30,7 @@
 //! [`ConversionMetrics`] (a Prometheus exporter behind the `prometheus` feature).
 //!
 //! Serving it (feature `webhook`): [`handle`] answers an `http::Request` in an existing
-//! hyper/axum/tower server, [`Router`](crate::webhook::Router) is a `tower::Service`, and
+//! hyper/axum/tower server, [`Router`] is a `tower::Service`, and
 //! [`WebhookServer`] is a standalone HTTPS server whose certificate files are reloaded when they
 //! change. See [`crate::webhook`] for how admission webhooks fit beside it.
 //!

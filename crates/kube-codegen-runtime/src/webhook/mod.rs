@@ -1,5 +1,5 @@
 //! Serving webhooks kube-apiserver calls (feature `webhook`): today the conversion webhook
-//! ([`Converter`](crate::conversion::Converter)), designed so admission webhooks fit beside it.
+//! ([`Converter`]), designed so admission webhooks fit beside it.
 //!
 //! # Design
 //!
