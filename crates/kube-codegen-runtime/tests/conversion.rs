@@ -107,6 +107,9 @@ impl KindConversion for Meddler {
         &["v2", "v1"]
     }
     fn convert(&self, object: Value, version: &str) -> Result<Value, ConversionError> {
+        // managedFields is moved aside while conversions run (and put back).
+        assert!(object["metadata"].get("managedFields").is_none());
+        assert_eq!(object["metadata"]["generation"], 3);
         let mut object = FooConversion.convert(object, version)?;
         let meta = object["metadata"].as_object_mut().unwrap();
         meta.insert("name".into(), json!("renamed"));
