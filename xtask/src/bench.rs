@@ -32,6 +32,13 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p kube-codegen-runtime-bench --bench conversion -- [ARGS]` (C1: objects
+    /// converted per second through the conversion webhook's handler beside the decode/encode
+    /// floor, and p99 latency of a single-object review over HTTPS).
+    Conversion {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// `cargo bench -p sample-controller --bench controller`: reconciles per CPU-second on 1,000
     /// Foos against the in-process server, beside the Foo informer alone.
     Controller {
@@ -76,6 +83,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Workqueue { args } => runtime_bench("workqueue", &args),
         Group::Cache { args } => runtime_bench("cache", &args),
         Group::Informer { args } => runtime_bench("informer", &args),
+        Group::Conversion { args } => runtime_bench("conversion", &args),
         Group::Controller { args } => package_bench("sample-controller", "controller", &args),
         Group::Gen(_) | Group::Validate { .. } if cfg!(debug_assertions) => {
             // G1 and V1 time work in this process: an unoptimised build would measure the wrong thing.

@@ -9,6 +9,8 @@ pub mod factory;
 pub mod leaderelection;
 #[cfg(feature = "validation")]
 pub mod validation;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 pub mod workqueue;
 
 pub use client::{

@@ -1,0 +1,396 @@
+//! C1 of issue #21: objects converted per second through the conversion webhook's handler, a
+//! `ConversionReview` of 500 objects of one kind with a renamed field, beside the floor of
+//! decoding and encoding the same review with no conversion; and the latency of a
+//! single-object review over HTTPS on loopback.
+//!
+//! Usage: `cargo xtask bench conversion -- [--runs N] [--requests N]` (default 15 rounds,
+//! 5,000 HTTPS requests).
+//!
+//! - `handler`: `conversion::handle(&converter, request)`, the function an axum/hyper server
+//!   mounts: the method and content-type checks, the body collected, the review decoded, each
+//!   object converted by a hand-written `KindConversion` (v1's `spec.size` is v2's
+//!   `spec.replicas`, standing in for generated code) with its metadata restored, the answer
+//!   encoded and the response built. `objects/s` = 500 x reviews / CPU seconds of
+//!   the (single) benchmark thread, steadier than wall time on a shared machine.
+//! - `floor`: `serde_json::from_slice` of the same body into a review whose objects are
+//!   `serde_json::Value`s (what any webhook on the `KindConversion` contract must do), and
+//!   `serde_json::to_writer` of a response holding them, unchanged, into a buffer sized as the
+//!   handler sizes its answer: no conversion, no checks.
+//! - `bytes`: `Converter::review_json(body)` alone, the handler without HTTP.
+//! - `kube_types`: the same conversion through kube-core's `ConversionReview` type
+//!   (`Converter::review`): decode, convert, encode.
+//!
+//! Each round times every variant in turn for about 0.2 CPU-s each (machine noise spreads over
+//! all); figures are min/median/max over the rounds and the same-round ratio
+//! floor / handler (the handler's cost over the floor's; goal <= 1.5).
+//!
+//! HTTPS: `WebhookServer` on 127.0.0.1 with a certificate from rcgen (written to a temporary
+//! directory, as a Secret volume would hold it), a hyper HTTP/1.1 client over tokio-rustls on
+//! one keep-alive connection, one request at a time; a two-worker Tokio runtime runs both.
+//! Latency is from sending the request to the last byte of the answer.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use kube_codegen_runtime::conversion::{
+    self, ConversionError, Converter, KindConversion, WebhookServer,
+};
+use kube_codegen_runtime_bench::measure::{runs_value, thread_cpu_seconds};
+use serde_json::{Value, json};
+
+const OBJECTS: usize = 500;
+const ROUND_SECONDS: f64 = 0.2;
+
+/// Stands in for a generated conversion: `Foo` of `bench.example.com`, hub `v2`; v1's
+/// `spec.size` is v2's `spec.replicas`.
+struct FooConversion;
+
+impl KindConversion for FooConversion {
+    fn group(&self) -> &str {
+        "bench.example.com"
+    }
+    fn kind(&self) -> &str {
+        "Foo"
+    }
+    fn versions(&self) -> &[&str] {
+        &["v2", "v1"]
+    }
+    fn convert(&self, mut object: Value, version: &str) -> Result<Value, ConversionError> {
+        let (from, to, api_version) = match version {
+            "v2" => ("size", "replicas", "bench.example.com/v2"),
+            "v1" => ("replicas", "size", "bench.example.com/v1"),
+            other => {
+                return Err(ConversionError::UnknownVersion {
+                    kind: "Foo".into(),
+                    api_version: format!("bench.example.com/{other}"),
+                });
+            }
+        };
+        let Some(map) = object.as_object_mut() else {
+            return Err(ConversionError::Refused("not an object".into()));
+        };
+        if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut)
+            && let Some(v) = spec.remove(from)
+        {
+            spec.insert(to.to_owned(), v);
+        }
+        map.insert(
+            "apiVersion".to_owned(),
+            Value::String(api_version.to_owned()),
+        );
+        Ok(object)
+    }
+}
+
+/// A v1 Foo as kube-apiserver sends it: metadata with managedFields, a spec and a status
+/// (about 1.3 KB of JSON).
+fn foo(i: usize) -> Value {
+    json!({
+        "apiVersion": "bench.example.com/v1",
+        "kind": "Foo",
+        "metadata": {
+            "name": format!("foo-{i:05}"),
+            "namespace": format!("ns-{}", i % 10),
+            "uid": format!("6f1b2c3d-0000-4000-8000-{i:012}"),
+            "resourceVersion": format!("{}", 100_000 + i),
+            "generation": 2,
+            "creationTimestamp": "2026-11-20T10:00:00Z",
+            "labels": {"app": "foo", "tier": "backend", "index": format!("{i}")},
+            "annotations": {"example.com/owner": "team-a"},
+            "managedFields": [{
+                "manager": "kubectl-client-side-apply",
+                "operation": "Update",
+                "apiVersion": "bench.example.com/v1",
+                "time": "2026-11-20T10:00:00Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {".": {}, "f:size": {}, "f:image": {}, "f:ports": {}}}
+            }]
+        },
+        "spec": {
+            "size": i % 7,
+            "image": "registry.example.com/foo:1.2.3",
+            "ports": [{"name": "http", "port": 8080}, {"name": "metrics", "port": 9090}],
+            "env": [{"name": "MODE", "value": "fast"}, {"name": "LEVEL", "value": "3"}],
+            "paused": false
+        },
+        "status": {
+            "readyReplicas": i % 7,
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-20T10:01:00Z", "reason": "Available"}]
+        }
+    })
+}
+
+fn review_body(objects: Vec<Value>) -> Bytes {
+    Bytes::from(
+        serde_json::to_vec(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {
+                "uid": "0b5e0d8a-7d4c-4a57-9f3c-2c1d2e3f4a5b",
+                "desiredAPIVersion": "bench.example.com/v2",
+                "objects": objects
+            }
+        }))
+        .unwrap(),
+    )
+}
+
+fn request(body: &Bytes) -> http::Request<Full<Bytes>> {
+    http::Request::post("/convert")
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(body.clone()))
+        .unwrap()
+}
+
+/// The floor's review: what a webhook on the `KindConversion` contract decodes.
+#[derive(serde::Deserialize)]
+struct FloorReview<'a> {
+    #[serde(rename = "apiVersion", borrow)]
+    api_version: &'a str,
+    #[serde(borrow)]
+    request: FloorRequest<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct FloorRequest<'a> {
+    #[serde(borrow)]
+    uid: &'a str,
+    objects: Vec<Value>,
+}
+
+#[derive(serde::Serialize)]
+struct FloorAnswer<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    kind: &'a str,
+    response: FloorResponse<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct FloorResponse<'a> {
+    uid: &'a str,
+    result: Value,
+    #[serde(rename = "convertedObjects")]
+    converted_objects: &'a [Value],
+}
+
+fn floor(body: &[u8]) -> Vec<u8> {
+    let review: FloorReview<'_> = serde_json::from_slice(body).unwrap();
+    // Sized as the handler sizes its answer.
+    let mut out = Vec::with_capacity(body.len() + body.len() / 8 + 256);
+    serde_json::to_writer(
+        &mut out,
+        &FloorAnswer {
+            api_version: review.api_version,
+            kind: "ConversionReview",
+            response: FloorResponse {
+                uid: review.request.uid,
+                result: json!({"status": "Success"}),
+                converted_objects: &review.request.objects,
+            },
+        },
+    )
+    .unwrap();
+    out
+}
+
+fn handler(converter: &Converter, body: &Bytes) -> Bytes {
+    futures::executor::block_on(async {
+        let response = conversion::handle(converter, request(body)).await;
+        assert_eq!(response.status(), http::StatusCode::OK);
+        response.into_body().collect().await.unwrap().to_bytes()
+    })
+}
+
+fn kube_types(converter: &Converter, body: &[u8]) -> Vec<u8> {
+    let review: kube::core::conversion::ConversionReview = serde_json::from_slice(body).unwrap();
+    serde_json::to_vec(&converter.review(review).unwrap()).unwrap()
+}
+
+/// Objects per CPU-second of this thread, `f` run back to back for about a round's CPU time
+/// (`RUSAGE_THREAD`: the shared machine's other load does not count against it, as wall time
+/// would).
+fn objects_per_sec(mut f: impl FnMut()) -> f64 {
+    let started = thread_cpu_seconds();
+    let mut reviews = 0u64;
+    let mut spent = 0.0;
+    while spent < ROUND_SECONDS {
+        f();
+        reviews += 1;
+        spent = thread_cpu_seconds() - started;
+    }
+    (reviews * OBJECTS as u64) as f64 / spent
+}
+
+fn spread(name: &str, values: &[f64], unit: &str) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (lo, med, hi) = (
+        sorted[0],
+        sorted[sorted.len() / 2],
+        sorted[sorted.len() - 1],
+    );
+    let digits = if med.abs() >= 100.0 { 0 } else { 2 };
+    println!(
+        "{name} {med:.digits$} {unit}  # min {lo:.digits$} median {med:.digits$} max {hi:.digits$} over {} rounds",
+        values.len()
+    );
+}
+
+fn main() {
+    let (mut runs, mut requests) = (15, 5_000);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--runs" => runs = runs_value(args.next()),
+            "--requests" => requests = runs_value(args.next()),
+            _ => {} // cargo bench's `--bench`
+        }
+    }
+    let converter = Converter::new().with(FooConversion);
+    let body = review_body((0..OBJECTS).map(foo).collect());
+    println!(
+        "# c1: a ConversionReview of {OBJECTS} Foos v1 -> v2 ({} bytes), {runs} rounds of ~{ROUND_SECONDS} s per variant",
+        body.len()
+    );
+
+    // The handler's answer is the floor's plus the rename: check it once.
+    let answer: Value = serde_json::from_slice(&handler(&converter, &body)).unwrap();
+    let floor_answer: Value = serde_json::from_slice(&floor(&body)).unwrap();
+    assert_eq!(
+        floor_answer["response"]["convertedObjects"]
+            .as_array()
+            .unwrap()
+            .len(),
+        OBJECTS
+    );
+    let objects = answer["response"]["convertedObjects"].as_array().unwrap();
+    assert_eq!(objects.len(), OBJECTS);
+    assert_eq!(objects[3]["spec"]["replicas"], 3);
+    assert_eq!(objects[3]["apiVersion"], "bench.example.com/v2");
+    let kube_answer: Value = serde_json::from_slice(&kube_types(&converter, &body)).unwrap();
+    assert_eq!(
+        kube_answer["response"]["convertedObjects"],
+        answer["response"]["convertedObjects"]
+    );
+
+    let (mut h, mut f, mut b, mut k, mut ratio, mut kube_ratio) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    for _ in 0..runs {
+        let handler_rate = objects_per_sec(|| {
+            std::hint::black_box(handler(&converter, &body));
+        });
+        let floor_rate = objects_per_sec(|| {
+            std::hint::black_box(floor(&body));
+        });
+        let bytes_rate = objects_per_sec(|| {
+            std::hint::black_box(converter.review_json(&body).unwrap());
+        });
+        let kube_rate = objects_per_sec(|| {
+            std::hint::black_box(kube_types(&converter, &body));
+        });
+        h.push(handler_rate);
+        f.push(floor_rate);
+        b.push(bytes_rate);
+        k.push(kube_rate);
+        ratio.push(floor_rate / handler_rate);
+        kube_ratio.push(floor_rate / kube_rate);
+    }
+    spread("c1_handler_objects_per_sec", &h, "objects/s");
+    spread("c1_floor_objects_per_sec", &f, "objects/s");
+    spread("c1_bytes_objects_per_sec", &b, "objects/s");
+    spread("c1_kube_types_objects_per_sec", &k, "objects/s");
+    spread("c1_floor_over_handler", &ratio, "x");
+    spread("c1_floor_over_kube_types", &kube_ratio, "x");
+
+    https_latency(requests);
+}
+
+fn https_latency(requests: usize) {
+    let dir = std::env::temp_dir().join(format!("c1-conversion-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    std::fs::write(dir.join("tls.crt"), ck.cert.pem()).unwrap();
+    std::fs::write(dir.join("tls.key"), ck.signing_key.serialize_pem()).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let latencies = runtime.block_on(async {
+        let server = WebhookServer::builder(Converter::new().with(FooConversion))
+            .listen("127.0.0.1:0".parse().unwrap())
+            .tls_files(dir.join("tls.crt"), dir.join("tls.key"))
+            .bind()
+            .await
+            .unwrap();
+        let addr = server.local_addr();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.serve(async {
+            let _ = stopped.await;
+        }));
+
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ck.cert.der().clone()).unwrap();
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(
+                rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap(),
+                tcp,
+            )
+            .await
+            .unwrap();
+        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+
+        let body = review_body(vec![foo(1)]);
+        let mut latencies = Vec::with_capacity(requests);
+        for i in 0..requests + 500 {
+            let started = Instant::now();
+            send.ready().await.unwrap();
+            let response = send.send_request(request(&body)).await.unwrap();
+            assert_eq!(response.status(), http::StatusCode::OK);
+            let answer = response.into_body().collect().await.unwrap().to_bytes();
+            let took = started.elapsed();
+            std::hint::black_box(answer);
+            if i >= 500 {
+                latencies.push(took);
+            }
+        }
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), serving)
+            .await
+            .unwrap()
+            .unwrap();
+        latencies
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut us: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64() * 1e6).collect();
+    us.sort_by(f64::total_cmp);
+    let at = |q: f64| us[((us.len() as f64 * q) as usize).min(us.len() - 1)];
+    println!(
+        "# c1 https: {requests} single-object reviews on one keep-alive TLS connection (after 500 warm-up)"
+    );
+    println!("c1_https_single_p50_us {:.0} us", at(0.50));
+    println!("c1_https_single_p99_us {:.0} us", at(0.99));
+    println!("c1_https_single_max_us {:.0} us", us[us.len() - 1]);
+}
