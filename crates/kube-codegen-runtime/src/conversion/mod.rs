@@ -5,6 +5,8 @@
 //! version: objects travel as JSON, so the webhook needs no type of its own and one webhook
 //! serves every kind registered with it.
 
+pub mod hub;
+
 /// One kind's conversions between its served versions.
 pub trait KindConversion: Send + Sync + 'static {
     /// The kind's API group (`samplecontroller.k8s.io`).
