@@ -309,6 +309,10 @@ pub struct ResourceInfo {
     pub rust_path: String,
     /// The version's openAPIV3Schema (v1beta1 CRDs normalised to the v1 place); `Null` when the CRD has none.
     pub schema: serde_json::Value,
+    /// Path of the kind's generated conversion relative to the generated root module
+    /// (`samplecontroller::conversion::FooConversion`), when `--emit conversion` made one (the
+    /// kind has several generated versions, its storage version among them).
+    pub conversion: Option<String>,
 }
 
 /// The result of a generation run, in memory.
@@ -382,9 +386,30 @@ impl Builder {
         let files = emit::files(&model, &self.options)?;
         let mut resources = Vec::new();
         for g in model.groups {
+            let conversions: std::collections::BTreeMap<&str, String> = if self.options.emit.conversion
+            {
+                g.conversions
+                    .kinds
+                    .iter()
+                    .map(|k| {
+                        let hub = &g.versions[k.versions[0].res.0].resources[k.versions[0].res.1];
+                        (
+                            hub.crd_name.as_str(),
+                            format!("{}::{}::{}", g.module, g.conversions.module, k.conversion),
+                        )
+                    })
+                    .collect()
+            } else {
+                Default::default()
+            };
+            let conversions: std::collections::BTreeMap<String, String> = conversions
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect();
             for v in g.versions {
                 for r in v.resources {
                     resources.push(ResourceInfo {
+                        conversion: conversions.get(&r.crd_name).cloned(),
                         rust_path: format!("{}::{}::{}", g.module, v.module, r.root),
                         crd_name: r.crd_name,
                         source: r.source,
