@@ -392,9 +392,16 @@ mod tests {
             },
         )
         .unwrap();
-        let build =
-            compile_isolating_failures(&root, &units, &BTreeMap::new(), &mut crates, &samples, &unit_crate, None)
-                .unwrap();
+        let build = compile_isolating_failures(
+            &root,
+            &units,
+            &BTreeMap::new(),
+            &mut crates,
+            &samples,
+            &unit_crate,
+            None,
+        )
+        .unwrap();
         assert_eq!(build.failed_units.keys().copied().collect::<Vec<_>>(), [1]);
         assert!(
             build.failed_units[&1].contains("NoSuchType"),

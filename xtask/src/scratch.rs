@@ -201,7 +201,10 @@ pub fn write_workspace(
         let main = dir.join("src/main.rs");
         match extras.runners.get(&index) {
             Some(types) => {
-                write_if_changed(&main, &runner_source(&spec.lib_name(), types, extras.conversions))?;
+                write_if_changed(
+                    &main,
+                    &runner_source(&spec.lib_name(), types, extras.conversions),
+                )?;
             }
             None if main.exists() => std::fs::remove_file(&main)?,
             None => {}
@@ -225,7 +228,11 @@ fn package_toml(name: &str) -> String {
 /// For a kind with generated conversions the line also has `"conversion": {"<version>": null or
 /// "<what went wrong>"}`: the object converted to every version and back, compared whole with
 /// the typed round trip's result (its metadata as given, no conversion annotation left).
-fn runner_source(lib: &str, types: &BTreeSet<String>, conversions: &BTreeMap<String, String>) -> String {
+fn runner_source(
+    lib: &str,
+    types: &BTreeSet<String>,
+    conversions: &BTreeMap<String, String>,
+) -> String {
     let mut arms = String::new();
     for ty in types {
         match conversions.get(ty) {

@@ -386,26 +386,17 @@ impl Builder {
         let files = emit::files(&model, &self.options)?;
         let mut resources = Vec::new();
         for g in model.groups {
-            let conversions: std::collections::BTreeMap<&str, String> = if self.options.emit.conversion
-            {
-                g.conversions
-                    .kinds
-                    .iter()
-                    .map(|k| {
-                        let hub = &g.versions[k.versions[0].res.0].resources[k.versions[0].res.1];
-                        (
-                            hub.crd_name.as_str(),
-                            format!("{}::{}::{}", g.module, g.conversions.module, k.conversion),
-                        )
-                    })
-                    .collect()
-            } else {
-                Default::default()
-            };
-            let conversions: std::collections::BTreeMap<String, String> = conversions
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect();
+            // CRD name -> the path of its kind's conversion.
+            let mut conversions = BTreeMap::new();
+            if self.options.emit.conversion {
+                for k in &g.conversions.kinds {
+                    let (vi, ri) = k.versions[0].res;
+                    conversions.insert(
+                        g.versions[vi].resources[ri].crd_name.clone(),
+                        format!("{}::{}::{}", g.module, g.conversions.module, k.conversion),
+                    );
+                }
+            }
             for v in g.versions {
                 for r in v.resources {
                     resources.push(ResourceInfo {

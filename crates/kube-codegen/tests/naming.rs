@@ -177,7 +177,10 @@ fn conversion_hook_names_are_unique_and_order_independent() {
         true,
         json!({"foo_bar": {"type": "integer"}, "same": {"type": "string"}}),
     );
-    let a = render(&[("a", crd(vec![alpha.clone(), hub.clone()]))], Options::default());
+    let a = render(
+        &[("a", crd(vec![alpha.clone(), hub.clone()]))],
+        Options::default(),
+    );
     let b = render(&[("a", crd(vec![hub, alpha]))], Options::default());
     assert_eq!(a, b);
     let conversion = &a[&PathBuf::from("hooks/conversion.rs")];
@@ -193,11 +196,21 @@ fn conversion_hook_names_are_unique_and_order_independent() {
     assert!(!conversion.contains("spec_same"), "`same` maps: no hook");
     // `--emit types` has no conversion module.
     let types = render(
-        &[("a", crd(vec![version("v1", true, json!({})), version("v2", false, json!({}))]))],
+        &[(
+            "a",
+            crd(vec![
+                version("v1", true, json!({})),
+                version("v2", false, json!({})),
+            ]),
+        )],
         Options {
             emit: kube_codegen::Emit::TYPES,
             ..Options::default()
         },
     );
-    assert!(!types.keys().any(|p| p.ends_with("conversion.rs")), "{:?}", types.keys());
+    assert!(
+        !types.keys().any(|p| p.ends_with("conversion.rs")),
+        "{:?}",
+        types.keys()
+    );
 }

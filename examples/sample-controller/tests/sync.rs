@@ -19,7 +19,9 @@ use sample_controller::controller::{
     Controller, FooEvent, ServerWrites, SyncError, deployment_event_handler, foo_event_handler,
     new_deployment, owner_foo_key,
 };
-use sample_controller::samplecontroller::v1beta1::{Foo, FooLister, FooSpec, FooSpecDeployment, FooStatus};
+use sample_controller::samplecontroller::v1beta1::{
+    Foo, FooLister, FooSpec, FooSpecDeployment, FooStatus,
+};
 use tokio::sync::watch;
 
 /// One write the controller sent (upstream's expected `core.Action`s).
