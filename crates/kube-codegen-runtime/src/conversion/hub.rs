@@ -43,6 +43,7 @@ pub trait HubConversion: Send + Sync + 'static {
     fn to_hub(&self, object: &Self::Object) -> Result<Self::Object, ConversionError>;
     /// Converts `hub` (converted to the hub first if it is not) to version
     /// `VERSIONS[version]`, hooks included.
+    #[allow(clippy::wrong_self_convention)] // `self` holds the hooks; "from the hub" is the point.
     fn from_hub(&self, hub: &Self::Object, version: usize)
     -> Result<Self::Object, ConversionError>;
 }
