@@ -80,7 +80,7 @@ pub mod convert {
             }
             /// The `openAPIV3Schema` of `convert.example.com/v1` `Rollout` (without `description`s), compiled on first use.
             static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
-                r#"{"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"properties":{"containers":{"items":{"properties":{"name":{"type":"string"},"ports":{"items":{"properties":{"port":{"type":"integer"},"protocol":{"enum":["TCP","UDP","SCTP"],"type":"string"}},"type":"object"},"type":"array"}},"required":["name"],"type":"object"},"type":"array"},"deployment":{"properties":{"name":{"type":"string"}},"type":"object"},"env":{"additionalProperties":{"properties":{"optional":{"nullable":true,"type":"boolean"},"value":{"type":"string"}},"type":"object"},"type":"object"},"image":{"type":"string"},"labels":{"additionalProperties":{"type":"string"},"type":"object"},"maxUnavailable":{"x-kubernetes-int-or-string":true},"paused":{"type":"boolean"},"replicas":{"type":"integer"},"timeout":{"type":"integer"}},"required":["image"],"type":"object"},"status":{"properties":{"conditions":{"items":{"properties":{"lastTransitionTime":{"format":"date-time","type":"string"},"message":{"type":"string"},"observedGeneration":{"format":"int64","type":"integer"},"reason":{"type":"string"},"status":{"type":"string"},"type":{"type":"string"}},"required":["type","status","lastTransitionTime","reason","message"],"type":"object"},"type":"array"},"readyReplicas":{"type":"integer"}},"type":"object"}},"type":"object"}"#,
+                r#"{"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"properties":{"containers":{"items":{"properties":{"name":{"type":"string"},"ports":{"items":{"properties":{"port":{"type":"integer"},"protocol":{"enum":["TCP","UDP","SCTP"],"type":"string"}},"type":"object"},"type":"array"}},"required":["name"],"type":"object"},"type":"array"},"deployment":{"properties":{"name":{"type":"string"}},"type":"object"},"env":{"additionalProperties":{"properties":{"optional":{"nullable":true,"type":"boolean"},"value":{"type":"string"}},"type":"object"},"type":"object"},"image":{"type":"string"},"labels":{"additionalProperties":{"type":"string"},"type":"object"},"maxUnavailable":{"x-kubernetes-int-or-string":true},"paused":{"type":"boolean"},"replicas":{"type":"integer"},"timeout":{"type":"integer"}},"required":["image","containers"],"type":"object"},"status":{"properties":{"conditions":{"items":{"properties":{"lastTransitionTime":{"format":"date-time","type":"string"},"message":{"type":"string"},"observedGeneration":{"format":"int64","type":"integer"},"reason":{"type":"string"},"status":{"type":"string"},"type":{"type":"string"}},"required":["type","status","lastTransitionTime","reason","message"],"type":"object"},"type":"array"},"readyReplicas":{"type":"integer"}},"type":"object"}},"type":"object"}"#,
                 "convert.example.com",
                 "Rollout",
             );
@@ -135,8 +135,7 @@ pub mod convert {
                 ::serde::Deserialize
             )]
             pub struct RolloutSpec {
-                #[serde(skip_serializing_if = "Option::is_none")]
-                pub containers: Option<Vec<RolloutSpecContainers>>,
+                pub containers: Vec<RolloutSpecContainers>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub deployment: Option<RolloutSpecDeployment>,
                 #[serde(skip_serializing_if = "Option::is_none")]
@@ -2208,7 +2207,8 @@ pub mod convert {
                                 .iter()
                                 .map(v1alpha1_rollout_spec_containers_to_hub)
                                 .collect()
-                        }),
+                        })
+                        .unwrap_or_default(),
                     deployment: None,
                     env: from
                         .env
@@ -2322,15 +2322,13 @@ pub mod convert {
                 from: &super::super::v1::RolloutSpec,
             ) -> super::super::v1alpha1::RolloutSpec {
                 super::super::v1alpha1::RolloutSpec {
-                    containers: from
-                        .containers
-                        .as_ref()
-                        .map(|x| {
-                            x
-                                .iter()
-                                .map(v1alpha1_rollout_spec_containers_from_hub)
-                                .collect()
-                        }),
+                    containers: Some(
+                        from
+                            .containers
+                            .iter()
+                            .map(v1alpha1_rollout_spec_containers_from_hub)
+                            .collect(),
+                    ),
                     deployment_name: None,
                     env: from
                         .env
@@ -2441,7 +2439,7 @@ pub mod convert {
                 from: &super::super::v1beta1::RolloutSpec,
             ) -> super::super::v1::RolloutSpec {
                 super::super::v1::RolloutSpec {
-                    containers: None,
+                    containers: Vec::new(),
                     deployment: from
                         .deployment
                         .as_ref()

@@ -387,7 +387,7 @@ fn pair_fn(g: &GroupMod, f: &PairFn) -> TokenStream {
                         if conv.is_clone() {
                             quote!(from.#fi.clone())
                         } else {
-                            let a = apply(g, f.to, conv, quote!(v));
+                            let a = apply(g, f.to, conv, quote!(v), false);
                             quote!(from.#fi.iter().map(|(k, v)| (k.clone(), #a)).collect())
                         }
                     }
@@ -457,7 +457,7 @@ fn pair_fn(g: &GroupMod, f: &PairFn) -> TokenStream {
                             quote!(x.clone())
                         }
                     } else {
-                        apply(g, f.to, conv, quote!(x))
+                        apply(g, f.to, conv, quote!(x), false)
                     };
                     if *boxed {
                         e = quote!(Box::new(#e));
@@ -505,14 +505,21 @@ fn mapper(g: &GroupMod, to: (usize, usize), conv: &Conv) -> TokenStream {
             quote!(#n)
         }
         _ => {
-            let a = apply(g, to, conv, quote!(x));
+            let a = apply(g, to, conv, quote!(x), false);
             quote!(|x| #a)
         }
     }
 }
 
-/// `conv` applied to `src` (an expression of type `&A`).
-fn apply(g: &GroupMod, to: (usize, usize), conv: &Conv, src: TokenStream) -> TokenStream {
+/// `conv` applied to `src`: an expression of type `&A`, or a place of type `A` when `place`
+/// (a field: methods borrow it themselves, functions get `&`).
+fn apply(
+    g: &GroupMod,
+    to: (usize, usize),
+    conv: &Conv,
+    src: TokenStream,
+    place: bool,
+) -> TokenStream {
     match conv {
         Conv::Clone => quote!(#src.clone()),
         Conv::Vec(c) => {
@@ -520,7 +527,7 @@ fn apply(g: &GroupMod, to: (usize, usize), conv: &Conv, src: TokenStream) -> Tok
             quote!(#src.iter().map(#m).collect())
         }
         Conv::Map(c) => {
-            let a = apply(g, to, c, quote!(v));
+            let a = apply(g, to, c, quote!(v), false);
             quote!(#src.iter().map(|(k, v)| (k.clone(), #a)).collect())
         }
         Conv::Option(c) => {
@@ -529,7 +536,11 @@ fn apply(g: &GroupMod, to: (usize, usize), conv: &Conv, src: TokenStream) -> Tok
         }
         Conv::Fn(name) => {
             let n = ident(name);
-            quote!(#n(#src))
+            if place {
+                quote!(#n(&#src))
+            } else {
+                quote!(#n(#src))
+            }
         }
         Conv::IntEnum(t) => {
             let t = type_path(g, to, t, &sup2());
@@ -561,7 +572,7 @@ fn field_expr(g: &GroupMod, f: &PairFn, how: &FieldHow) -> TokenStream {
                 }
                 let m = mapper(g, f.to, conv);
                 return match df {
-                    0 => apply(g, f.to, conv, quote!(&from.#fi)),
+                    0 => apply(g, f.to, conv, quote!(from.#fi), true),
                     1 => quote!(from.#fi.as_ref().map(#m)),
                     _ => quote!(from.#fi.as_ref().map(|x| x.as_ref().map(#m))),
                 };
@@ -574,7 +585,7 @@ fn field_expr(g: &GroupMod, f: &PairFn, how: &FieldHow) -> TokenStream {
                         quote!(from.#fi.clone())
                     }
                 } else {
-                    apply(g, f.to, conv, quote!(&from.#fi))
+                    apply(g, f.to, conv, quote!(from.#fi), true)
                 };
                 return if dt == 1 {
                     quote!(Some(#v))
