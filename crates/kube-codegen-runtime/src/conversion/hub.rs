@@ -2,13 +2,15 @@
 //! its storage version, the hub, and [`convert`] turns that typed conversion into
 //! [`KindConversion::convert`](super::KindConversion::convert) over JSON, losslessly.
 //!
-//! **Lossless round trips.** After converting an object from version `a` to `b`, [`convert`]
-//! converts the result back to `a` and compares it with the object it was given. What did not
-//! come back (a field `b` has no place for, a value `b`'s type cannot hold) is recorded as JSON
-//! Patch operations (RFC 6902 `add`/`remove`, keyed by the version they restore) in the
-//! annotation [`DATA_ANNOTATION`] of the result. Converting to `a` again applies them and removes
-//! them, so `a -> b -> a` gives back the same JSON, and a controller that writes `b` (keeping the
-//! annotation, as a read-modify-write does) never erases what a user set through `a`. This is
+//! **Lossless round trips.** Each hop is checked by converting back: after `a -> hub`,
+//! [`convert`] converts the hub back to `a` and compares; after `hub -> b`, it converts `b` back to
+//! the hub. What did not come back (a field the other version has no place for, a value its type
+//! cannot hold) is recorded as JSON Patch operations (RFC 6902 `add`/`remove`) in the annotation
+//! [`DATA_ANNOTATION`] of the result, keyed by the version they restore: a spoke's entry is what
+//! `hub -> spoke` loses, the hub's entry what the spoke the object is now in lost of the hub.
+//! Converting into a version applies its entry and removes it, so `a -> b -> a` (and
+//! `a -> b -> c -> a`) gives back the same JSON, and a controller that writes the hub (keeping
+//! the annotation, as a read-modify-write does) never erases what a user set through `a`. This is
 //! what cluster-api does by hand with its `conversion-data` annotation. The patch restores only
 //! paths that did not survive the trip, so changes made in `b` to fields both versions hold
 //! win; a list item is restored by index, so a list reordered in between may get an item's
@@ -153,6 +155,7 @@ pub fn convert<C: HubConversion>(
         out
     };
     // Metadata as it came, with the converted labels and annotations.
+    let had_meta = object.get("metadata").is_some();
     let mut meta = object
         .get_mut("metadata")
         .map(Value::take)
@@ -182,7 +185,11 @@ pub fn convert<C: HubConversion>(
         }
     }
     if let Value::Object(o) = &mut out {
-        o.insert("metadata".to_owned(), meta);
+        if had_meta || meta.as_object().is_some_and(|m| !m.is_empty()) {
+            o.insert("metadata".to_owned(), meta);
+        } else {
+            o.remove("metadata");
+        }
     }
     Ok(out)
 }
