@@ -10,7 +10,10 @@ use clap::Parser;
 use kube_codegen_runtime::conversion::{Converter, WebhookServer};
 
 #[derive(Debug, Parser)]
-#[command(version, about = "Conversion webhook for samplecontroller.k8s.io Foo (v1alpha1 <-> v1beta1)")]
+#[command(
+    version,
+    about = "Conversion webhook for samplecontroller.k8s.io Foo (v1alpha1 <-> v1beta1)"
+)]
 struct Args {
     /// Address to listen on (`0.0.0.0:8443`).
     #[arg(long, value_name = "ADDR")]
