@@ -1372,6 +1372,755 @@ pub mod multiversion {
             }
         }
     }
+    /// Conversions between the versions of `multiversion.example.com` kinds, through each kind's storage version (the hub).
+    #[allow(deprecated)]
+    pub mod conversion {
+        /// What the automatic conversions of `Certificate` leave to you: one method pair per field that does not map between a version and `v1` (the hub), named after the version and the field's path, and one pair per version for the whole object. Every method has a default that does nothing more than the automatic conversion ([`DefaultCertificateHooks`] uses them all); implement the ones you need on your own type and pass it to [`CertificateConversion::with_hooks`]. A default can be called from an override as `DefaultCertificateHooks.method(from, to)`.
+        pub trait CertificateHooks: Send + Sync + 'static {
+            /// `spec.commonName` from `v1alpha1` to `v1` (the hub): only `v1alpha1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_spec_common_name_to_hub(
+                &self,
+                from: &super::v1alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.commonName` from `v1` (the hub) to `v1alpha1`: only `v1alpha1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1alpha1_spec_common_name_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.duration` from `v1alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_spec_duration_to_hub(
+                &self,
+                from: &super::v1alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.duration` from `v1` (the hub) to `v1alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1alpha1_spec_duration_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.renewBefore` from `v1alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_spec_renew_before_to_hub(
+                &self,
+                from: &super::v1alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.renewBefore` from `v1` (the hub) to `v1alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1alpha1_spec_renew_before_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.secretName` from `v1alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_spec_secret_name_to_hub(
+                &self,
+                from: &super::v1alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.secretName` from `v1` (the hub) to `v1alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1alpha1_spec_secret_name_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v1alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_status_to_hub(
+                &self,
+                from: &super::v1alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v1` (the hub) to `v1alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1alpha1_status_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v1alpha1` to `v1` (the hub), after the field hooks: for conversions no single field explains, or to refuse an object ([`kube_codegen_runtime::conversion::ConversionError::Refused`]). The default does nothing.
+            fn v1alpha1_to_hub(
+                &self,
+                from: &super::v1alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v1` (the hub) to `v1alpha1`, after the field hooks. The default does nothing.
+            fn v1alpha1_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.commonName` from `v1beta1` to `v1` (the hub): only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1beta1_spec_common_name_to_hub(
+                &self,
+                from: &super::v1beta1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.commonName` from `v1` (the hub) to `v1beta1`: only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1beta1_spec_common_name_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1beta1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.renewBefore` from `v1beta1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1beta1_spec_renew_before_to_hub(
+                &self,
+                from: &super::v1beta1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.renewBefore` from `v1` (the hub) to `v1beta1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1beta1_spec_renew_before_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1beta1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.secretName` from `v1beta1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1beta1_spec_secret_name_to_hub(
+                &self,
+                from: &super::v1beta1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.secretName` from `v1` (the hub) to `v1beta1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1beta1_spec_secret_name_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1beta1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v1beta1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1beta1_status_to_hub(
+                &self,
+                from: &super::v1beta1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v1` (the hub) to `v1beta1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v1beta1_status_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1beta1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v1beta1` to `v1` (the hub), after the field hooks: for conversions no single field explains, or to refuse an object ([`kube_codegen_runtime::conversion::ConversionError::Refused`]). The default does nothing.
+            fn v1beta1_to_hub(
+                &self,
+                from: &super::v1beta1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v1` (the hub) to `v1beta1`, after the field hooks. The default does nothing.
+            fn v1beta1_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v1beta1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.dnsNames` from `v2alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v2alpha1_spec_dns_names_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.dnsNames` from `v1` (the hub) to `v2alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v2alpha1_spec_dns_names_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v2alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.duration` from `v2alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v2alpha1_spec_duration_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.duration` from `v1` (the hub) to `v2alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v2alpha1_spec_duration_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v2alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.renewBefore` from `v2alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v2alpha1_spec_renew_before_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.renewBefore` from `v1` (the hub) to `v2alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v2alpha1_spec_renew_before_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v2alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.secretName` from `v2alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v2alpha1_spec_secret_name_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.secretName` from `v1` (the hub) to `v2alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v2alpha1_spec_secret_name_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v2alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.subject` from `v2alpha1` to `v1` (the hub): only `v2alpha1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v2alpha1_spec_subject_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.subject` from `v1` (the hub) to `v2alpha1`: only `v2alpha1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v2alpha1_spec_subject_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v2alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v2alpha1` to `v1` (the hub): only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v2alpha1_status_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v1` (the hub) to `v2alpha1`: only `v1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultCertificateHooks`]) does nothing more.
+            fn v2alpha1_status_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v2alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v2alpha1` to `v1` (the hub), after the field hooks: for conversions no single field explains, or to refuse an object ([`kube_codegen_runtime::conversion::ConversionError::Refused`]). The default does nothing.
+            fn v2alpha1_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+                to: &mut super::v1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v1` (the hub) to `v2alpha1`, after the field hooks. The default does nothing.
+            fn v2alpha1_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+                to: &mut super::v2alpha1::Certificate,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+        }
+        /// [`CertificateHooks`] with every default.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct DefaultCertificateHooks;
+        impl CertificateHooks for DefaultCertificateHooks {}
+        /// A `Certificate` of any version.
+        #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+        #[serde(untagged)]
+        pub enum AnyCertificate {
+            /// `multiversion.example.com/v1`.
+            V1(Box<super::v1::Certificate>),
+            /// `multiversion.example.com/v1alpha1`.
+            V1alpha1(Box<super::v1alpha1::Certificate>),
+            /// `multiversion.example.com/v1beta1`.
+            V1beta1(Box<super::v1beta1::Certificate>),
+            /// `multiversion.example.com/v2alpha1`.
+            V2alpha1(Box<super::v2alpha1::Certificate>),
+        }
+        /// Converts `Certificate` between `v1`, `v1alpha1`, `v1beta1`, `v2alpha1` through `v1`, the storage version (the hub): the automatic conversions, then the hooks `H` ([`DefaultCertificateHooks`] by default). Register it with the runtime's conversion webhook (it is a [`KindConversion`](::kube_codegen_runtime::conversion::KindConversion)); round trips through it lose nothing (see [`hub`](::kube_codegen_runtime::conversion::hub)).
+        #[derive(Clone, Debug, Default)]
+        pub struct CertificateConversion<H = DefaultCertificateHooks> {
+            hooks: H,
+        }
+        impl CertificateConversion {
+            /// With the default hooks.
+            pub fn new() -> Self {
+                Self {
+                    hooks: DefaultCertificateHooks,
+                }
+            }
+        }
+        impl<H: CertificateHooks> CertificateConversion<H> {
+            /// With your hooks.
+            pub fn with_hooks(hooks: H) -> Self {
+                Self { hooks }
+            }
+            /// The hooks.
+            pub fn hooks(&self) -> &H {
+                &self.hooks
+            }
+            /// `v1alpha1` to `v1` (the hub): the automatic conversion, then the hooks.
+            pub fn v1alpha1_to_hub(
+                &self,
+                from: &super::v1alpha1::Certificate,
+            ) -> Result<
+                super::v1::Certificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = certificate::v1alpha1_to_hub(from);
+                self.hooks.v1alpha1_spec_common_name_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_duration_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_renew_before_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_secret_name_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_status_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_to_hub(from, &mut to)?;
+                Ok(to)
+            }
+            /// `v1` (the hub) to `v1alpha1`: the automatic conversion, then the hooks.
+            pub fn v1alpha1_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+            ) -> Result<
+                super::v1alpha1::Certificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = certificate::v1alpha1_from_hub(from);
+                self.hooks.v1alpha1_spec_common_name_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_duration_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_renew_before_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_secret_name_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_status_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_from_hub(from, &mut to)?;
+                Ok(to)
+            }
+            /// `v1beta1` to `v1` (the hub): the automatic conversion, then the hooks.
+            pub fn v1beta1_to_hub(
+                &self,
+                from: &super::v1beta1::Certificate,
+            ) -> Result<
+                super::v1::Certificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = certificate::v1beta1_to_hub(from);
+                self.hooks.v1beta1_spec_common_name_to_hub(from, &mut to)?;
+                self.hooks.v1beta1_spec_renew_before_to_hub(from, &mut to)?;
+                self.hooks.v1beta1_spec_secret_name_to_hub(from, &mut to)?;
+                self.hooks.v1beta1_status_to_hub(from, &mut to)?;
+                self.hooks.v1beta1_to_hub(from, &mut to)?;
+                Ok(to)
+            }
+            /// `v1` (the hub) to `v1beta1`: the automatic conversion, then the hooks.
+            pub fn v1beta1_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+            ) -> Result<
+                super::v1beta1::Certificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = certificate::v1beta1_from_hub(from);
+                self.hooks.v1beta1_spec_common_name_from_hub(from, &mut to)?;
+                self.hooks.v1beta1_spec_renew_before_from_hub(from, &mut to)?;
+                self.hooks.v1beta1_spec_secret_name_from_hub(from, &mut to)?;
+                self.hooks.v1beta1_status_from_hub(from, &mut to)?;
+                self.hooks.v1beta1_from_hub(from, &mut to)?;
+                Ok(to)
+            }
+            /// `v2alpha1` to `v1` (the hub): the automatic conversion, then the hooks.
+            pub fn v2alpha1_to_hub(
+                &self,
+                from: &super::v2alpha1::Certificate,
+            ) -> Result<
+                super::v1::Certificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = certificate::v2alpha1_to_hub(from);
+                self.hooks.v2alpha1_spec_dns_names_to_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_duration_to_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_renew_before_to_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_secret_name_to_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_subject_to_hub(from, &mut to)?;
+                self.hooks.v2alpha1_status_to_hub(from, &mut to)?;
+                self.hooks.v2alpha1_to_hub(from, &mut to)?;
+                Ok(to)
+            }
+            /// `v1` (the hub) to `v2alpha1`: the automatic conversion, then the hooks.
+            pub fn v2alpha1_from_hub(
+                &self,
+                from: &super::v1::Certificate,
+            ) -> Result<
+                super::v2alpha1::Certificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = certificate::v2alpha1_from_hub(from);
+                self.hooks.v2alpha1_spec_dns_names_from_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_duration_from_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_renew_before_from_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_secret_name_from_hub(from, &mut to)?;
+                self.hooks.v2alpha1_spec_subject_from_hub(from, &mut to)?;
+                self.hooks.v2alpha1_status_from_hub(from, &mut to)?;
+                self.hooks.v2alpha1_from_hub(from, &mut to)?;
+                Ok(to)
+            }
+        }
+        impl<H: CertificateHooks> ::kube_codegen_runtime::conversion::hub::HubConversion
+        for CertificateConversion<H> {
+            type Object = AnyCertificate;
+            const GROUP: &'static str = "multiversion.example.com";
+            const KIND: &'static str = "Certificate";
+            const VERSIONS: &'static [&'static str] = &[
+                "v1",
+                "v1alpha1",
+                "v1beta1",
+                "v2alpha1",
+            ];
+            fn decode(
+                &self,
+                version: usize,
+                object: &::serde_json::Value,
+            ) -> Result<AnyCertificate, ::serde_json::Error> {
+                Ok(
+                    match version {
+                        0 => {
+                            AnyCertificate::V1(
+                                Box::new(::serde::Deserialize::deserialize(object)?),
+                            )
+                        }
+                        1 => {
+                            AnyCertificate::V1alpha1(
+                                Box::new(::serde::Deserialize::deserialize(object)?),
+                            )
+                        }
+                        2 => {
+                            AnyCertificate::V1beta1(
+                                Box::new(::serde::Deserialize::deserialize(object)?),
+                            )
+                        }
+                        3 => {
+                            AnyCertificate::V2alpha1(
+                                Box::new(::serde::Deserialize::deserialize(object)?),
+                            )
+                        }
+                        _ => {
+                            return Err(
+                                <::serde_json::Error as ::serde::de::Error>::custom(
+                                    "no such version",
+                                ),
+                            );
+                        }
+                    },
+                )
+            }
+            fn to_hub(
+                &self,
+                object: &AnyCertificate,
+            ) -> Result<
+                AnyCertificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                Ok(
+                    AnyCertificate::V1(
+                        Box::new(
+                            match object {
+                                AnyCertificate::V1(o) => (**o).clone(),
+                                AnyCertificate::V1alpha1(o) => self.v1alpha1_to_hub(o)?,
+                                AnyCertificate::V1beta1(o) => self.v1beta1_to_hub(o)?,
+                                AnyCertificate::V2alpha1(o) => self.v2alpha1_to_hub(o)?,
+                            },
+                        ),
+                    ),
+                )
+            }
+            fn from_hub(
+                &self,
+                hub: &AnyCertificate,
+                version: usize,
+            ) -> Result<
+                AnyCertificate,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let converted;
+                let hub: &super::v1::Certificate = match hub {
+                    AnyCertificate::V1(o) => o,
+                    other => {
+                        converted = match self.to_hub(other)? {
+                            AnyCertificate::V1(o) => o,
+                            _ => {
+                                return Err(
+                                    ::kube_codegen_runtime::conversion::ConversionError::Refused(
+                                        "no hub".to_owned(),
+                                    ),
+                                );
+                            }
+                        };
+                        &converted
+                    }
+                };
+                Ok(
+                    match version {
+                        0 => AnyCertificate::V1(Box::new(hub.clone())),
+                        1 => {
+                            AnyCertificate::V1alpha1(
+                                Box::new(self.v1alpha1_from_hub(hub)?),
+                            )
+                        }
+                        2 => {
+                            AnyCertificate::V1beta1(
+                                Box::new(self.v1beta1_from_hub(hub)?),
+                            )
+                        }
+                        3 => {
+                            AnyCertificate::V2alpha1(
+                                Box::new(self.v2alpha1_from_hub(hub)?),
+                            )
+                        }
+                        _ => {
+                            return Err(::kube_codegen_runtime::conversion::ConversionError::UnknownVersion {
+                                kind: "Certificate".to_owned(),
+                                api_version: version.to_string(),
+                            });
+                        }
+                    },
+                )
+            }
+        }
+        impl<H: CertificateHooks> ::kube_codegen_runtime::conversion::KindConversion
+        for CertificateConversion<H> {
+            fn group(&self) -> &str {
+                "multiversion.example.com"
+            }
+            fn kind(&self) -> &str {
+                "Certificate"
+            }
+            fn versions(&self) -> &[&str] {
+                const VERSIONS: [&str; 4] = ["v1", "v1alpha1", "v1beta1", "v2alpha1"];
+                &VERSIONS
+            }
+            fn convert(
+                &self,
+                object: ::serde_json::Value,
+                version: &str,
+            ) -> Result<
+                ::serde_json::Value,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                ::kube_codegen_runtime::conversion::hub::convert(self, object, version)
+            }
+        }
+        /// The automatic conversions of `Certificate`.
+        mod certificate {
+            pub(super) fn v1alpha1_to_hub(
+                from: &super::super::v1alpha1::Certificate,
+            ) -> super::super::v1::Certificate {
+                super::super::v1::Certificate {
+                    api_version: <super::super::v1::Certificate as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v1::Certificate as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v1alpha1_certificate_spec_to_hub),
+                    status: None,
+                }
+            }
+            pub(super) fn v1alpha1_certificate_spec_to_hub(
+                from: &super::super::v1alpha1::CertificateSpec,
+            ) -> super::super::v1::CertificateSpec {
+                super::super::v1::CertificateSpec {
+                    dns_names: from.dns_names.clone(),
+                    duration: None,
+                    renew_before: None,
+                    secret_name: String::new(),
+                }
+            }
+            pub(super) fn v1alpha1_from_hub(
+                from: &super::super::v1::Certificate,
+            ) -> super::super::v1alpha1::Certificate {
+                super::super::v1alpha1::Certificate {
+                    api_version: <super::super::v1alpha1::Certificate as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v1alpha1::Certificate as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v1alpha1_certificate_spec_from_hub),
+                }
+            }
+            pub(super) fn v1alpha1_certificate_spec_from_hub(
+                from: &super::super::v1::CertificateSpec,
+            ) -> super::super::v1alpha1::CertificateSpec {
+                super::super::v1alpha1::CertificateSpec {
+                    common_name: None,
+                    dns_names: from.dns_names.clone(),
+                }
+            }
+            pub(super) fn v1beta1_to_hub(
+                from: &super::super::v1beta1::Certificate,
+            ) -> super::super::v1::Certificate {
+                super::super::v1::Certificate {
+                    api_version: <super::super::v1::Certificate as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v1::Certificate as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v1beta1_certificate_spec_to_hub),
+                    status: None,
+                }
+            }
+            pub(super) fn v1beta1_certificate_spec_to_hub(
+                from: &super::super::v1beta1::CertificateSpec,
+            ) -> super::super::v1::CertificateSpec {
+                super::super::v1::CertificateSpec {
+                    dns_names: from.dns_names.clone(),
+                    duration: from.duration.clone(),
+                    renew_before: None,
+                    secret_name: String::new(),
+                }
+            }
+            pub(super) fn v1beta1_from_hub(
+                from: &super::super::v1::Certificate,
+            ) -> super::super::v1beta1::Certificate {
+                super::super::v1beta1::Certificate {
+                    api_version: <super::super::v1beta1::Certificate as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v1beta1::Certificate as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v1beta1_certificate_spec_from_hub),
+                }
+            }
+            pub(super) fn v1beta1_certificate_spec_from_hub(
+                from: &super::super::v1::CertificateSpec,
+            ) -> super::super::v1beta1::CertificateSpec {
+                super::super::v1beta1::CertificateSpec {
+                    common_name: None,
+                    dns_names: from.dns_names.clone(),
+                    duration: from.duration.clone(),
+                }
+            }
+            pub(super) fn v2alpha1_to_hub(
+                from: &super::super::v2alpha1::Certificate,
+            ) -> super::super::v1::Certificate {
+                super::super::v1::Certificate {
+                    api_version: <super::super::v1::Certificate as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v1::Certificate as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v2alpha1_certificate_spec_to_hub),
+                    status: None,
+                }
+            }
+            pub(super) fn v2alpha1_certificate_spec_to_hub(
+                _from: &super::super::v2alpha1::CertificateSpec,
+            ) -> super::super::v1::CertificateSpec {
+                super::super::v1::CertificateSpec {
+                    dns_names: None,
+                    duration: None,
+                    renew_before: None,
+                    secret_name: String::new(),
+                }
+            }
+            pub(super) fn v2alpha1_from_hub(
+                from: &super::super::v1::Certificate,
+            ) -> super::super::v2alpha1::Certificate {
+                super::super::v2alpha1::Certificate {
+                    api_version: <super::super::v2alpha1::Certificate as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v2alpha1::Certificate as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v2alpha1_certificate_spec_from_hub),
+                }
+            }
+            pub(super) fn v2alpha1_certificate_spec_from_hub(
+                _from: &super::super::v1::CertificateSpec,
+            ) -> super::super::v2alpha1::CertificateSpec {
+                super::super::v2alpha1::CertificateSpec {
+                    subject: None,
+                }
+            }
+        }
+    }
     /// Shared informers of the `multiversion.example.com` group.
     #[derive(Clone, Debug)]
     pub struct MultiversionInformers {

@@ -648,6 +648,318 @@ pub mod legacyversions {
             }
         }
     }
+    /// Conversions between the versions of `legacyversions.example.com` kinds, through each kind's storage version (the hub).
+    pub mod conversion {
+        /// What the automatic conversions of `Queue` leave to you: one method pair per field that does not map between a version and `v1beta1` (the hub), named after the version and the field's path, and one pair per version for the whole object. Every method has a default that does nothing more than the automatic conversion ([`DefaultQueueHooks`] uses them all); implement the ones you need on your own type and pass it to [`QueueConversion::with_hooks`]. A default can be called from an override as `DefaultQueueHooks.method(from, to)`.
+        pub trait QueueHooks: Send + Sync + 'static {
+            /// `spec.capacity` from `v1alpha1` to `v1beta1` (the hub): only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_spec_capacity_to_hub(
+                &self,
+                from: &super::v1alpha1::Queue,
+                to: &mut super::v1beta1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.capacity` from `v1beta1` (the hub) to `v1alpha1`: only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more.
+            fn v1alpha1_spec_capacity_from_hub(
+                &self,
+                from: &super::v1beta1::Queue,
+                to: &mut super::v1alpha1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.durable` from `v1alpha1` to `v1beta1` (the hub): only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_spec_durable_to_hub(
+                &self,
+                from: &super::v1alpha1::Queue,
+                to: &mut super::v1beta1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.durable` from `v1beta1` (the hub) to `v1alpha1`: only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more.
+            fn v1alpha1_spec_durable_from_hub(
+                &self,
+                from: &super::v1beta1::Queue,
+                to: &mut super::v1alpha1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.size` from `v1alpha1` to `v1beta1` (the hub): only `v1alpha1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_spec_size_to_hub(
+                &self,
+                from: &super::v1alpha1::Queue,
+                to: &mut super::v1beta1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `spec.size` from `v1beta1` (the hub) to `v1alpha1`: only `v1alpha1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more.
+            fn v1alpha1_spec_size_from_hub(
+                &self,
+                from: &super::v1beta1::Queue,
+                to: &mut super::v1alpha1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v1alpha1` to `v1beta1` (the hub): only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more, and what `to` cannot hold travels in the `kube-codegen.io/conversion-data` annotation.
+            fn v1alpha1_status_to_hub(
+                &self,
+                from: &super::v1alpha1::Queue,
+                to: &mut super::v1beta1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// `status` from `v1beta1` (the hub) to `v1alpha1`: only `v1beta1` has it. Called after the automatic conversion, with the whole objects; the default ([`DefaultQueueHooks`]) does nothing more.
+            fn v1alpha1_status_from_hub(
+                &self,
+                from: &super::v1beta1::Queue,
+                to: &mut super::v1alpha1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v1alpha1` to `v1beta1` (the hub), after the field hooks: for conversions no single field explains, or to refuse an object ([`kube_codegen_runtime::conversion::ConversionError::Refused`]). The default does nothing.
+            fn v1alpha1_to_hub(
+                &self,
+                from: &super::v1alpha1::Queue,
+                to: &mut super::v1beta1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+            /// The whole object from `v1beta1` (the hub) to `v1alpha1`, after the field hooks. The default does nothing.
+            fn v1alpha1_from_hub(
+                &self,
+                from: &super::v1beta1::Queue,
+                to: &mut super::v1alpha1::Queue,
+            ) -> Result<(), ::kube_codegen_runtime::conversion::ConversionError> {
+                let _ = (from, to);
+                Ok(())
+            }
+        }
+        /// [`QueueHooks`] with every default.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct DefaultQueueHooks;
+        impl QueueHooks for DefaultQueueHooks {}
+        /// A `Queue` of any version.
+        #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
+        #[serde(untagged)]
+        pub enum AnyQueue {
+            /// `legacyversions.example.com/v1beta1`.
+            V1beta1(Box<super::v1beta1::Queue>),
+            /// `legacyversions.example.com/v1alpha1`.
+            V1alpha1(Box<super::v1alpha1::Queue>),
+        }
+        /// Converts `Queue` between `v1beta1`, `v1alpha1` through `v1beta1`, the storage version (the hub): the automatic conversions, then the hooks `H` ([`DefaultQueueHooks`] by default). Register it with the runtime's conversion webhook (it is a [`KindConversion`](::kube_codegen_runtime::conversion::KindConversion)); round trips through it lose nothing (see [`hub`](::kube_codegen_runtime::conversion::hub)).
+        #[derive(Clone, Debug, Default)]
+        pub struct QueueConversion<H = DefaultQueueHooks> {
+            hooks: H,
+        }
+        impl QueueConversion {
+            /// With the default hooks.
+            pub fn new() -> Self {
+                Self { hooks: DefaultQueueHooks }
+            }
+        }
+        impl<H: QueueHooks> QueueConversion<H> {
+            /// With your hooks.
+            pub fn with_hooks(hooks: H) -> Self {
+                Self { hooks }
+            }
+            /// The hooks.
+            pub fn hooks(&self) -> &H {
+                &self.hooks
+            }
+            /// `v1alpha1` to `v1beta1` (the hub): the automatic conversion, then the hooks.
+            pub fn v1alpha1_to_hub(
+                &self,
+                from: &super::v1alpha1::Queue,
+            ) -> Result<
+                super::v1beta1::Queue,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = queue::v1alpha1_to_hub(from);
+                self.hooks.v1alpha1_spec_capacity_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_durable_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_size_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_status_to_hub(from, &mut to)?;
+                self.hooks.v1alpha1_to_hub(from, &mut to)?;
+                Ok(to)
+            }
+            /// `v1beta1` (the hub) to `v1alpha1`: the automatic conversion, then the hooks.
+            pub fn v1alpha1_from_hub(
+                &self,
+                from: &super::v1beta1::Queue,
+            ) -> Result<
+                super::v1alpha1::Queue,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                let mut to = queue::v1alpha1_from_hub(from);
+                self.hooks.v1alpha1_spec_capacity_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_durable_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_spec_size_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_status_from_hub(from, &mut to)?;
+                self.hooks.v1alpha1_from_hub(from, &mut to)?;
+                Ok(to)
+            }
+        }
+        impl<H: QueueHooks> ::kube_codegen_runtime::conversion::hub::HubConversion
+        for QueueConversion<H> {
+            type Object = AnyQueue;
+            const GROUP: &'static str = "legacyversions.example.com";
+            const KIND: &'static str = "Queue";
+            const VERSIONS: &'static [&'static str] = &["v1beta1", "v1alpha1"];
+            fn decode(
+                &self,
+                version: usize,
+                object: &::serde_json::Value,
+            ) -> Result<AnyQueue, ::serde_json::Error> {
+                Ok(
+                    match version {
+                        0 => {
+                            AnyQueue::V1beta1(
+                                Box::new(::serde::Deserialize::deserialize(object)?),
+                            )
+                        }
+                        1 => {
+                            AnyQueue::V1alpha1(
+                                Box::new(::serde::Deserialize::deserialize(object)?),
+                            )
+                        }
+                        _ => {
+                            return Err(
+                                <::serde_json::Error as ::serde::de::Error>::custom(
+                                    "no such version",
+                                ),
+                            );
+                        }
+                    },
+                )
+            }
+            fn to_hub(
+                &self,
+                object: &AnyQueue,
+            ) -> Result<AnyQueue, ::kube_codegen_runtime::conversion::ConversionError> {
+                Ok(
+                    AnyQueue::V1beta1(
+                        Box::new(
+                            match object {
+                                AnyQueue::V1beta1(o) => (**o).clone(),
+                                AnyQueue::V1alpha1(o) => self.v1alpha1_to_hub(o)?,
+                            },
+                        ),
+                    ),
+                )
+            }
+            fn from_hub(
+                &self,
+                hub: &AnyQueue,
+                version: usize,
+            ) -> Result<AnyQueue, ::kube_codegen_runtime::conversion::ConversionError> {
+                let converted;
+                let hub: &super::v1beta1::Queue = match hub {
+                    AnyQueue::V1beta1(o) => o,
+                    other => {
+                        converted = match self.to_hub(other)? {
+                            AnyQueue::V1beta1(o) => o,
+                            _ => {
+                                return Err(
+                                    ::kube_codegen_runtime::conversion::ConversionError::Refused(
+                                        "no hub".to_owned(),
+                                    ),
+                                );
+                            }
+                        };
+                        &converted
+                    }
+                };
+                Ok(
+                    match version {
+                        0 => AnyQueue::V1beta1(Box::new(hub.clone())),
+                        1 => AnyQueue::V1alpha1(Box::new(self.v1alpha1_from_hub(hub)?)),
+                        _ => {
+                            return Err(::kube_codegen_runtime::conversion::ConversionError::UnknownVersion {
+                                kind: "Queue".to_owned(),
+                                api_version: version.to_string(),
+                            });
+                        }
+                    },
+                )
+            }
+        }
+        impl<H: QueueHooks> ::kube_codegen_runtime::conversion::KindConversion
+        for QueueConversion<H> {
+            fn group(&self) -> &str {
+                "legacyversions.example.com"
+            }
+            fn kind(&self) -> &str {
+                "Queue"
+            }
+            fn versions(&self) -> &[&str] {
+                const VERSIONS: [&str; 2] = ["v1beta1", "v1alpha1"];
+                &VERSIONS
+            }
+            fn convert(
+                &self,
+                object: ::serde_json::Value,
+                version: &str,
+            ) -> Result<
+                ::serde_json::Value,
+                ::kube_codegen_runtime::conversion::ConversionError,
+            > {
+                ::kube_codegen_runtime::conversion::hub::convert(self, object, version)
+            }
+        }
+        /// The automatic conversions of `Queue`.
+        mod queue {
+            pub(super) fn v1alpha1_to_hub(
+                from: &super::super::v1alpha1::Queue,
+            ) -> super::super::v1beta1::Queue {
+                super::super::v1beta1::Queue {
+                    api_version: <super::super::v1beta1::Queue as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v1beta1::Queue as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v1alpha1_queue_spec_to_hub),
+                    status: None,
+                }
+            }
+            pub(super) fn v1alpha1_queue_spec_to_hub(
+                _from: &super::super::v1alpha1::QueueSpec,
+            ) -> super::super::v1beta1::QueueSpec {
+                super::super::v1beta1::QueueSpec {
+                    capacity: None,
+                    durable: None,
+                }
+            }
+            pub(super) fn v1alpha1_from_hub(
+                from: &super::super::v1beta1::Queue,
+            ) -> super::super::v1alpha1::Queue {
+                super::super::v1alpha1::Queue {
+                    api_version: <super::super::v1alpha1::Queue as ::k8s_openapi::Resource>::API_VERSION
+                        .to_owned(),
+                    kind: <super::super::v1alpha1::Queue as ::k8s_openapi::Resource>::KIND
+                        .to_owned(),
+                    metadata: from.metadata.clone(),
+                    spec: from.spec.as_ref().map(v1alpha1_queue_spec_from_hub),
+                }
+            }
+            pub(super) fn v1alpha1_queue_spec_from_hub(
+                _from: &super::super::v1beta1::QueueSpec,
+            ) -> super::super::v1alpha1::QueueSpec {
+                super::super::v1alpha1::QueueSpec {
+                    size: None,
+                }
+            }
+        }
+    }
     /// Shared informers of the `legacyversions.example.com` group.
     #[derive(Clone, Debug)]
     pub struct LegacyversionsInformers {

@@ -278,12 +278,14 @@ fn g2_one(
     let crates = scratch::pack(&generation.units, &[all], args.max_lines);
     let root = paths::repo_root().join("target/corpus-bench");
     let no_runners = Default::default();
+    let no_conversions = Default::default();
     scratch::write_workspace(
         &root,
         &generation.units,
         &crates,
         &Extras {
             runners: &no_runners,
+            conversions: &no_conversions,
             warmup: true,
         },
     )?;

@@ -176,6 +176,7 @@ fn runners_for(
 fn compile_isolating_failures(
     root: &Path,
     units: &[Unit],
+    conversions: &BTreeMap<String, String>,
     crates: &mut [scratch::CrateSpec],
     samples: &cases::Samples,
     unit_crate: &BTreeMap<usize, usize>,
@@ -211,6 +212,7 @@ fn compile_isolating_failures(
         crates,
         &Extras {
             runners: &runners,
+            conversions,
             warmup: false,
         },
     )?;
@@ -226,6 +228,19 @@ fn compile_isolating_failures(
     second.errors = errors;
     second.failed_units = failed;
     Ok(second)
+}
+
+/// Type path of every resource with a generated conversion -> the conversion's path.
+fn conversion_paths(units: &[Unit]) -> BTreeMap<String, String> {
+    units
+        .iter()
+        .flat_map(|u| {
+            u.resources.iter().filter_map(move |r| {
+                let c = r.conversion.as_ref()?;
+                Some((u.type_path(r), format!("{}::{c}", u.module)))
+            })
+        })
+        .collect()
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
@@ -270,12 +285,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .flat_map(|(c, spec)| spec.units.iter().map(move |&u| (u, c)))
         .collect();
     let runners = runners_for(&samples, &unit_crate, &BTreeMap::new());
+    let conversions = conversion_paths(&generation.units);
     scratch::write_workspace(
         &root,
         &generation.units,
         &crates,
         &Extras {
             runners: &runners,
+            conversions: &conversions,
             warmup: false,
         },
     )?;
@@ -293,6 +310,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let build = compile_isolating_failures(
         &root,
         &generation.units,
+        &conversions,
         &mut crates,
         &samples,
         &unit_crate,
@@ -320,8 +338,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         compile_time.as_secs_f64(),
         run_time.as_secs_f64()
     );
+    let conversion_ok = report::conversions(&generation, &build, &samples, &results.conversions);
     let standalone_ok = standalone::check(&args.dir, &args.projects)?;
-    Ok(if report_ok && standalone_ok {
+    Ok(if report_ok && standalone_ok && conversion_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -367,14 +386,22 @@ mod tests {
             &units,
             &crates,
             &Extras {
+                conversions: &BTreeMap::new(),
                 runners: &BTreeMap::new(),
                 warmup: false,
             },
         )
         .unwrap();
-        let build =
-            compile_isolating_failures(&root, &units, &mut crates, &samples, &unit_crate, None)
-                .unwrap();
+        let build = compile_isolating_failures(
+            &root,
+            &units,
+            &BTreeMap::new(),
+            &mut crates,
+            &samples,
+            &unit_crate,
+            None,
+        )
+        .unwrap();
         assert_eq!(build.failed_units.keys().copied().collect::<Vec<_>>(), [1]);
         assert!(
             build.failed_units[&1].contains("NoSuchType"),

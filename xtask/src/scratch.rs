@@ -115,6 +115,8 @@ fn dependency_lines() -> Result<String> {
 pub struct Extras<'a> {
     /// Per crate index: the type paths the round-trip runner binary dispatches to (no runner when absent).
     pub runners: &'a BTreeMap<usize, BTreeSet<String>>,
+    /// Type path -> path of its kind's generated conversion (checked by the runner on every sample).
+    pub conversions: &'a BTreeMap<String, String>,
     /// A `deps` crate that only links the dependencies, so they can be built before timing.
     pub warmup: bool,
 }
@@ -199,7 +201,10 @@ pub fn write_workspace(
         let main = dir.join("src/main.rs");
         match extras.runners.get(&index) {
             Some(types) => {
-                write_if_changed(&main, &runner_source(&spec.lib_name(), types))?;
+                write_if_changed(
+                    &main,
+                    &runner_source(&spec.lib_name(), types, extras.conversions),
+                )?;
             }
             None if main.exists() => std::fs::remove_file(&main)?,
             None => {}
@@ -219,12 +224,25 @@ fn package_toml(name: &str) -> String {
 /// A binary that reads `[[type, object], ...]` from the file named by its argument and prints, per case and in
 /// order, one line `{"ok": <object after the typed round trip>, "causes": [[reason, field, message], ...]}`
 /// (what the generated `validate()` says of the object) or `{"err": "<message>"}`.
-fn runner_source(lib: &str, types: &BTreeSet<String>) -> String {
+///
+/// For a kind with generated conversions the line also has `"conversion": {"<version>": null or
+/// "<what went wrong>"}`: the object converted to every version and back, compared whole with
+/// the typed round trip's result (its metadata as given, no conversion annotation left).
+fn runner_source(
+    lib: &str,
+    types: &BTreeSet<String>,
+    conversions: &BTreeMap<String, String>,
+) -> String {
     let mut arms = String::new();
     for ty in types {
-        arms.push_str(&format!(
-            "            {ty:?} => rt::<{lib}::{ty}>(value, |t| causes(t.validate())),\n"
-        ));
+        match conversions.get(ty) {
+            Some(conv) => arms.push_str(&format!(
+                "            {ty:?} => rt::<{lib}::{ty}>(value.clone(), |t| causes(t.validate())).map(|(v, c, _)| {{ let k = convert_all(&{lib}::{conv}::new(), &value, &v); (v, c, Some(k)) }}),\n"
+            )),
+            None => arms.push_str(&format!(
+                "            {ty:?} => rt::<{lib}::{ty}>(value, |t| causes(t.validate())),\n"
+            )),
+        }
     }
     format!(
         r#"//! Round-trip runner (scratch, written by `cargo xtask corpus`).
@@ -232,14 +250,47 @@ fn runner_source(lib: &str, types: &BTreeSet<String>) -> String {
 
 use std::io::Write;
 
+type Line = (serde_json::Value, Vec<[String; 3]>, Option<serde_json::Value>);
+
 fn rt<T: serde::de::DeserializeOwned + serde::Serialize>(
     value: serde_json::Value,
     validate: fn(&T) -> Vec<[String; 3]>,
-) -> Result<(serde_json::Value, Vec<[String; 3]>), String> {{
+) -> Result<Line, String> {{
     let typed: T = serde_json::from_value(value).map_err(|e| format!("deserialize: {{e}}"))?;
     let causes = validate(&typed);
     let back = serde_json::to_value(&typed).map_err(|e| format!("serialize: {{e}}"))?;
-    Ok((back, causes))
+    Ok((back, causes, None))
+}}
+
+/// The object to every version and back: `null` per version when it came back whole.
+fn convert_all<C: kube_codegen_runtime::conversion::KindConversion>(
+    c: &C,
+    value: &serde_json::Value,
+    typed: &serde_json::Value,
+) -> serde_json::Value {{
+    use kube_codegen_runtime::conversion::KindConversion as _;
+    let mut want = typed.clone();
+    if let (Some(w), Some(m)) = (want.as_object_mut(), value.get("metadata")) {{
+        w.insert("metadata".into(), m.clone());
+    }}
+    let from = value["apiVersion"].as_str().unwrap_or_default().rsplit('/').next().unwrap_or_default().to_owned();
+    let mut out = serde_json::Map::new();
+    for v in c.versions() {{
+        let r = c.convert(value.clone(), v).and_then(|there| {{
+            let back = c.convert(there.clone(), &from)?;
+            Ok((there, back))
+        }});
+        let verdict = match r {{
+            Ok((there, _)) if there["apiVersion"] != serde_json::json!(format!("{{}}/{{}}", c.group(), v)) => {{
+                serde_json::json!(format!("converted to {{}}", there["apiVersion"]))
+            }}
+            Ok((_, back)) if back == want => serde_json::Value::Null,
+            Ok((there, back)) => serde_json::json!(format!("lost: came back as {{back}} through {{there}}")),
+            Err(e) => serde_json::json!(e.to_string()),
+        }};
+        out.insert((*v).to_owned(), verdict);
+    }}
+    serde_json::Value::Object(out)
 }}
 
 fn causes(result: Result<(), kube_codegen_runtime::ValidationErrors>) -> Vec<[String; 3]> {{
@@ -263,7 +314,8 @@ fn run() {{
 {arms}            other => Err(format!("no type {{other}} in this crate")),
         }};
         let line = match result {{
-            Ok((v, causes)) => serde_json::json!({{ "ok": v, "causes": causes }}),
+            Ok((v, causes, Some(conversion))) => serde_json::json!({{ "ok": v, "causes": causes, "conversion": conversion }}),
+            Ok((v, causes, None)) => serde_json::json!({{ "ok": v, "causes": causes }}),
             Err(e) => serde_json::json!({{ "err": e }}),
         }};
         writeln!(out, "{{line}}").expect("writing a result");

@@ -309,6 +309,10 @@ pub struct ResourceInfo {
     pub rust_path: String,
     /// The version's openAPIV3Schema (v1beta1 CRDs normalised to the v1 place); `Null` when the CRD has none.
     pub schema: serde_json::Value,
+    /// Path of the kind's generated conversion relative to the generated root module
+    /// (`samplecontroller::conversion::FooConversion`), when `--emit conversion` made one (the
+    /// kind has several generated versions, its storage version among them).
+    pub conversion: Option<String>,
 }
 
 /// The result of a generation run, in memory.
@@ -382,9 +386,21 @@ impl Builder {
         let files = emit::files(&model, &self.options)?;
         let mut resources = Vec::new();
         for g in model.groups {
+            // CRD name -> the path of its kind's conversion.
+            let mut conversions = BTreeMap::new();
+            if self.options.emit.conversion {
+                for k in &g.conversions.kinds {
+                    let (vi, ri) = k.versions[0].res;
+                    conversions.insert(
+                        g.versions[vi].resources[ri].crd_name.clone(),
+                        format!("{}::{}::{}", g.module, g.conversions.module, k.conversion),
+                    );
+                }
+            }
             for v in g.versions {
                 for r in v.resources {
                     resources.push(ResourceInfo {
+                        conversion: conversions.get(&r.crd_name).cloned(),
                         rust_path: format!("{}::{}::{}", g.module, v.module, r.root),
                         crd_name: r.crd_name,
                         source: r.source,

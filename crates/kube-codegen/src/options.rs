@@ -35,6 +35,12 @@ pub struct Emit {
     /// module (the `x-kubernetes-validations` CEL rules included), checked by the same
     /// validator as the in-memory API server.
     pub validation: bool,
+    /// Conversions between the served versions of every kind that has more than one, through
+    /// its storage version (controller-runtime's Hub/Convertible, conversion-gen's automatic
+    /// functions): `FooConversion` (a `kube_codegen_runtime::conversion::KindConversion` for the
+    /// runtime's conversion webhook), the `FooHooks` trait for fields that do not map, and
+    /// `DefaultFooHooks`, in the group's `conversion` module.
+    pub conversion: bool,
 }
 
 impl Default for Emit {
@@ -51,6 +57,7 @@ impl Emit {
         informers: true,
         apply: true,
         validation: true,
+        conversion: true,
     };
     /// The resource types only (no dependency beyond serde, serde_json and k8s-openapi).
     pub const TYPES: Emit = Emit {
@@ -59,15 +66,17 @@ impl Emit {
         informers: false,
         apply: false,
         validation: false,
+        conversion: false,
     };
     /// The output names, in `--emit` order.
-    pub const NAMES: [&str; 6] = [
+    pub const NAMES: [&str; 7] = [
         "types",
         "client",
         "listers",
         "informers",
         "apply",
         "validation",
+        "conversion",
     ];
 
     /// Parses `types,client,...` (`all` for everything).
@@ -84,6 +93,7 @@ impl Emit {
                 "informers" => e.informers = true,
                 "apply" => e.apply = true,
                 "validation" => e.validation = true,
+                "conversion" => e.conversion = true,
                 other => {
                     return Err(format!(
                         "unknown output {other:?} (expected a comma-separated list of {} or all)",
@@ -107,6 +117,7 @@ impl Emit {
             self.informers,
             self.apply,
             self.validation,
+            self.conversion,
         ];
         Emit::NAMES
             .iter()
@@ -198,7 +209,7 @@ pub const FLAGS: &[Flag] = &[
         long: "emit",
         value_name: Some("LIST"),
         repeatable: false,
-        help: "Outputs to generate, comma-separated: types, client, listers, informers, apply, validation, or all (default). Types are always generated; informers imply listers; anything beyond types needs the kube and kube-codegen-runtime crates",
+        help: "Outputs to generate, comma-separated: types, client, listers, informers, apply, validation, conversion, or all (default). Types are always generated; informers imply listers; anything beyond types needs the kube and kube-codegen-runtime crates",
         conflicts_with: &[],
         set: |o, v| {
             o.emit = Emit::parse(need(v)?)?;

@@ -146,3 +146,71 @@ fn collision_rule_and_dedupe() {
     assert!(text.contains("pubtypeWidgetSpecRight=WidgetSpecFooBar;"));
     assert!(!text.contains("pubstructWidgetSpecLeft"));
 }
+
+/// Hook methods whose field paths snake to the same name (`fooBar` only in v1alpha1, `foo_bar`
+/// only in v1) are told apart deterministically, whatever the version order in the CRD.
+#[test]
+fn conversion_hook_names_are_unique_and_order_independent() {
+    let version = |name: &str, storage: bool, props: serde_json::Value| {
+        json!({"name": name, "served": true, "storage": storage,
+               "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                   "type": "object", "properties": props}}}}})
+    };
+    let crd = |versions: Vec<serde_json::Value>| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.hooks.example.com"},
+            "spec": {"group": "hooks.example.com",
+                     "names": {"kind": "Thing", "plural": "things"},
+                     "scope": "Namespaced", "versions": versions}
+        })
+        .to_string()
+    };
+    let alpha = version(
+        "v1alpha1",
+        false,
+        json!({"fooBar": {"type": "string"}, "same": {"type": "string"}}),
+    );
+    let hub = version(
+        "v1",
+        true,
+        json!({"foo_bar": {"type": "integer"}, "same": {"type": "string"}}),
+    );
+    let a = render(
+        &[("a", crd(vec![alpha.clone(), hub.clone()]))],
+        Options::default(),
+    );
+    let b = render(&[("a", crd(vec![hub, alpha]))], Options::default());
+    assert_eq!(a, b);
+    let conversion = &a[&PathBuf::from("hooks/conversion.rs")];
+    for name in [
+        "fn v1alpha1_spec_foo_bar_to_hub(",
+        "fn v1alpha1_spec_foo_bar_to_hub_2(",
+        "fn v1alpha1_spec_foo_bar_from_hub(",
+        "fn v1alpha1_spec_foo_bar_from_hub_2(",
+        "pub struct ThingConversion<H = DefaultThingHooks>",
+    ] {
+        assert!(conversion.contains(name), "{name} missing in\n{conversion}");
+    }
+    assert!(!conversion.contains("spec_same"), "`same` maps: no hook");
+    // `--emit types` has no conversion module.
+    let types = render(
+        &[(
+            "a",
+            crd(vec![
+                version("v1", true, json!({})),
+                version("v2", false, json!({})),
+            ]),
+        )],
+        Options {
+            emit: kube_codegen::Emit::TYPES,
+            ..Options::default()
+        },
+    );
+    assert!(
+        !types.keys().any(|p| p.ends_with("conversion.rs")),
+        "{:?}",
+        types.keys()
+    );
+}

@@ -21,7 +21,7 @@ use kube_fake_apiserver::FakeApiServer;
 use sample_controller::controller::{
     ApiWrites, Controller, SyncError, deployment_event_handler, foo_event_handler,
 };
-use sample_controller::samplecontroller::v1alpha1::{Foo, FooSpec};
+use sample_controller::samplecontroller::v1beta1::{Foo, FooSpec, FooSpecDeployment};
 use sample_controller::{Clientset, InformerFactoryExt};
 
 const FOOS: usize = 1_000;
@@ -71,7 +71,9 @@ async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 fn foo(i: usize) -> Foo {
     let mut f = Foo {
         spec: Some(FooSpec {
-            deployment_name: Some(format!("dep-{i}")),
+            deployment: Some(FooSpecDeployment {
+                name: Some(format!("dep-{i}")),
+            }),
             replicas: Some(1),
         }),
         ..Foo::default()
@@ -81,7 +83,7 @@ fn foo(i: usize) -> Foo {
 }
 
 async fn create_foos(cs: &Clientset) {
-    let foos = cs.samplecontroller_v1alpha1().foos(NAMESPACE);
+    let foos = cs.samplecontroller_v1beta1().foos(NAMESPACE);
     for i in 0..FOOS {
         foos.create(&PostParams::default(), &foo(i))
             .await
@@ -91,7 +93,7 @@ async fn create_foos(cs: &Clientset) {
 
 /// Patches every Foo's replicas to `replicas`.
 async fn scale_all(cs: &Clientset, replicas: i32) {
-    let foos = cs.samplecontroller_v1alpha1().foos(NAMESPACE);
+    let foos = cs.samplecontroller_v1beta1().foos(NAMESPACE);
     let patch =
         kube_codegen_runtime::Patch::Merge(serde_json::json!({"spec": {"replicas": replicas}}));
     for i in 0..FOOS {
@@ -114,7 +116,7 @@ async fn deployments_with(cs: &Clientset, replicas: i32) -> usize {
 
 async fn informer_alone(server: &FakeApiServer, cs: &Clientset) {
     let factory = SharedInformerFactory::new(cs.clone());
-    let informer = factory.samplecontroller().v1alpha1().foos();
+    let informer = factory.samplecontroller().v1beta1().foos();
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
     let counter2 = seen.clone();
@@ -155,7 +157,7 @@ async fn informer_alone(server: &FakeApiServer, cs: &Clientset) {
 
 async fn controller(cs: &Clientset) {
     let factory = SharedInformerFactory::new(cs.clone());
-    let foos = factory.samplecontroller().v1alpha1().foos();
+    let foos = factory.samplecontroller().v1beta1().foos();
     let deployments = factory.informer_for::<Deployment>();
     let queue: WorkQueue<String> = WorkQueue::builder().name("foos").build();
     foos.informer()

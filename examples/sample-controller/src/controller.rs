@@ -23,7 +23,7 @@ use kube_codegen_runtime::workqueue::WorkQueue;
 use parking_lot::Mutex;
 
 use crate::Clientset;
-use crate::samplecontroller::v1alpha1::{Foo, FooLister};
+use crate::samplecontroller::v1beta1::{Foo, FooLister};
 
 /// The controller's name: the events' reporting controller and the writes' field manager.
 pub const CONTROLLER_NAME: &str = "sample-controller";
@@ -35,11 +35,11 @@ pub const MESSAGE_SYNCED: &str = "Foo synced successfully";
 /// Reason of the Warning event when the Deployment exists but another owner controls it
 /// (upstream's `ErrResourceExists`).
 pub const REASON_RESOURCE_EXISTS: &str = "ErrResourceExists";
-/// Reason of the Warning event for a Foo without `spec.deploymentName`. Upstream only logs
+/// Reason of the Warning event for a Foo without `spec.deployment.name`. Upstream only logs
 /// this; an event makes it visible to `kubectl describe foo`.
 pub const REASON_INVALID_SPEC: &str = "InvalidSpec";
 /// Note of the [`REASON_INVALID_SPEC`] event.
-pub const MESSAGE_INVALID_SPEC: &str = "spec.deploymentName must be specified";
+pub const MESSAGE_INVALID_SPEC: &str = "spec.deployment.name must be specified";
 
 /// upstream's `MessageResourceExists`: `Resource %q already exists and is not managed by Foo`.
 pub fn message_resource_exists(deployment_name: &str) -> String {
@@ -177,7 +177,8 @@ impl<W: ServerWrites> Controller<W> {
         let deployment_name = foo
             .spec
             .as_ref()
-            .and_then(|s| s.deployment_name.as_deref())
+            .and_then(|s| s.deployment.as_ref())
+            .and_then(|d| d.name.as_deref())
             .unwrap_or_default();
         if deployment_name.is_empty() {
             // Not retried: only a change to the Foo can fix it, and that enqueues it again.
@@ -513,7 +514,7 @@ impl ServerWrites for ApiWrites {
     async fn update_foo_status(&self, foo: &Foo) -> Result<Foo, kube::Error> {
         let namespace = foo.metadata.namespace.as_deref().unwrap_or("default");
         self.clientset
-            .samplecontroller_v1alpha1()
+            .samplecontroller_v1beta1()
             .foos(namespace)
             .update_status(&post_params(), foo)
             .await

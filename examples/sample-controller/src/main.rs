@@ -32,8 +32,8 @@ use sample_controller::{Clientset, InformerFactoryExt};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
-/// For every Foo (samplecontroller.k8s.io/v1alpha1), keeps a Deployment named by
-/// spec.deploymentName with spec.replicas nginx pods, and reports its available replicas in the
+/// For every Foo (samplecontroller.k8s.io/v1beta1), keeps a Deployment named by
+/// spec.deployment.name with spec.replicas nginx pods, and reports its available replicas in the
 /// Foo's status.
 #[derive(Debug, Parser)]
 #[command(name = "sample-controller", version)]
@@ -207,10 +207,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // a hang; one small list answers both before anything starts.
     let probe = async {
         let one = ListParams::default().limit(1);
-        let v1alpha1 = clientset.samplecontroller_v1alpha1();
+        let v1beta1 = clientset.samplecontroller_v1beta1();
         match &args.namespace {
-            Some(ns) => v1alpha1.foos(ns).list(&one).await.map(drop),
-            None => v1alpha1.foos_all().list(&one).await.map(drop),
+            Some(ns) => v1beta1.foos(ns).list(&one).await.map(drop),
+            None => v1beta1.foos_all().list(&one).await.map(drop),
         }
     };
     tokio::select! {
@@ -220,12 +220,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
             match listed {
                 Ok(()) => {}
                 Err(kube::Error::Api(status)) if status.code == 404 => bail!(
-                    "foos.samplecontroller.k8s.io/v1alpha1 is not served at {server}: install \
+                    "foos.samplecontroller.k8s.io/v1beta1 is not served at {server}: install \
                      the CRD first (kubectl apply -f artifacts/crd.yaml)"
                 ),
                 Err(e) => {
                     return Err(e).context(format!(
-                        "listing foos.samplecontroller.k8s.io/v1alpha1 at {server}"
+                        "listing foos.samplecontroller.k8s.io/v1beta1 at {server}"
                     ));
                 }
             }
@@ -329,7 +329,7 @@ async fn control(ctx: &Ctx, stop: impl Future<Output = Stop>) -> anyhow::Result<
         factory = factory.namespace(ns);
     }
     let factory = factory.build();
-    let foos = factory.samplecontroller().v1alpha1().foos();
+    let foos = factory.samplecontroller().v1beta1().foos();
     let deployments = factory.informer_for::<Deployment>();
     // client-go's default controller rate limiter: per-key 5 ms doubling to 1000 s, and
     // 10 qps overall with a burst of 100.

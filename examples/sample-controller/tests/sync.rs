@@ -19,7 +19,9 @@ use sample_controller::controller::{
     Controller, FooEvent, ServerWrites, SyncError, deployment_event_handler, foo_event_handler,
     new_deployment, owner_foo_key,
 };
-use sample_controller::samplecontroller::v1alpha1::{Foo, FooLister, FooSpec, FooStatus};
+use sample_controller::samplecontroller::v1beta1::{
+    Foo, FooLister, FooSpec, FooSpecDeployment, FooStatus,
+};
 use tokio::sync::watch;
 
 /// One write the controller sent (upstream's expected `core.Action`s).
@@ -134,7 +136,9 @@ fn foo(name: &str, deployment_name: Option<&str>, replicas: Option<i32>) -> Foo 
             ..ObjectMeta::default()
         },
         spec: Some(FooSpec {
-            deployment_name: deployment_name.map(Into::into),
+            deployment: deployment_name.map(|n| FooSpecDeployment {
+                name: Some(n.into()),
+            }),
             replicas,
         }),
         ..Foo::default()
@@ -186,7 +190,7 @@ async fn creates_the_deployment_when_missing() {
     assert_eq!(
         created.metadata.owner_references,
         Some(vec![OwnerReference {
-            api_version: "samplecontroller.k8s.io/v1alpha1".into(),
+            api_version: "samplecontroller.k8s.io/v1beta1".into(),
             kind: "Foo".into(),
             name: "test".into(),
             uid: "uid-test".into(),
@@ -320,7 +324,7 @@ async fn an_invalid_foo_is_reported_once_and_not_retried() {
     let invalid = || {
         (
             "test".to_owned(),
-            FooEvent::warning("InvalidSpec", "spec.deploymentName must be specified"),
+            FooEvent::warning("InvalidSpec", "spec.deployment.name must be specified"),
         )
     };
 
@@ -468,7 +472,7 @@ fn deployment_owned_by(name: &str, owner: Option<(&str, &str, &str, bool)>) -> D
             owner_references: owner.map(|(kind, owner, uid, controller)| {
                 vec![OwnerReference {
                     api_version: if kind == "Foo" {
-                        "samplecontroller.k8s.io/v1alpha1".into()
+                        "samplecontroller.k8s.io/v1beta1".into()
                     } else {
                         "apps/v1".into()
                     },

@@ -122,6 +122,9 @@ pub struct Results {
     pub verdicts: Vec<Verdict>,
     /// The causes the generated `validate()` gave per case (`None`: the case did not run).
     pub generated: Vec<Option<Vec<Cause>>>,
+    /// Per case of a kind with generated conversions: version -> `null` (converted there and
+    /// back with nothing lost) or what went wrong.
+    pub conversions: Vec<Option<serde_json::Map<String, Value>>>,
 }
 
 /// Runs every case through its crate's runner and judges the output, in case order.
@@ -134,6 +137,8 @@ pub fn run(
 ) -> Result<Results> {
     let mut verdicts: Vec<Option<Verdict>> = vec![None; samples.cases.len()];
     let mut generated: Vec<Option<Vec<Cause>>> = vec![None; samples.cases.len()];
+    let mut conversions: Vec<Option<serde_json::Map<String, Value>>> =
+        vec![None; samples.cases.len()];
     let mut by_crate: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, case) in samples.cases.iter().enumerate() {
         by_crate.entry(unit_crate[&case.unit]).or_default().push(i);
@@ -183,6 +188,9 @@ pub fn run(
         for i in indices {
             let verdict = match lines.next().map(serde_json::from_str::<Value>) {
                 Some(Ok(mut line)) => {
+                    if let Some(Value::Object(c)) = line.get_mut("conversion").map(Value::take) {
+                        conversions[i] = Some(c);
+                    }
                     generated[i] = line.get("causes").and_then(Value::as_array).map(|list| {
                         list.iter()
                             .map(|c| {
@@ -217,5 +225,6 @@ pub fn run(
             .map(|v| v.unwrap_or_else(|| Verdict::DecodeError("not run".into())))
             .collect(),
         generated,
+        conversions,
     })
 }

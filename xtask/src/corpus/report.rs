@@ -322,3 +322,69 @@ fn print_row(out: &mut String, project: &str, row: &Row) {
         row.failed
     );
 }
+
+/// The generated conversions: how many multi-version CRDs got one and compiled, and every
+/// sample of such a kind converted to each of its versions and back (`cases::run`). Any loss
+/// or error fails the run.
+pub fn conversions(
+    generation: &Generation,
+    build: &BuildOutcome,
+    samples: &Samples,
+    results: &[Option<serde_json::Map<String, serde_json::Value>>],
+) -> bool {
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut failed_kinds = 0;
+    for (u, unit) in generation.units.iter().enumerate() {
+        for r in &unit.resources {
+            if let Some(c) = &r.conversion
+                && kinds.insert((u, c.clone()))
+                && build.failed_units.contains_key(&u)
+            {
+                failed_kinds += 1;
+            }
+        }
+    }
+    let (mut cases, mut trips, mut unchecked) = (0, 0, 0);
+    let mut problems = Vec::new();
+    for (case, result) in samples.cases.iter().zip(results) {
+        let unit = &generation.units[case.unit];
+        if unit.resources[case.resource].conversion.is_none() {
+            continue;
+        }
+        cases += 1;
+        let Some(result) = result else {
+            unchecked += 1;
+            continue;
+        };
+        for (version, verdict) in result {
+            trips += 1;
+            if let Some(text) = verdict.as_str() {
+                problems.push(format!(
+                    "{} {} #{} ({}) -> {version}: {text}",
+                    case.project,
+                    case.sample.display(),
+                    case.doc,
+                    case.name
+                ));
+            }
+        }
+    }
+    println!(
+        "conversion: {} multi-version CRDs with generated conversions, {} compiled; {} samples of their kinds, {} converted to every version and back ({} round trips), {} lost or failed, {} not checked (the sample did not decode)",
+        kinds.len(),
+        kinds.len() - failed_kinds,
+        cases,
+        cases - unchecked,
+        trips,
+        problems.len(),
+        unchecked
+    );
+    for p in problems.iter().take(20) {
+        let p: String = p.chars().take(600).collect();
+        println!("  conversion: {p}");
+    }
+    if problems.len() > 20 {
+        println!("  conversion: ... and {} more", problems.len() - 20);
+    }
+    problems.is_empty() && failed_kinds == 0
+}

@@ -86,6 +86,8 @@ pub use converter::{BadReview, Converter};
 pub use metrics::PrometheusConversionMetrics;
 pub use metrics::{ConversionMetrics, NoopConversionMetrics, VersionPair};
 
+pub mod hub;
+
 /// One kind's conversions between its served versions.
 pub trait KindConversion: Send + Sync + 'static {
     /// The kind's API group (`samplecontroller.k8s.io`).

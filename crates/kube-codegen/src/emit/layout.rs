@@ -55,7 +55,12 @@ pub fn single_tokens(model: &Model, emit: Emit) -> TokenStream {
             quote!(#[doc = #vdoc] pub mod #vm { #(#kinds)* #tail })
         });
         let group_api = super::api::group_items(g, emit);
-        quote!(#[doc = #gdoc] pub mod #gm { #(#versions)* #group_api })
+        let conversion = emit
+            .conversion
+            .then(|| super::conversion::group_module(g))
+            .flatten()
+            .map(|(decl, body)| quote!(#decl { #body }));
+        quote!(#[doc = #gdoc] pub mod #gm { #(#versions)* #conversion #group_api })
     });
     let root_api = super::api::root_items(model, emit);
     let root_types = super::int_or_string64_items(model);
@@ -108,10 +113,19 @@ pub fn files(model: &Model, options: &Options) -> Result<BTreeMap<PathBuf, Strin
             quote!(#[doc = #vdoc] pub mod #vm;)
         });
         let group_api = super::api::group_items(g, emit);
+        let conversion = emit
+            .conversion
+            .then(|| super::conversion::group_module(g))
+            .flatten();
+        let conversion_decl = conversion.as_ref().map(|(decl, _)| quote!(#decl;));
         out.insert(
             gdir.join("mod.rs"),
-            format_file(quote!(#(#vs)* #group_api))?,
+            format_file(quote!(#(#vs)* #conversion_decl #group_api))?,
         );
+        if let Some((_, body)) = conversion {
+            let file = format!("{}.rs", g.conversions.module.trim_start_matches("r#"));
+            out.insert(gdir.join(file), format_file(body)?);
+        }
         for v in &g.versions {
             let vdir = gdir.join(v.module.trim_start_matches("r#"));
             let kinds = v.resources.iter().map(|r| {

@@ -3,6 +3,7 @@
 
 mod api;
 mod apply;
+mod conversion;
 mod layout;
 mod resource;
 mod types;

@@ -1,6 +1,7 @@
 //! The language-level IR: resources, versions, type definitions, fields. Every naming decision is
 //! made here, once; `emit` only prints.
 
+pub mod conversion;
 mod convert;
 mod dedupe;
 mod known;
@@ -216,6 +217,9 @@ pub struct GroupMod {
     pub versions: Vec<VersionMod>,
     /// `SamplecontrollerInformers`: the group's informer accessors (one per version).
     pub informers: String,
+    /// Conversions between the versions of its kinds (planned whatever `--emit` says, so
+    /// turning the output on renames nothing).
+    pub conversions: conversion::GroupConversions,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -350,6 +354,7 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
             module: gm,
             group: crd.group.clone(),
             versions: Vec::new(),
+            conversions: Default::default(),
         });
         let vm = naming::module_ident(&v.name);
         match group.versions.iter_mut().find(|x| x.module == vm) {
@@ -400,6 +405,9 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
             }
             version_scope::assign(&g.module, v, &derives);
         }
+    }
+    for (g, c) in conversion::plan(&groups).into_iter().enumerate() {
+        groups[g].conversions = c;
     }
     Ok(Model { groups })
 }

@@ -1,0 +1,386 @@
+//! What generated conversions (`--emit conversion`) build on: a kind's versions convert through
+//! its storage version, the hub, and [`convert`] turns that typed conversion into
+//! [`KindConversion::convert`](super::KindConversion::convert) over JSON, losslessly.
+//!
+//! **Lossless round trips.** Each hop is checked by converting back: after `a -> hub`,
+//! [`convert`] converts the hub back to `a` and compares; after `hub -> b`, it converts `b` back to
+//! the hub. What did not come back (a field the other version has no place for, a value its type
+//! cannot hold) is recorded as JSON Patch operations (RFC 6902 `add`/`remove`) in the annotation
+//! [`DATA_ANNOTATION`] of the result, keyed by the version they restore: a spoke's entry is what
+//! `hub -> spoke` loses, the hub's entry what the spoke the object is now in lost of the hub.
+//! Converting into a version applies its entry and removes it, so `a -> b -> a` (and
+//! `a -> b -> c -> a`) gives back the same JSON, and a controller that writes the hub (keeping
+//! the annotation, as a read-modify-write does) never erases what a user set through `a`. This is
+//! what cluster-api does by hand with its `conversion-data` annotation. The patch restores only
+//! paths that did not survive the trip, so changes made in `b` to fields both versions hold
+//! win; a list item is restored by index, so a list reordered in between may get an item's
+//! lost fields on another item.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::ConversionError;
+
+/// The annotation holding what the object's other versions could not hold: a JSON object
+/// whose keys are versions (`v1alpha1`) and values JSON Patch operations restoring them.
+pub const DATA_ANNOTATION: &str = "kube-codegen.io/conversion-data";
+
+/// A kind whose versions convert through a hub, as generated code describes it (generated
+/// `FooConversion` types implement it and forward
+/// [`KindConversion::convert`](super::KindConversion::convert) to [`convert`]).
+pub trait HubConversion: Send + Sync + 'static {
+    /// An object of any of the versions (a generated enum, one variant per version).
+    type Object: PartialEq + Serialize;
+    /// The API group.
+    const GROUP: &'static str;
+    /// The kind.
+    const KIND: &'static str;
+    /// The versions, the hub (storage version) first.
+    const VERSIONS: &'static [&'static str];
+    /// Decodes `object` as version `VERSIONS[version]`.
+    fn decode(&self, version: usize, object: &Value) -> Result<Self::Object, serde_json::Error>;
+    /// Converts `object`, of any version, to the hub (`VERSIONS[0]`), hooks included.
+    fn to_hub(&self, object: &Self::Object) -> Result<Self::Object, ConversionError>;
+    /// Converts `hub` (converted to the hub first if it is not) to version
+    /// `VERSIONS[version]`, hooks included.
+    #[allow(clippy::wrong_self_convention)] // `self` holds the hooks; "from the hub" is the point.
+    fn from_hub(&self, hub: &Self::Object, version: usize)
+    -> Result<Self::Object, ConversionError>;
+}
+
+/// One recorded operation (the JSON Patch subset used: `add` sets, creating what is missing
+/// on the way; `remove` removes when present).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+enum Op {
+    Add { path: String, value: Value },
+    Remove { path: String },
+}
+
+/// Reads the value of `T`'s JSON as a `U`: the automatic conversion of a field whose type
+/// differs between two versions (`None` when it does not read).
+pub fn recode<T: Serialize + ?Sized, U: serde::de::DeserializeOwned>(value: &T) -> Option<U> {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+/// Converts `object` to `version` (a version of `C::GROUP`), losslessly: see the module
+/// documentation. `metadata` comes back as it was given, except `labels` and `annotations`,
+/// which are the converted object's (with [`DATA_ANNOTATION`] set or removed).
+pub fn convert<C: HubConversion>(
+    conversion: &C,
+    mut object: Value,
+    version: &str,
+) -> Result<Value, ConversionError> {
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let unknown = |api_version: String| ConversionError::UnknownVersion {
+        kind: C::KIND.to_owned(),
+        api_version,
+    };
+    let from = api_version
+        .strip_prefix(C::GROUP)
+        .and_then(|v| v.strip_prefix('/'))
+        .and_then(|v| C::VERSIONS.iter().position(|x| *x == v))
+        .ok_or_else(|| unknown(api_version.clone()))?;
+    let to = C::VERSIONS
+        .iter()
+        .position(|x| *x == version)
+        .ok_or_else(|| unknown(format!("{}/{version}", C::GROUP)))?;
+    if from == to {
+        return Ok(object);
+    }
+    let mut stash = take_stash(&mut object);
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let decode = |version: usize, value: &Value| {
+        conversion
+            .decode(version, value)
+            .map_err(|e| ConversionError::Decode {
+                kind: C::KIND.to_owned(),
+                name: name.clone(),
+                api_version: format!("{}/{}", C::GROUP, C::VERSIONS[version]),
+                message: e.to_string(),
+            })
+    };
+    let hub_version = C::VERSIONS[0];
+    let source = decode(from, &object)?;
+    // Every entry is relative to the hub: a spoke's entry restores what the hub -> spoke
+    // conversion loses, the hub's entry what the spoke the object is in lost of the hub.
+    stash.remove(C::VERSIONS[from]);
+    let restored_hub;
+    let hub = if from == 0 {
+        stash.remove(hub_version);
+        &source
+    } else {
+        let mut hub = conversion.to_hub(&source)?;
+        if let Some(ops) = stash.remove(hub_version) {
+            let mut json = encode(&hub)?;
+            for op in &ops {
+                apply(&mut json, op);
+            }
+            hub = decode(0, &json)?;
+        }
+        let back = conversion.from_hub(&hub, from)?;
+        if back != source {
+            record(&mut stash, C::VERSIONS[from], &source, &back)?;
+        }
+        restored_hub = hub;
+        &restored_hub
+    };
+    let mut out = if to == 0 {
+        encode(hub)?
+    } else {
+        let mut target = conversion.from_hub(hub, to)?;
+        let mut out = encode(&target)?;
+        if let Some(ops) = stash.remove(version) {
+            for op in &ops {
+                apply(&mut out, op);
+            }
+            target = decode(to, &out)?;
+        }
+        let back = conversion.to_hub(&target)?;
+        if back != *hub {
+            record(&mut stash, hub_version, hub, &back)?;
+        }
+        out
+    };
+    // Metadata as it came, with the converted labels and annotations.
+    let had_meta = object.get("metadata").is_some();
+    let mut meta = object
+        .get_mut("metadata")
+        .map(Value::take)
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    if let Value::Object(m) = &mut meta {
+        for key in ["labels", "annotations"] {
+            match out.pointer(&format!("/metadata/{key}")) {
+                Some(v) if !v.is_null() => {
+                    m.insert(key.to_owned(), v.clone());
+                }
+                _ => {
+                    m.remove(key);
+                }
+            }
+        }
+    }
+    if !stash.is_empty()
+        && let Value::Object(m) = &mut meta
+    {
+        let annotations = m
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(a) = annotations {
+            let text = serde_json::to_string(&stash)
+                .map_err(|e| ConversionError::Refused(e.to_string()))?;
+            a.insert(DATA_ANNOTATION.to_owned(), Value::String(text));
+        }
+    }
+    if let Value::Object(o) = &mut out {
+        if had_meta || meta.as_object().is_some_and(|m| !m.is_empty()) {
+            o.insert("metadata".to_owned(), meta);
+        } else {
+            o.remove("metadata");
+        }
+    }
+    Ok(out)
+}
+
+/// Records under `version` the operations turning `got` into `want` (top-level `apiVersion`,
+/// `kind` and `metadata` aside).
+fn record<T: Serialize>(
+    stash: &mut BTreeMap<String, Vec<Op>>,
+    version: &str,
+    want: &T,
+    got: &T,
+) -> Result<(), ConversionError> {
+    let (want, got) = (encode(want)?, encode(got)?);
+    let mut ops = Vec::new();
+    if let (Value::Object(w), Value::Object(g)) = (&want, &got) {
+        let skip = |k: &str| matches!(k, "metadata" | "apiVersion" | "kind");
+        for (k, wv) in w.iter().filter(|(k, _)| !skip(k)) {
+            let path = format!("/{}", escape(k));
+            match g.get(k) {
+                Some(gv) => diff(wv, gv, &path, &mut ops),
+                None => ops.push(Op::Add {
+                    path,
+                    value: wv.clone(),
+                }),
+            }
+        }
+        for k in g.keys().filter(|k| !skip(k) && !w.contains_key(*k)) {
+            ops.push(Op::Remove {
+                path: format!("/{}", escape(k)),
+            });
+        }
+    }
+    if !ops.is_empty() {
+        stash.insert(version.to_owned(), ops);
+    }
+    Ok(())
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<Value, ConversionError> {
+    serde_json::to_value(value).map_err(|e| ConversionError::Refused(e.to_string()))
+}
+
+/// Removes [`DATA_ANNOTATION`] from `object` (and `annotations` when it is left empty, as
+/// the API server never stores an empty map) and reads it; one that does not read is dropped.
+fn take_stash(object: &mut Value) -> BTreeMap<String, Vec<Op>> {
+    let Some(Value::Object(annotations)) = object.pointer_mut("/metadata/annotations") else {
+        return BTreeMap::new();
+    };
+    let Some(text) = annotations.remove(DATA_ANNOTATION) else {
+        return BTreeMap::new();
+    };
+    if annotations.is_empty()
+        && let Some(Value::Object(meta)) = object.get_mut("metadata")
+    {
+        meta.remove("annotations");
+    }
+    text.as_str()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default()
+}
+
+/// JSON Pointer escaping of one reference token.
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}
+
+/// The operations turning `got` into `want` at `path`.
+fn diff(want: &Value, got: &Value, path: &str, ops: &mut Vec<Op>) {
+    if want == got {
+        return;
+    }
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => {
+            for (k, wv) in w {
+                let p = format!("{path}/{}", escape(k));
+                match g.get(k) {
+                    Some(gv) => diff(wv, gv, &p, ops),
+                    None => ops.push(Op::Add {
+                        path: p,
+                        value: wv.clone(),
+                    }),
+                }
+            }
+            for k in g.keys() {
+                if !w.contains_key(k) {
+                    ops.push(Op::Remove {
+                        path: format!("{path}/{}", escape(k)),
+                    });
+                }
+            }
+        }
+        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => {
+            for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
+                diff(wv, gv, &format!("{path}/{i}"), ops);
+            }
+        }
+        _ => ops.push(Op::Add {
+            path: path.to_owned(),
+            value: want.clone(),
+        }),
+    }
+}
+
+/// Applies one operation leniently: `add` creates missing objects on its way and skips a
+/// path through a list item or a scalar that is no longer there; `remove` of an absent
+/// path does nothing.
+fn apply(root: &mut Value, op: &Op) {
+    let (path, value) = match op {
+        Op::Add { path, value } => (path, Some(value)),
+        Op::Remove { path } => (path, None),
+    };
+    let tokens: Vec<String> = path.split('/').skip(1).map(unescape).collect();
+    let Some((last, parents)) = tokens.split_last() else {
+        return;
+    };
+    let mut at = root;
+    for t in parents {
+        let next = match at {
+            Value::Object(m) => {
+                if value.is_none() && !m.contains_key(t) {
+                    return;
+                }
+                m.entry(t.clone())
+                    .or_insert_with(|| Value::Object(Map::new()))
+            }
+            Value::Array(a) => match t.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+        if next.is_null() && value.is_some() {
+            *next = Value::Object(Map::new());
+        }
+        at = next;
+    }
+    match (at, value) {
+        (Value::Object(m), Some(v)) => {
+            m.insert(last.clone(), v.clone());
+        }
+        (Value::Object(m), None) => {
+            m.remove(last);
+        }
+        (Value::Array(a), Some(v)) => {
+            if let Some(slot) = last.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                *slot = v.clone();
+            }
+        }
+        (Value::Array(a), None) => {
+            if let Some(i) = last.parse::<usize>().ok().filter(|i| *i < a.len()) {
+                a.remove(i);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn roundtrip(want: Value, got: Value) {
+        let mut ops = Vec::new();
+        diff(&want, &got, "", &mut ops);
+        let mut v = got;
+        for op in &ops {
+            apply(&mut v, op);
+        }
+        assert_eq!(v, want);
+    }
+
+    #[test]
+    fn diff_then_apply_restores() {
+        roundtrip(
+            json!({"a": 1, "b": {"c": [1, {"d": 2, "e/~": 3}], "x": null}}),
+            json!({"a": 2, "b": {"c": [1, {"d": 5}], "y": true}}),
+        );
+        roundtrip(json!({"l": [1, 2, 3]}), json!({"l": [1]}));
+        roundtrip(json!({"o": {"p": 1}}), json!({"o": null}));
+    }
+
+    #[test]
+    fn stash_is_taken_and_empty_annotations_removed() {
+        let mut o = json!({"metadata": {"annotations": {DATA_ANNOTATION: "{\"v1\":[{\"op\":\"remove\",\"path\":\"/x\"}]}"}}});
+        let s = take_stash(&mut o);
+        assert_eq!(o, json!({"metadata": {}}));
+        assert_eq!(s["v1"], vec![Op::Remove { path: "/x".into() }]);
+    }
+}
