@@ -85,6 +85,34 @@ impl KindConversion for FooConversion {
     }
 }
 
+/// The generated conversions of the same Foo (`crds/foo.yaml`), with the one hook a user
+/// writes for the renamed field.
+struct SizeIsReplicas;
+
+impl kube_codegen_runtime_bench::bench::conversion::FooHooks for SizeIsReplicas {
+    fn v1_spec_size_to_hub(
+        &self,
+        from: &kube_codegen_runtime_bench::bench::v1::Foo,
+        to: &mut kube_codegen_runtime_bench::bench::v2::Foo,
+    ) -> Result<(), ConversionError> {
+        if let (Some(f), Some(t)) = (from.spec.as_ref(), to.spec.as_mut()) {
+            t.replicas = f.size;
+        }
+        Ok(())
+    }
+
+    fn v1_spec_size_from_hub(
+        &self,
+        from: &kube_codegen_runtime_bench::bench::v2::Foo,
+        to: &mut kube_codegen_runtime_bench::bench::v1::Foo,
+    ) -> Result<(), ConversionError> {
+        if let (Some(f), Some(t)) = (from.spec.as_ref(), to.spec.as_mut()) {
+            t.size = f.replicas;
+        }
+        Ok(())
+    }
+}
+
 /// A v1 Foo as kube-apiserver sends it: metadata with managedFields, a spec and a status
 /// (about 1.3 KB of JSON).
 fn foo(i: usize) -> Value {
@@ -251,6 +279,9 @@ fn main() {
         }
     }
     let converter = Converter::new().with(FooConversion);
+    let generated = Converter::new().with(
+        kube_codegen_runtime_bench::bench::conversion::FooConversion::with_hooks(SizeIsReplicas),
+    );
     let body = review_body((0..OBJECTS).map(foo).collect());
     println!(
         "# c1: a ConversionReview of {OBJECTS} Foos v1 -> v2 ({} bytes), {runs} rounds of ~{ROUND_SECONDS} s per variant",
@@ -271,6 +302,13 @@ fn main() {
     assert_eq!(objects.len(), OBJECTS);
     assert_eq!(objects[3]["spec"]["replicas"], 3);
     assert_eq!(objects[3]["apiVersion"], "bench.example.com/v2");
+    let generated_answer: Value = serde_json::from_slice(&handler(&generated, &body)).unwrap();
+    let generated_objects = generated_answer["response"]["convertedObjects"]
+        .as_array()
+        .unwrap();
+    assert_eq!(generated_objects.len(), OBJECTS);
+    assert_eq!(generated_objects[3]["spec"]["replicas"], 3);
+    assert_eq!(generated_objects[3]["apiVersion"], "bench.example.com/v2");
     let kube_answer: Value = serde_json::from_slice(&kube_types(&converter, &body)).unwrap();
     assert_eq!(
         kube_answer["response"]["convertedObjects"],
@@ -285,6 +323,7 @@ fn main() {
         Vec::new(),
         Vec::new(),
     );
+    let (mut g, mut generated_ratio) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         let handler_rate = objects_per_sec(|| {
             std::hint::black_box(handler(&converter, &body));
@@ -298,6 +337,11 @@ fn main() {
         let kube_rate = objects_per_sec(|| {
             std::hint::black_box(kube_types(&converter, &body));
         });
+        let generated_rate = objects_per_sec(|| {
+            std::hint::black_box(handler(&generated, &body));
+        });
+        g.push(generated_rate);
+        generated_ratio.push(floor_rate / generated_rate);
         h.push(handler_rate);
         f.push(floor_rate);
         b.push(bytes_rate);
@@ -311,6 +355,8 @@ fn main() {
     spread("c1_kube_types_objects_per_sec", &k, "objects/s");
     spread("c1_floor_over_handler", &ratio, "x");
     spread("c1_floor_over_kube_types", &kube_ratio, "x");
+    spread("c1_generated_objects_per_sec", &g, "objects/s");
+    spread("c1_floor_over_generated", &generated_ratio, "x");
 
     https_latency(requests);
 }
