@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::schema::{SchemaView, kind_of};
 use super::{Field, Kind, Range, Shapes};
+use crate::object::cel::escape;
 use crate::object::node::Node;
 
 /// All values found at one path of the object (every item of a list, every value of a map).
@@ -91,18 +92,17 @@ impl<'a> Shapes for ActualShapes<'a> {
         if h.part == Part::Keys {
             return Field::Dyn;
         }
-        let declared = h.schema.and_then(|s| s.property_by_cel_name(name));
         // The JSON key behind a CEL name: the declared property's, else the name itself.
-        let key = declared
-            .and_then(|p| {
-                h.schema?
-                    .properties()?
-                    .iter()
-                    .find(|(_, v)| std::ptr::eq(*v, p.0))
-                    .map(|(k, _)| k.clone())
-            })
-            .unwrap_or_else(|| name.to_string());
-        let child_schema = declared.or_else(|| h.schema.and_then(|s| s.additional_schema()));
+        let declared = h.schema.and_then(|s| {
+            s.properties()?
+                .iter()
+                .find(|(k, _)| escape(k).as_deref() == Some(name))
+                .map(|(k, p)| (k.as_str(), Node(p)))
+        });
+        let key = declared.map_or(name, |(k, _)| k).to_string();
+        let child_schema = declared
+            .map(|(_, p)| p)
+            .or_else(|| h.schema.and_then(|s| s.additional_schema()));
         let values: Vec<&'a Value> = h
             .values
             .iter()

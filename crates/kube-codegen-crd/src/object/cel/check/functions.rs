@@ -331,17 +331,12 @@ fn estimate<S: Shapes>(
             });
             (cost, Abs::of(Kind::Bool))
         }
-        _ => (Range::ONE, Abs::of(result_kind(w, name, target, args))),
+        _ => (Range::ONE, Abs::of(result_kind(name, target))),
     }
 }
 
 /// The result kind of the calls whose cost is one.
-fn result_kind<S: Shapes>(
-    w: &Walker<'_, S>,
-    name: &str,
-    target: Option<&Abs<S::H>>,
-    args: &[Abs<S::H>],
-) -> Kind {
+fn result_kind<H>(name: &str, target: Option<&Abs<H>>) -> Kind {
     match name {
         "int" => Kind::Int,
         "uint" => Kind::Uint,
@@ -366,10 +361,7 @@ fn result_kind<S: Shapes>(
             Some(e) => e.kind,
             None => Kind::Dyn,
         }),
-        _ => {
-            let _ = (w, args);
-            Kind::Dyn
-        }
+        _ => Kind::Dyn,
     }
 }
 
