@@ -73,11 +73,13 @@ impl Resource {
     pub fn version(&self, v: &str) -> Option<&Version> {
         self.versions.iter().find(|x| x.name == v && x.served)
     }
-    /// The version objects are stored in (the first served one when none is marked).
+    /// The version objects are stored in: the one marked `storage`, served or not (a CRD may
+    /// stop serving its storage version while objects are still written in it); the first
+    /// served one when none is marked (built-in resources).
     pub fn storage_version(&self) -> &str {
         self.versions
             .iter()
-            .find(|v| v.storage && v.served)
+            .find(|v| v.storage)
             .or_else(|| self.versions.iter().find(|v| v.served))
             .map(|v| v.name.as_str())
             .unwrap_or("v1")

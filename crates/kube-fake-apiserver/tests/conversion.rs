@@ -733,3 +733,37 @@ async fn kubectl_reads_through_the_converted_version() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn an_unserved_storage_version_still_stores_the_objects() {
+    // A CRD may stop serving its storage version (before a storage migration): objects are
+    // still converted to it and stored in it, and only the served version answers.
+    let hook = Webhook::start().await;
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let mut c = crd(json!({
+        "url": format!("https://127.0.0.1:{}/convert", hook.addr.port()),
+        "caBundle": hook.ca_bundle(),
+    }));
+    c["spec"]["versions"][0]["served"] = json!(false);
+    srv.register_crd(c)
+        .expect("a storage version need not be served");
+    let client = srv.client();
+
+    let r = post(&client, V2, widget_v2("a", "web")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["apiVersion"], format!("{GROUP}/v2"));
+    let reviews = hook.reviews();
+    assert_eq!(
+        reviews[0]["request"]["desiredAPIVersion"],
+        format!("{GROUP}/v1"),
+        "stored in the unserved storage version: {reviews:#?}"
+    );
+    let r = get(&client, &format!("{V2}/a")).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.body["spec"],
+        json!({"deployment": {"name": "web"}, "replicas": 2})
+    );
+    let r = get(&client, &format!("{V1}/a")).await;
+    assert_eq!(r.code, 404, "{}", r.body);
+}
