@@ -80,7 +80,7 @@ pub mod collisions {
             }
             /// The `openAPIV3Schema` of `collisions.example.com/v1` `Gateway` (without `description`s), compiled on first use.
             static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
-                r#"{"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"properties":{"gateway":{"properties":{"name":{"type":"string"}},"type":"object"},"list":{"properties":{"entries":{"items":{"type":"string"},"type":"array"}},"type":"object"},"listeners":{"items":{"properties":{"item":{"properties":{"port":{"type":"integer"}},"type":"object"},"name":{"type":"string"}},"type":"object"},"type":"array"},"listenersItem":{"properties":{"note":{"type":"string"}},"type":"object"},"spec":{"properties":{"spec":{"properties":{"value":{"type":"string"}},"type":"object"}},"type":"object"},"status":{"properties":{"wanted":{"type":"string"}},"type":"object"},"tls":{"properties":{"config":{"properties":{"cipherSuites":{"items":{"type":"string"},"type":"array"}},"type":"object"}},"type":"object"},"tlsConfig":{"properties":{"minVersion":{"type":"string"}},"type":"object"}},"type":"object"},"status":{"properties":{"tlsConfig":{"properties":{"expires":{"type":"string"}},"type":"object"}},"type":"object"}},"type":"object"}"#,
+                r#"{"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"properties":{"add":{"type":"integer"},"eq":{"type":"boolean"},"gateway":{"properties":{"name":{"type":"string"}},"type":"object"},"list":{"properties":{"entries":{"items":{"type":"string"},"type":"array"}},"type":"object"},"listeners":{"items":{"properties":{"item":{"properties":{"port":{"type":"integer"}},"type":"object"},"name":{"type":"string"}},"type":"object"},"type":"array"},"listenersItem":{"properties":{"note":{"type":"string"}},"type":"object"},"next":{"type":"string"},"spec":{"properties":{"spec":{"properties":{"value":{"type":"string"}},"type":"object"}},"type":"object"},"status":{"properties":{"wanted":{"type":"string"}},"type":"object"},"sub":{"type":"integer"},"tls":{"properties":{"config":{"properties":{"cipherSuites":{"items":{"type":"string"},"type":"array"}},"type":"object"}},"type":"object"},"tlsConfig":{"properties":{"minVersion":{"type":"string"}},"type":"object"}},"type":"object"},"status":{"properties":{"tlsConfig":{"properties":{"expires":{"type":"string"}},"type":"object"}},"type":"object"}},"type":"object"}"#,
                 "collisions.example.com",
                 "Gateway",
             );
@@ -135,6 +135,11 @@ pub mod collisions {
                 ::serde::Deserialize
             )]
             pub struct GatewaySpec {
+                /// Named like `Add::add` (clippy's should_implement_trait on its setter).
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub add: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub eq: Option<bool>,
                 /// A field named like the kind.
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub gateway: Option<GatewaySpecGateway>,
@@ -149,12 +154,16 @@ pub mod collisions {
                     skip_serializing_if = "Option::is_none"
                 )]
                 pub listeners_item: Option<GatewaySpecListenersItem2>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub next: Option<String>,
                 /// A field named like its parent.
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<GatewaySpecSpec>,
                 /// A `status` inside spec.
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<GatewaySpecStatus>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub sub: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub tls: Option<GatewaySpecTls>,
                 /// spec.tlsConfig -\> GatewaySpecTlsConfig
@@ -387,6 +396,10 @@ pub mod collisions {
             #[serde(rename_all = "camelCase")]
             pub struct GatewaySpecApply {
                 #[serde(skip_serializing_if = "Option::is_none")]
+                pub add: Option<i64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub eq: Option<bool>,
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub gateway: Option<GatewaySpecGatewayApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub list: Option<GatewaySpecListApply>,
@@ -395,9 +408,13 @@ pub mod collisions {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub listeners_item: Option<GatewaySpecListenersItem2Apply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
+                pub next: Option<String>,
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub spec: Option<GatewaySpecSpecApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub status: Option<GatewaySpecStatusApply>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub sub: Option<i64>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 pub tls: Option<GatewaySpecTlsApply>,
                 #[serde(skip_serializing_if = "Option::is_none")]
@@ -408,6 +425,16 @@ pub mod collisions {
                 /// An empty configuration: nothing is sent until a field is set.
                 pub fn new() -> Self {
                     <Self as Default>::default()
+                }
+                #[allow(clippy::should_implement_trait)]
+                pub fn add(mut self, value: impl Into<i64>) -> Self {
+                    self.add = Some(value.into());
+                    self
+                }
+                #[allow(clippy::should_implement_trait)]
+                pub fn eq(mut self, value: impl Into<bool>) -> Self {
+                    self.eq = Some(value.into());
+                    self
                 }
                 pub fn gateway(
                     mut self,
@@ -434,6 +461,11 @@ pub mod collisions {
                     self.listeners_item = Some(value.into());
                     self
                 }
+                #[allow(clippy::should_implement_trait)]
+                pub fn next(mut self, value: impl Into<String>) -> Self {
+                    self.next = Some(value.into());
+                    self
+                }
                 pub fn spec(mut self, value: impl Into<GatewaySpecSpecApply>) -> Self {
                     self.spec = Some(value.into());
                     self
@@ -443,6 +475,11 @@ pub mod collisions {
                     value: impl Into<GatewaySpecStatusApply>,
                 ) -> Self {
                     self.status = Some(value.into());
+                    self
+                }
+                #[allow(clippy::should_implement_trait)]
+                pub fn sub(mut self, value: impl Into<i64>) -> Self {
+                    self.sub = Some(value.into());
                     self
                 }
                 pub fn tls(mut self, value: impl Into<GatewaySpecTlsApply>) -> Self {

@@ -70,6 +70,40 @@ fn serde_camel(ident: &str) -> String {
     }
 }
 
+/// Method names clippy's `should_implement_trait` expects to implement a std trait.
+const TRAIT_METHOD_NAMES: &[&str] = &[
+    "add",
+    "as_mut",
+    "as_ref",
+    "bitand",
+    "bitor",
+    "bitxor",
+    "borrow",
+    "borrow_mut",
+    "clone",
+    "cmp",
+    "default",
+    "deref",
+    "deref_mut",
+    "div",
+    "drop",
+    "eq",
+    "from_iter",
+    "from_str",
+    "hash",
+    "index",
+    "index_mut",
+    "into_iter",
+    "mul",
+    "neg",
+    "next",
+    "not",
+    "rem",
+    "shl",
+    "shr",
+    "sub",
+];
+
 /// Field declarations and builder methods of a configuration. Every field is skipped when unset;
 /// the container renames to camelCase, so only fields whose wire name differs carry a `rename`
 /// (configurations mirror every struct: their size is most of what `--emit apply` costs).
@@ -92,7 +126,13 @@ fn members(
             #[serde(#rename skip_serializing_if = "Option::is_none")]
             pub #name: Option<#t>,
         });
+        // A setter named like a std operator method (`add`, `sub`, ...) is what clippy's
+        // `should_implement_trait` looks for; the setter must keep the field's name.
+        let allow = TRAIT_METHOD_NAMES
+            .contains(&m.as_str())
+            .then(|| quote!(#[allow(clippy::should_implement_trait)]));
         builders.push(quote! {
+            #allow
             pub fn #method(mut self, value: impl Into<#t>) -> Self {
                 self.#name = Some(value.into());
                 self
