@@ -44,7 +44,8 @@ pub trait HubConversion: Send + Sync + 'static {
     /// Decodes `object` as version `VERSIONS[version]`.
     fn decode(&self, version: usize, object: &Value) -> Result<Self::Object, serde_json::Error>;
     /// Encodes `object` (taken: it is no longer needed) over `template`, the object as it came
-    /// less its metadata, whose allocations the result may reuse. [`convert`] keeps only
+    /// (its metadata reduced to labels and annotations), whose allocations the result may
+    /// reuse. [`convert`] keeps only
     /// `metadata.labels` and `metadata.annotations` of the result (the rest of the metadata
     /// comes back as it was sent), so generated code encodes no other metadata
     /// ([`encode_object`]); this default encodes it all. Either way the result is
@@ -167,10 +168,9 @@ pub fn convert<C: HubConversion>(
         }
         target = Some(t);
     }
-    // The input, less its metadata (given back as it came), is the template of the answer:
-    // most of the converted object is the same JSON.
-    // The metadata is given back as it came, but for labels and annotations: those stay in
-    // the template, the rest waits aside.
+    // The input is the template of the answer (most of the converted object is the same
+    // JSON), its metadata reduced to labels and annotations: the rest waits aside, to be given
+    // back as it came.
     let mut sent_meta = None;
     if let Value::Object(o) = &mut object
         && let Some((key, mut meta)) = o.remove_entry("metadata")

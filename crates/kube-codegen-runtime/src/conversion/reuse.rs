@@ -4,10 +4,11 @@
 //! A converted object is mostly what came in: the same strings, maps and lists under the same
 //! keys. Building its JSON afresh allocates every key and string again (and frees the input's);
 //! this serializer walks the template beside the value instead, keeps a template string that is
-//! equal, and fills the template's own maps and lists in place. The result is always exactly
-//! `to_value`'s: the template is only ever reused where it holds the very same value, and
-//! whatever is not compared that way goes through `serde_json`'s own serializer. (With
-//! `serde_json`'s `preserve_order`, a reused map keeps the template's key order.)
+//! equal (or its buffer, rewritten, when it is not), and fills the template's own maps and
+//! lists in place. The result is always exactly `to_value`'s: a template entry the value does
+//! not write is removed, one it writes is overwritten, and whatever is not walked that way
+//! goes through `serde_json`'s own serializer. (With `serde_json`'s `preserve_order`, a reused
+//! map keeps the template's key order.)
 
 use serde::Serialize;
 use serde::ser::{self, Serializer as _};
