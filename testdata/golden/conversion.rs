@@ -2098,6 +2098,38 @@ pub mod convert {
                     },
                 )
             }
+            fn encode(
+                &self,
+                object: AnyRollout,
+                template: ::serde_json::Value,
+            ) -> Result<::serde_json::Value, ::serde_json::Error> {
+                match object {
+                    AnyRollout::V1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                    AnyRollout::V1alpha1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                    AnyRollout::V1beta1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                }
+            }
             fn to_hub(
                 &self,
                 object: &AnyRollout,
@@ -2178,6 +2210,9 @@ pub mod convert {
                 ::kube_codegen_runtime::conversion::ConversionError,
             > {
                 ::kube_codegen_runtime::conversion::hub::convert(self, object, version)
+            }
+            fn keeps_metadata(&self) -> bool {
+                true
             }
         }
         /// The automatic conversions of `Rollout`.

@@ -1892,6 +1892,46 @@ pub mod multiversion {
                     },
                 )
             }
+            fn encode(
+                &self,
+                object: AnyCertificate,
+                template: ::serde_json::Value,
+            ) -> Result<::serde_json::Value, ::serde_json::Error> {
+                match object {
+                    AnyCertificate::V1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                    AnyCertificate::V1alpha1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                    AnyCertificate::V1beta1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                    AnyCertificate::V2alpha1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                }
+            }
             fn to_hub(
                 &self,
                 object: &AnyCertificate,
@@ -1986,6 +2026,9 @@ pub mod multiversion {
                 ::kube_codegen_runtime::conversion::ConversionError,
             > {
                 ::kube_codegen_runtime::conversion::hub::convert(self, object, version)
+            }
+            fn keeps_metadata(&self) -> bool {
+                true
             }
         }
         /// The automatic conversions of `Certificate`.

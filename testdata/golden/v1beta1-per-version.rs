@@ -842,6 +842,30 @@ pub mod legacyversions {
                     },
                 )
             }
+            fn encode(
+                &self,
+                object: AnyQueue,
+                template: ::serde_json::Value,
+            ) -> Result<::serde_json::Value, ::serde_json::Error> {
+                match object {
+                    AnyQueue::V1beta1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                    AnyQueue::V1alpha1(mut o) => {
+                        let metadata = ::std::mem::take(&mut o.metadata);
+                        ::kube_codegen_runtime::conversion::hub::encode_object(
+                            &*o,
+                            metadata,
+                            template,
+                        )
+                    }
+                }
+            }
             fn to_hub(
                 &self,
                 object: &AnyQueue,
@@ -914,6 +938,9 @@ pub mod legacyversions {
                 ::kube_codegen_runtime::conversion::ConversionError,
             > {
                 ::kube_codegen_runtime::conversion::hub::convert(self, object, version)
+            }
+            fn keeps_metadata(&self) -> bool {
+                true
             }
         }
         /// The automatic conversions of `Queue`.

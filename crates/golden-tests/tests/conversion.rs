@@ -303,3 +303,142 @@ fn garbled_annotation_is_ignored() {
     let back = c.convert(a, "v1").unwrap();
     assert_eq!(back, hub());
 }
+
+/// Hooks that lose data: the rename keeps only a prefix of the name, and the whole-object hook
+/// rewrites a field the automatic conversion maps. What did not survive is still recorded and
+/// restored, whichever part of the object the hook touched.
+struct Lossy;
+
+impl RolloutHooks for Lossy {
+    fn v1alpha1_spec_deployment_name_to_hub(
+        &self,
+        from: &v1alpha1::Rollout,
+        to: &mut v1::Rollout,
+    ) -> Result<(), ConversionError> {
+        if let (Some(name), Some(spec)) = (
+            from.spec
+                .as_ref()
+                .and_then(|s| s.deployment_name.as_deref()),
+            to.spec.as_mut(),
+        ) {
+            let short = name.split('-').next().unwrap_or_default().to_owned();
+            spec.deployment = Some(v1::RolloutSpecDeployment { name: Some(short) });
+        }
+        Ok(())
+    }
+    fn v1alpha1_spec_deployment_name_from_hub(
+        &self,
+        from: &v1::Rollout,
+        to: &mut v1alpha1::Rollout,
+    ) -> Result<(), ConversionError> {
+        if let Some(spec) = to.spec.as_mut() {
+            spec.deployment_name = from
+                .spec
+                .as_ref()
+                .and_then(|s| s.deployment.as_ref())
+                .and_then(|d| d.name.clone());
+        }
+        Ok(())
+    }
+    fn v1alpha1_to_hub(
+        &self,
+        _from: &v1alpha1::Rollout,
+        to: &mut v1::Rollout,
+    ) -> Result<(), ConversionError> {
+        if let Some(spec) = to.spec.as_mut() {
+            spec.image = spec.image.to_uppercase();
+        }
+        let labels = to.metadata.labels.get_or_insert_default();
+        labels.insert("converted".into(), "yes".into());
+        // Not for the hook to change: the answer keeps the name it was sent.
+        to.metadata.name = Some("renamed".into());
+        Ok(())
+    }
+}
+
+#[test]
+fn lossy_hooks_are_recorded_and_undone() {
+    let c = RolloutConversion::with_hooks(Lossy);
+    let h = c.convert(alpha(), "v1").unwrap();
+    assert_eq!(h["spec"]["deployment"], json!({"name": "web"}));
+    assert_eq!(h["spec"]["image"], "NGINX:1.27");
+    assert_eq!(h["metadata"]["name"], "web");
+    assert_eq!(
+        h["metadata"]["labels"],
+        json!({"app": "web", "converted": "yes"})
+    );
+    let paths: Vec<String> = data(&h).unwrap()["v1alpha1"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|op| op["path"].as_str().unwrap().to_owned())
+        .collect();
+    for p in ["/spec/deploymentName", "/spec/image"] {
+        assert!(paths.iter().any(|x| x == p), "{p} not in {paths:?}");
+    }
+    // Back in v1alpha1: the name and image as the user wrote them (the label the hook added
+    // stays, as labels are the conversion's).
+    let mut want = alpha();
+    want["metadata"]["labels"]["converted"] = json!("yes");
+    assert_eq!(c.convert(h, "v1alpha1").unwrap(), want);
+}
+
+/// The answer is the typed conversion's JSON (the input's unknown fields and nulls dropped, as
+/// decoding drops them), with the metadata as it was sent, byte for byte.
+#[test]
+fn the_answer_is_the_typed_conversion_with_the_sent_metadata() {
+    let c = RolloutConversion::with_hooks(Rename);
+    let mut input = alpha();
+    input["metadata"]["creationTimestamp"] = json!("2024-05-01T10:00:00.000Z");
+    input["spec"]["unknownField"] = json!({"x": 1});
+    input["spec"]["containers"][1]["unknown"] = json!([1, 2]);
+    input["spec"]["image"] = Value::Null;
+    input["status"] = json!({"readyReplicas": 2, "extra": "x"});
+    let got = c.convert(input.clone(), "v1").unwrap();
+    let typed: v1alpha1::Rollout = serde_json::from_value(input.clone()).unwrap();
+    let mut want = serde_json::to_value(c.v1alpha1_to_hub(&typed).unwrap()).unwrap();
+    want["metadata"] = input["metadata"].clone();
+    let ops = got["metadata"]["annotations"][DATA_ANNOTATION].clone();
+    want["metadata"]["annotations"][DATA_ANNOTATION] = ops;
+    assert_eq!(got, want);
+    assert_eq!(
+        got["metadata"]["creationTimestamp"],
+        "2024-05-01T10:00:00.000Z"
+    );
+    // And on to the third version, the same way.
+    let got = c.convert(input.clone(), "v1beta1").unwrap();
+    assert!(got["spec"].get("unknownField").is_none(), "{got:#}");
+    assert_eq!(got["metadata"]["uid"], input["metadata"]["uid"]);
+    assert_eq!(
+        got["metadata"]["managedFields"],
+        input["metadata"]["managedFields"]
+    );
+}
+
+/// Through the webhook's `Converter`, which trusts generated conversions to keep the metadata:
+/// the metadata still comes back as it was sent, with the converted labels.
+#[test]
+fn through_the_converter_the_metadata_is_kept() {
+    use kube_codegen_runtime::conversion::Converter;
+    assert!(RolloutConversion::new().keeps_metadata());
+    let converter = Converter::new().with(RolloutConversion::with_hooks(Lossy));
+    let body = serde_json::to_vec(&json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {"uid": "u", "desiredAPIVersion": "convert.example.com/v1", "objects": [alpha(), beta()]}
+    }))
+    .unwrap();
+    let answer: Value = serde_json::from_slice(&converter.review_json(&body).unwrap()).unwrap();
+    assert_eq!(
+        answer["response"]["result"]["status"], "Success",
+        "{answer:#}"
+    );
+    let objects = answer["response"]["convertedObjects"].as_array().unwrap();
+    let mut meta = alpha()["metadata"].clone();
+    meta["labels"]["converted"] = json!("yes");
+    let sent = &objects[0]["metadata"];
+    meta["annotations"][DATA_ANNOTATION] = sent["annotations"][DATA_ANNOTATION].clone();
+    assert_eq!(sent, &meta);
+    assert_eq!(objects[1]["metadata"]["name"], "web");
+    assert_eq!(objects[1]["apiVersion"], "convert.example.com/v1");
+}

@@ -4,7 +4,8 @@
 //! single-object review over HTTPS on loopback.
 //!
 //! Usage: `cargo xtask bench conversion -- [--runs N] [--requests N]` (default 15 rounds,
-//! 5,000 HTTPS requests).
+//! 5,000 HTTPS requests). For a profiler: `--only floor|handler|generated [--reviews N]` runs
+//! that variant alone, N reviews (else 5 CPU-s), and prints its objects/s.
 //!
 //! - `handler`: `conversion::handle(&converter, request)`, the function an axum/hyper server
 //!   mounts: the method and content-type checks, the body collected, the review decoded, each
@@ -270,11 +271,14 @@ fn spread(name: &str, values: &[f64], unit: &str) {
 
 fn main() {
     let (mut runs, mut requests) = (15, 5_000);
+    let (mut only, mut reviews) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = runs_value(args.next()),
             "--requests" => requests = runs_value(args.next()),
+            "--only" => only = args.next(),
+            "--reviews" => reviews = Some(runs_value(args.next())),
             _ => {} // cargo bench's `--bench`
         }
     }
@@ -283,6 +287,23 @@ fn main() {
         kube_codegen_runtime_bench::bench::conversion::FooConversion::with_hooks(SizeIsReplicas),
     );
     let body = review_body((0..OBJECTS).map(foo).collect());
+    if let Some(only) = only {
+        let run = || match only.as_str() {
+            "floor" => drop(std::hint::black_box(floor(&body))),
+            "handler" => drop(std::hint::black_box(handler(&converter, &body))),
+            "generated" => drop(std::hint::black_box(handler(&generated, &body))),
+            other => panic!("--only {other}: floor, handler or generated"),
+        };
+        let started = thread_cpu_seconds();
+        let mut done = 0;
+        while reviews.map_or(thread_cpu_seconds() - started < 5.0, |n| done < n) {
+            run();
+            done += 1;
+        }
+        let rate = (done * OBJECTS) as f64 / (thread_cpu_seconds() - started);
+        println!("c1_{only}_objects_per_sec {rate:.0} objects/s  # alone, {done} reviews");
+        return;
+    }
     println!(
         "# c1: a ConversionReview of {OBJECTS} Foos v1 -> v2 ({} bytes), {runs} rounds of ~{ROUND_SECONDS} s per variant",
         body.len()

@@ -314,8 +314,16 @@ impl Converter {
             Some(Value::Object(meta)) => meta.remove_entry("managedFields"),
             _ => None,
         };
-        // The rest of the input's metadata but labels and annotations, to restore after.
+        // The rest of the input's metadata but labels and annotations, to restore after
+        // (unless the conversion keeps it itself: then only the name and namespace, to name the
+        // object in a failure).
+        let keeps = conversion.keeps_metadata();
         let kept = match map.get("metadata") {
+            Some(Value::Object(meta)) if keeps => ["name", "namespace"]
+                .into_iter()
+                .filter_map(|k| meta.get_key_value(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Map<String, Value>>(),
             Some(Value::Object(meta)) => meta
                 .iter()
                 .filter(|(k, _)| *k != "labels" && *k != "annotations")
@@ -367,39 +375,47 @@ impl Converter {
                 return Err(failure(cause, &kept));
             }
         }
-        let mut meta = kept;
-        let meta_key = match out.remove_entry("metadata") {
-            Some((key, Value::Object(mut converted_meta))) => {
+        let (meta_key, mut meta) = match out.remove_entry("metadata") {
+            Some((key, Value::Object(mut converted_meta))) if keeps => {
+                // The conversion's metadata is the input's, with the converted labels and
+                // annotations.
                 for field in ["labels", "annotations"] {
-                    match converted_meta.remove_entry(field) {
-                        None | Some((_, Value::Null)) => {}
-                        Some((field_key, Value::Object(m))) => {
-                            if let Some((key, _)) = m.iter().find(|(_, v)| !v.is_string()) {
-                                let cause = format!(
-                                    "the conversion returned a {field} value for {key:?} that \
-                                     is not a string"
-                                );
-                                return Err(failure(cause, &meta));
-                            }
-                            meta.insert(field_key, Value::Object(m));
+                    match converted_meta.get(field) {
+                        None => {}
+                        Some(Value::Null) => {
+                            converted_meta.remove(field);
                         }
-                        Some(_) => {
-                            let cause = format!(
-                                "the conversion returned metadata.{field} that is not an object"
-                            );
-                            return Err(failure(cause, &meta));
+                        Some(v) => {
+                            if let Err(cause) = string_map(field, v) {
+                                return Err(failure(cause, &kept));
+                            }
                         }
                     }
                 }
-                key
+                (key, converted_meta)
+            }
+            Some((key, Value::Object(mut converted_meta))) => {
+                let mut meta = kept;
+                for field in ["labels", "annotations"] {
+                    match converted_meta.remove_entry(field) {
+                        None | Some((_, Value::Null)) => {}
+                        Some((field_key, v)) => {
+                            if let Err(cause) = string_map(field, &v) {
+                                return Err(failure(cause, &meta));
+                            }
+                            meta.insert(field_key, v);
+                        }
+                    }
+                }
+                (key, meta)
             }
             None => {
                 let cause = "the conversion returned no metadata".to_owned();
-                return Err(failure(cause, &meta));
+                return Err(failure(cause, &kept));
             }
             Some(_) => {
                 let cause = "the conversion returned metadata that is not an object".to_owned();
-                return Err(failure(cause, &meta));
+                return Err(failure(cause, &kept));
             }
         };
         if let Some((key, value)) = managed_fields {
@@ -550,6 +566,21 @@ impl Failure {
             },
             cause,
         })
+    }
+}
+
+/// Checks that the conversion's `metadata.<field>` is a map of strings.
+fn string_map(field: &str, value: &Value) -> Result<(), String> {
+    match value {
+        Value::Object(m) => match m.iter().find(|(_, v)| !v.is_string()) {
+            Some((key, _)) => Err(format!(
+                "the conversion returned a {field} value for {key:?} that is not a string"
+            )),
+            None => Ok(()),
+        },
+        _ => Err(format!(
+            "the conversion returned metadata.{field} that is not an object"
+        )),
     }
 }
 

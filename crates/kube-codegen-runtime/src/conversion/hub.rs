@@ -21,6 +21,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 use super::ConversionError;
 
 /// The annotation holding what the object's other versions could not hold: a JSON object
@@ -41,6 +43,16 @@ pub trait HubConversion: Send + Sync + 'static {
     const VERSIONS: &'static [&'static str];
     /// Decodes `object` as version `VERSIONS[version]`.
     fn decode(&self, version: usize, object: &Value) -> Result<Self::Object, serde_json::Error>;
+    /// Encodes `object` (taken: it is no longer needed) over `template`, the object as it came
+    /// (its metadata reduced to labels and annotations), whose allocations the result may
+    /// reuse. [`convert`] keeps only
+    /// `metadata.labels` and `metadata.annotations` of the result (the rest of the metadata
+    /// comes back as it was sent), so generated code encodes no other metadata
+    /// ([`encode_object`]); this default encodes it all. Either way the result is
+    /// `serde_json::to_value`'s.
+    fn encode(&self, object: Self::Object, template: Value) -> Result<Value, serde_json::Error> {
+        super::reuse::to_value_reusing(&object, template)
+    }
     /// Converts `object`, of any version, to the hub (`VERSIONS[0]`), hooks included.
     fn to_hub(&self, object: &Self::Object) -> Result<Self::Object, ConversionError>;
     /// Converts `hub` (converted to the hub first if it is not) to version
@@ -75,20 +87,19 @@ pub fn convert<C: HubConversion>(
     mut object: Value,
     version: &str,
 ) -> Result<Value, ConversionError> {
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
     let unknown = |api_version: String| ConversionError::UnknownVersion {
         kind: C::KIND.to_owned(),
         api_version,
     };
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let from = api_version
         .strip_prefix(C::GROUP)
         .and_then(|v| v.strip_prefix('/'))
         .and_then(|v| C::VERSIONS.iter().position(|x| *x == v))
-        .ok_or_else(|| unknown(api_version.clone()))?;
+        .ok_or_else(|| unknown(api_version.to_owned()))?;
     let to = C::VERSIONS
         .iter()
         .position(|x| *x == version)
@@ -97,17 +108,20 @@ pub fn convert<C: HubConversion>(
         return Ok(object);
     }
     let mut stash = take_stash(&mut object);
-    let name = object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let name = || {
+        object
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let decode = |version: usize, value: &Value| {
         conversion
             .decode(version, value)
             .map_err(|e| ConversionError::Decode {
                 kind: C::KIND.to_owned(),
-                name: name.clone(),
+                name: name(),
                 api_version: format!("{}/{}", C::GROUP, C::VERSIONS[version]),
                 message: e.to_string(),
             })
@@ -117,10 +131,9 @@ pub fn convert<C: HubConversion>(
     // Every entry is relative to the hub: a spoke's entry restores what the hub -> spoke
     // conversion loses, the hub's entry what the spoke the object is in lost of the hub.
     stash.remove(C::VERSIONS[from]);
-    let restored_hub;
     let hub = if from == 0 {
         stash.remove(hub_version);
-        &source
+        source
     } else {
         let mut hub = conversion.to_hub(&source)?;
         if let Some(ops) = stash.remove(hub_version) {
@@ -134,40 +147,66 @@ pub fn convert<C: HubConversion>(
         if back != source {
             record(&mut stash, C::VERSIONS[from], &source, &back)?;
         }
-        restored_hub = hub;
-        &restored_hub
+        hub
     };
-    let mut out = if to == 0 {
-        encode(hub)?
-    } else {
-        let mut target = conversion.from_hub(hub, to)?;
-        let mut out = encode(&target)?;
+    let mut target = None;
+    let mut patched = None;
+    if to != 0 {
+        let mut t = conversion.from_hub(&hub, to)?;
         if let Some(ops) = stash.remove(version) {
+            let mut out = encode(&t)?;
             for op in &ops {
                 apply(&mut out, op);
             }
-            target = decode(to, &out)?;
+            t = decode(to, &out)?;
+            // The answer is the restored JSON itself, as before it was decoded.
+            patched = Some(out);
         }
-        let back = conversion.to_hub(&target)?;
-        if back != *hub {
-            record(&mut stash, hub_version, hub, &back)?;
+        let back = conversion.to_hub(&t)?;
+        if back != hub {
+            record(&mut stash, hub_version, &hub, &back)?;
         }
-        out
+        target = Some(t);
+    }
+    // The input is the template of the answer (most of the converted object is the same
+    // JSON), its metadata reduced to labels and annotations: the rest waits aside, to be given
+    // back as it came.
+    let mut sent_meta = None;
+    if let Value::Object(o) = &mut object
+        && let Some((key, mut meta)) = o.remove_entry("metadata")
+    {
+        let mut carried = Map::new();
+        if let Value::Object(m) = &mut meta {
+            for field in ["labels", "annotations"] {
+                if let Some((k, v)) = m.remove_entry(field) {
+                    carried.insert(k, v);
+                }
+            }
+        }
+        o.insert(key, Value::Object(carried));
+        sent_meta = Some(meta);
+    }
+    let encoded = match (target, patched) {
+        (_, Some(out)) => Ok(out),
+        (Some(t), None) => conversion.encode(t, object),
+        (None, None) => conversion.encode(hub, object),
     };
+    let mut out = encoded.map_err(|e| ConversionError::Refused(e.to_string()))?;
     // Metadata as it came, with the converted labels and annotations.
-    let had_meta = object.get("metadata").is_some();
-    let mut meta = object
-        .get_mut("metadata")
-        .map(Value::take)
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let had_meta = sent_meta.is_some();
+    let mut meta = sent_meta.unwrap_or_else(|| Value::Object(Map::new()));
     if let Value::Object(m) = &mut meta {
-        for key in ["labels", "annotations"] {
-            match out.pointer(&format!("/metadata/{key}")) {
-                Some(v) if !v.is_null() => {
-                    m.insert(key.to_owned(), v.clone());
+        let mut converted = match out.get_mut("metadata").map(Value::take) {
+            Some(Value::Object(c)) => c,
+            _ => Map::new(),
+        };
+        for field in ["labels", "annotations"] {
+            match converted.remove_entry(field) {
+                Some((k, v)) if !v.is_null() => {
+                    m.insert(k, v);
                 }
                 _ => {
-                    m.remove(key);
+                    m.remove(field);
                 }
             }
         }
@@ -186,12 +225,73 @@ pub fn convert<C: HubConversion>(
     }
     if let Value::Object(o) = &mut out {
         if had_meta || meta.as_object().is_some_and(|m| !m.is_empty()) {
-            o.insert("metadata".to_owned(), meta);
+            match o.get_mut("metadata") {
+                Some(slot) => *slot = meta,
+                None => {
+                    o.insert("metadata".to_owned(), meta);
+                }
+            }
         } else {
             o.remove("metadata");
         }
     }
     Ok(out)
+}
+
+/// `object` encoded over `template` (see [`HubConversion::encode`]) with `metadata` (taken out
+/// of it) reduced to its labels and annotations, the only metadata [`convert`] takes from a
+/// conversion's result: what generated [`HubConversion::encode`]s call, sparing the encoding of
+/// the rest of the metadata. The template's `metadata.labels` and `metadata.annotations` are
+/// reused when they are equal.
+pub fn encode_object<T: Serialize + ?Sized>(
+    object: &T,
+    metadata: ObjectMeta,
+    mut template: Value,
+) -> Result<Value, serde_json::Error> {
+    let mut carried = match template.get_mut("metadata").map(Value::take) {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let mut value = super::reuse::to_value_reusing(object, template)?;
+    if let Value::Object(o) = &mut value {
+        let mut meta = Map::new();
+        for (field, typed) in [
+            ("labels", metadata.labels),
+            ("annotations", metadata.annotations),
+        ] {
+            if let Some(typed) = typed {
+                let (key, was) = carried
+                    .remove_entry(field)
+                    .unwrap_or_else(|| (field.to_owned(), Value::Null));
+                meta.insert(key, string_map(typed, was));
+            }
+        }
+        match o.get_mut("metadata") {
+            Some(slot) => *slot = Value::Object(meta),
+            None => {
+                o.insert("metadata".to_owned(), Value::Object(meta));
+            }
+        }
+    }
+    Ok(value)
+}
+
+/// `typed` as JSON: `was` itself when it holds the same strings (in the same order).
+fn string_map(typed: BTreeMap<String, String>, was: Value) -> Value {
+    if let Value::Object(w) = &was
+        && w.len() == typed.len()
+        && w.iter()
+            .zip(&typed)
+            .all(|((wk, wv), (k, v))| wk == k && wv.as_str() == Some(v.as_str()))
+    {
+        return was;
+    }
+    Value::Object(
+        typed
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect(),
+    )
 }
 
 /// Records under `version` the operations turning `got` into `want` (top-level `apiVersion`,
@@ -235,7 +335,11 @@ fn encode<T: Serialize>(value: &T) -> Result<Value, ConversionError> {
 /// Removes [`DATA_ANNOTATION`] from `object` (and `annotations` when it is left empty, as
 /// the API server never stores an empty map) and reads it; one that does not read is dropped.
 fn take_stash(object: &mut Value) -> BTreeMap<String, Vec<Op>> {
-    let Some(Value::Object(annotations)) = object.pointer_mut("/metadata/annotations") else {
+    // Not `pointer_mut`: it allocates each token, on every object.
+    let Some(Value::Object(annotations)) = object
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+    else {
         return BTreeMap::new();
     };
     let Some(text) = annotations.remove(DATA_ANNOTATION) else {

@@ -87,6 +87,7 @@ pub use metrics::PrometheusConversionMetrics;
 pub use metrics::{ConversionMetrics, NoopConversionMetrics, VersionPair};
 
 pub mod hub;
+mod reuse;
 
 /// One kind's conversions between its served versions.
 pub trait KindConversion: Send + Sync + 'static {
@@ -105,6 +106,14 @@ pub trait KindConversion: Send + Sync + 'static {
         object: serde_json::Value,
         version: &str,
     ) -> Result<serde_json::Value, ConversionError>;
+    /// Whether [`KindConversion::convert`] always gives `metadata` back exactly as it was
+    /// given but for `labels` and `annotations`, as [`hub::convert`] (and so every generated
+    /// conversion) does. The [`Converter`] otherwise restores the rest of the metadata from a
+    /// copy it keeps, so that a conversion cannot change a name, namespace or uid; a conversion
+    /// that keeps it spares that copy. `false` unless overridden.
+    fn keeps_metadata(&self) -> bool {
+        false
+    }
 }
 
 /// Why an object could not be converted.

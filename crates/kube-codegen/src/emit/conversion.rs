@@ -150,6 +150,15 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
         let i = proc_macro2::Literal::usize_unsuffixed(i);
         quote!(#i => #any::#n(Box::new(::serde::Deserialize::deserialize(object)?)),)
     });
+    // Only labels and annotations of the encoded metadata are used (see the runtime's
+    // `hub::encode_object`).
+    let encode_arms = k.versions.iter().map(|v| {
+        let n = ident(&v.variant);
+        quote!(#any::#n(mut o) => {
+            let metadata = ::std::mem::take(&mut o.metadata);
+            #rt::hub::encode_object(&*o, metadata, template)
+        })
+    });
     let to_hub_arms = k.versions.iter().enumerate().map(|(i, v)| {
         let n = ident(&v.variant);
         if i == 0 {
@@ -244,6 +253,11 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
                     _ => return Err(<::serde_json::Error as ::serde::de::Error>::custom("no such version")),
                 })
             }
+            fn encode(&self, object: #any, template: ::serde_json::Value) -> Result<::serde_json::Value, ::serde_json::Error> {
+                match object {
+                    #(#encode_arms)*
+                }
+            }
             fn to_hub(&self, object: &#any) -> Result<#any, #err> {
                 Ok(#any::#hub_variant(Box::new(match object {
                     #(#to_hub_arms)*
@@ -286,6 +300,9 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
             }
             fn convert(&self, object: ::serde_json::Value, version: &str) -> Result<::serde_json::Value, #err> {
                 #rt::hub::convert(self, object, version)
+            }
+            fn keeps_metadata(&self) -> bool {
+                true
             }
         }
 
