@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use proc_macro2::Literal;
 
-use super::serde_camel;
+use super::{TRAIT_METHOD_NAMES, serde_camel};
 use crate::model::naming::builder_methods;
 use crate::model::{Ty, TypeBody, TypeDef};
 
@@ -232,6 +232,9 @@ pub fn nested(t: &TypeDef, types: &[TypeDef]) -> Option<String> {
     line(&mut out, 4, "}")?;
     for ((f, m), ty) in fields.iter().zip(&methods).zip(tys) {
         let into = TyText::Generic("impl Into", vec![ty]);
+        if TRAIT_METHOD_NAMES.contains(&m.as_str()) {
+            line(&mut out, 4, "#[allow(clippy::should_implement_trait)]")?;
+        }
         text.clear();
         let _ = write!(text, "pub fn {m}(mut self, value: ");
         into.flat(&mut text);
