@@ -40,6 +40,7 @@ use kube_codegen_runtime::conversion::{
     self, ConversionError, Converter, KindConversion, WebhookServer,
 };
 use kube_codegen_runtime_bench::measure::{runs_value, thread_cpu_seconds};
+use kube_codegen_runtime_bench::runs::Gathered;
 use serde_json::{Value, json};
 
 const OBJECTS: usize = 500;
@@ -254,21 +255,6 @@ fn objects_per_sec(mut f: impl FnMut()) -> f64 {
     (reviews * OBJECTS as u64) as f64 / spent
 }
 
-fn spread(name: &str, values: &[f64], unit: &str) {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let (lo, med, hi) = (
-        sorted[0],
-        sorted[sorted.len() / 2],
-        sorted[sorted.len() - 1],
-    );
-    let digits = if med.abs() >= 100.0 { 0 } else { 2 };
-    println!(
-        "{name} {med:.digits$} {unit}  # min {lo:.digits$} median {med:.digits$} max {hi:.digits$} over {} rounds",
-        values.len()
-    );
-}
-
 fn main() {
     let (mut runs, mut requests) = (15, 5_000);
     let (mut only, mut reviews) = (None, None);
@@ -336,48 +322,63 @@ fn main() {
         answer["response"]["convertedObjects"]
     );
 
-    let (mut h, mut f, mut b, mut k, mut ratio, mut kube_ratio) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
-    let (mut g, mut generated_ratio) = (Vec::new(), Vec::new());
+    let mut all = Gathered::default();
     for _ in 0..runs {
-        let handler_rate = objects_per_sec(|| {
-            std::hint::black_box(handler(&converter, &body));
-        });
-        let floor_rate = objects_per_sec(|| {
-            std::hint::black_box(floor(&body));
-        });
-        let bytes_rate = objects_per_sec(|| {
-            std::hint::black_box(converter.review_json(&body).unwrap());
-        });
-        let kube_rate = objects_per_sec(|| {
-            std::hint::black_box(kube_types(&converter, &body));
-        });
-        let generated_rate = objects_per_sec(|| {
-            std::hint::black_box(handler(&generated, &body));
-        });
-        g.push(generated_rate);
-        generated_ratio.push(floor_rate / generated_rate);
-        h.push(handler_rate);
-        f.push(floor_rate);
-        b.push(bytes_rate);
-        k.push(kube_rate);
-        ratio.push(floor_rate / handler_rate);
-        kube_ratio.push(floor_rate / kube_rate);
+        let rates = [
+            (
+                "c1_handler_objects_per_sec",
+                objects_per_sec(|| {
+                    std::hint::black_box(handler(&converter, &body));
+                }),
+            ),
+            (
+                "c1_floor_objects_per_sec",
+                objects_per_sec(|| {
+                    std::hint::black_box(floor(&body));
+                }),
+            ),
+            (
+                "c1_bytes_objects_per_sec",
+                objects_per_sec(|| {
+                    std::hint::black_box(converter.review_json(&body).unwrap());
+                }),
+            ),
+            (
+                "c1_kube_types_objects_per_sec",
+                objects_per_sec(|| {
+                    std::hint::black_box(kube_types(&converter, &body));
+                }),
+            ),
+            (
+                "c1_generated_objects_per_sec",
+                objects_per_sec(|| {
+                    std::hint::black_box(handler(&generated, &body));
+                }),
+            ),
+        ];
+        for (name, rate) in rates {
+            all.push(name, rate, "objects/s");
+        }
     }
-    spread("c1_handler_objects_per_sec", &h, "objects/s");
-    spread("c1_floor_objects_per_sec", &f, "objects/s");
-    spread("c1_bytes_objects_per_sec", &b, "objects/s");
-    spread("c1_kube_types_objects_per_sec", &k, "objects/s");
-    spread("c1_floor_over_handler", &ratio, "x");
-    spread("c1_floor_over_kube_types", &kube_ratio, "x");
-    spread("c1_generated_objects_per_sec", &g, "objects/s");
-    spread("c1_floor_over_generated", &generated_ratio, "x");
+    // Same-round ratios: round i of the floor over round i of each variant.
+    all.push_ratios(&[
+        (
+            "c1_floor_over_handler",
+            "c1_floor_objects_per_sec",
+            "c1_handler_objects_per_sec",
+        ),
+        (
+            "c1_floor_over_kube_types",
+            "c1_floor_objects_per_sec",
+            "c1_kube_types_objects_per_sec",
+        ),
+        (
+            "c1_floor_over_generated",
+            "c1_floor_objects_per_sec",
+            "c1_generated_objects_per_sec",
+        ),
+    ]);
+    all.print();
 
     https_latency(requests);
 }

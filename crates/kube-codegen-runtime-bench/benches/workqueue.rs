@@ -30,6 +30,7 @@ use kube_codegen_runtime::workqueue::{
     default_controller_rate_limiter,
 };
 use kube_codegen_runtime_bench::measure::{Usage, cpu_seconds, peak_rss_mb, thread_cpu_seconds};
+use kube_codegen_runtime_bench::runs::{Gathered, fmt};
 
 fn main() {
     let mut filters: Vec<String> = Vec::new();
@@ -99,11 +100,11 @@ fn main() {
 
 type Figures = Vec<(&'static str, f64, &'static str)>;
 
-/// Runs `f` `n` times and prints every figure as `name median unit`, followed by its minimum
-/// and maximum over the runs as a comment (a median alone hides a bimodal figure). With
-/// `per_run`, each run's figures named there are also printed as a `#` line as it finishes.
+/// Runs `f` `n` times and prints every figure's median, minimum and maximum ([`Gathered`]).
+/// With `per_run`, each run's figures named there are also printed as a `#` line as it
+/// finishes.
 fn report(n: usize, f: fn() -> Figures, per_run: &[&str]) {
-    let mut all: Vec<Figures> = Vec::new();
+    let mut all = Gathered::default();
     for i in 0..n {
         let r = f();
         if !per_run.is_empty() {
@@ -114,32 +115,11 @@ fn report(n: usize, f: fn() -> Figures, per_run: &[&str]) {
                 .collect();
             println!("# run {}: {}", i + 1, line.join(" "));
         }
-        all.push(r);
+        for (name, v, unit) in r {
+            all.push(name, v, unit);
+        }
     }
-    for (i, &(name, _, unit)) in all[0].iter().enumerate() {
-        let mut v: Vec<f64> = all.iter().map(|r| r[i].1).collect();
-        v.sort_by(f64::total_cmp);
-        let median = if v.len() % 2 == 1 {
-            v[v.len() / 2]
-        } else {
-            (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
-        };
-        println!(
-            "{name} {} {unit}  # min {} .. max {} over {} runs",
-            fmt(median),
-            fmt(v[0]),
-            fmt(v[v.len() - 1]),
-            v.len()
-        );
-    }
-}
-
-fn fmt(v: f64) -> String {
-    if v.abs() >= 1000.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.4}")
-    }
+    all.print();
 }
 
 fn runtime() -> tokio::runtime::Runtime {

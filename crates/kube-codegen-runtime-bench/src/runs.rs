@@ -71,18 +71,31 @@ impl Gathered {
             .map(|(_, _, v)| v.as_slice())
     }
 
-    /// Each figure as `name median unit`, with the spread as a trailing comment.
+    /// Each figure as `name median unit`, with its minimum and maximum over the runs as a
+    /// trailing comment (a median alone hides a bimodal figure).
     pub fn print(&self) {
         for (name, unit, values) in &self.0 {
             let med = crate::measure::median(values.clone());
             let (lo, hi) = values
                 .iter()
                 .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
-            let digits: usize = if med.abs() >= 100.0 { 0 } else { 2 };
             println!(
-                "{name} {med:.digits$} {unit}  # {lo:.digits$}..{hi:.digits$} over {} runs",
+                "{name} {} {unit}  # min {} .. max {} over {} runs",
+                fmt(med),
+                fmt(lo),
+                fmt(hi),
                 values.len()
             );
         }
+    }
+}
+
+/// A figure as printed: whole numbers from 1,000 up, four decimals below (CPU seconds and
+/// ratios need them).
+pub fn fmt(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
     }
 }
