@@ -11,7 +11,7 @@ use super::ident;
 use crate::model::conversion::{
     Conv, FieldHow, FlattenHow, HookWhy, KindConv, PairBody, PairFn, SpokeConv, resolve,
 };
-use crate::model::{GroupMod, KnownType, Presence, Resource, Ty, TypeBody};
+use crate::model::{GroupMod, KnownType, Presence, Resource, Ty, TypeBody, ty_default};
 
 const RUNTIME: &str = "::kube_codegen_runtime::conversion";
 
@@ -626,7 +626,7 @@ fn field_expr(g: &GroupMod, f: &PairFn, how: &FieldHow) -> TokenStream {
             };
             match dt {
                 0 => {
-                    if zero_is_default(to_ty, tr) {
+                    if ty_default(to_ty, &tr.types) {
                         quote!(#mapped.unwrap_or_default())
                     } else {
                         let z = zero(g, f.to, to_ty);
@@ -648,7 +648,7 @@ fn field_expr(g: &GroupMod, f: &PairFn, how: &FieldHow) -> TokenStream {
             let r = quote!(#rt::hub::recode(&from.#fi));
             match depth(*to) {
                 0 => {
-                    if zero_is_default(to_ty, tr) {
+                    if ty_default(to_ty, &tr.types) {
                         quote!(#r.unwrap_or_default())
                     } else {
                         let z = zero(g, f.to, to_ty);
@@ -666,15 +666,6 @@ fn field_expr(g: &GroupMod, f: &PairFn, how: &FieldHow) -> TokenStream {
                 zero(g, f.to, to_ty)
             }
         }
-    }
-}
-
-fn zero_is_default(t: &Ty, r: &Resource) -> bool {
-    match t {
-        Ty::Number => false,
-        Ty::Known(k) => k.has_default(),
-        Ty::Named(i) => r.types[resolve(&r.types, *i)].default,
-        _ => true,
     }
 }
 

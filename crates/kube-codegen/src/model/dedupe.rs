@@ -65,7 +65,8 @@ pub fn dedupe(types: &mut [TypeDef]) {
     }
 }
 
-fn ty_default(ty: &Ty, types: &[TypeDef]) -> bool {
+/// Whether `ty`'s `Default` value is what an absent field means (numbers have no agreed zero).
+pub(crate) fn ty_default(ty: &Ty, types: &[TypeDef]) -> bool {
     match ty {
         Ty::Number => false,
         Ty::Known(k) => k.has_default(),

@@ -4,6 +4,7 @@
 pub mod conversion;
 mod convert;
 mod dedupe;
+pub(crate) use dedupe::ty_default;
 mod known;
 pub mod naming;
 mod version_scope;
