@@ -513,14 +513,6 @@ struct Counted {
 
 impl Stats {
     fn count(&mut self, conversion: &Arc<dyn KindConversion>, from: usize, to: usize) {
-        if let Some(c) = self.converted.last_mut()
-            && Arc::ptr_eq(&c.conversion, conversion)
-            && c.from == from
-            && c.to == to
-        {
-            c.objects += 1;
-            return;
-        }
         if let Some(c) = self
             .converted
             .iter_mut()

@@ -173,6 +173,7 @@ pub struct Router {
     inner: Arc<RouterInner>,
 }
 
+#[derive(Clone)]
 struct RouterInner {
     routes: Vec<(String, Arc<dyn ReviewHandler>)>,
     max_body: usize,
@@ -220,7 +221,7 @@ impl Router {
     /// [`Router::route`] with a shared handler.
     pub fn route_arc(mut self, path: impl Into<String>, handler: Arc<dyn ReviewHandler>) -> Self {
         let path = path.into();
-        let inner = unique(&mut self.inner);
+        let inner = Arc::make_mut(&mut self.inner);
         inner.routes.retain(|(p, _)| *p != path);
         inner.routes.push((path, handler));
         self
@@ -228,7 +229,7 @@ impl Router {
 
     /// Refuses bodies larger than `bytes` with 413.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        unique(&mut self.inner).max_body = bytes;
+        Arc::make_mut(&mut self.inner).max_body = bytes;
         self
     }
 
@@ -256,18 +257,6 @@ impl Router {
     fn describe_paths(&self) -> String {
         self.paths().collect::<Vec<_>>().join(", ")
     }
-}
-
-/// The router's inner state to change: routes are added before the router is shared, so the
-/// `Arc` is unique then; a clone taken earlier keeps its own routes.
-fn unique(inner: &mut Arc<RouterInner>) -> &mut RouterInner {
-    if Arc::get_mut(inner).is_none() {
-        *inner = Arc::new(RouterInner {
-            routes: inner.routes.clone(),
-            max_body: inner.max_body,
-        });
-    }
-    Arc::get_mut(inner).expect("just made unique")
 }
 
 impl<B> tower::Service<Request<B>> for Router
