@@ -338,7 +338,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         compile_time.as_secs_f64(),
         run_time.as_secs_f64()
     );
-    let conversion_ok = report::conversions(&generation, &build, &samples, &results.conversions);
+    let conversion_ok = report::conversions(
+        &generation,
+        &build,
+        &samples,
+        &results.conversions,
+        &results.verdicts,
+    );
     let standalone_ok = standalone::check(&args.dir, &args.projects)?;
     Ok(if report_ok && standalone_ok && conversion_ok {
         ExitCode::SUCCESS
