@@ -164,7 +164,7 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
         if i == 0 {
             quote!(#any::#n(o) => (**o).clone(),)
         } else {
-            let m = ident(&format!("{}_to_hub", fn_prefix(&v.version)));
+            let m = ident(&format!("{}_to_hub", v.prefix));
             quote!(#any::#n(o) => self.#m(o)?,)
         }
     });
@@ -175,7 +175,7 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
         if first {
             quote!(#i => #any::#n(Box::new(hub.clone())),)
         } else {
-            let m = ident(&format!("{}_from_hub", fn_prefix(&v.version)));
+            let m = ident(&format!("{}_from_hub", v.prefix));
             quote!(#i => #any::#n(Box::new(self.#m(hub)?)),)
         }
     });
@@ -314,10 +314,6 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
 }
 
 /// The snake prefix of a version's typed methods (`v1alpha1`).
-fn fn_prefix(version: &str) -> String {
-    crate::model::naming::snake(version)
-}
-
 fn spoke_methods(
     g: &GroupMod,
     k: &KindConv,
@@ -330,7 +326,7 @@ fn spoke_methods(
     let v = &k.versions[s.version];
     let hub = &k.versions[0];
     let spoke_ty = type_path(g, v.res, &v.root, &quote!(super));
-    let p = fn_prefix(&v.version);
+    let p = &v.prefix;
     let (to, from) = (
         ident(&format!("{p}_to_hub")),
         ident(&format!("{p}_from_hub")),

@@ -64,6 +64,9 @@ pub struct VersionRef {
     pub root: String,
     /// `AnyFoo`'s variant (`V1alpha1`).
     pub variant: String,
+    /// The version in method and function names (`v1alpha1`): snake case, unique in the kind
+    /// (`v1-beta1` and `v1beta1` may meet).
+    pub prefix: String,
 }
 
 #[derive(Debug, Clone)]
@@ -260,13 +263,26 @@ fn plan_group(g: &GroupMod) -> GroupConversions {
                     version: v.version.clone(),
                     root: res(r).root.clone(),
                     variant: naming::pascal(&v.version),
+                    prefix: naming::snake(&v.version),
                 }
             })
             .collect();
-        let spokes = (1..versions.len())
-            .map(|i| plan_spoke(g, versions[0], versions[i], i, &version_refs[i]))
+        let mut version_refs = version_refs;
+        unique_prefixes(&mut version_refs);
+        // One name set for the kind's private module: every spoke's functions, both ways.
+        let mut fn_names = BTreeSet::new();
+        let mut spokes = (1..versions.len())
+            .map(|i| {
+                plan_spoke(
+                    g,
+                    versions[0],
+                    versions[i],
+                    i,
+                    &version_refs[i],
+                    &mut fn_names,
+                )
+            })
             .collect::<Vec<_>>();
-        let mut spokes = spokes;
         dedupe_hooks(&mut spokes);
         kinds.push(KindConv {
             kind: hub_res.kind.clone(),
@@ -308,6 +324,18 @@ fn plan_group(g: &GroupMod) -> GroupConversions {
     GroupConversions { module, kinds }
 }
 
+/// Version prefixes unique in the kind (they name public methods side by side).
+fn unique_prefixes(versions: &mut [VersionRef]) {
+    let wanted: Vec<(String, String, bool)> = versions
+        .iter()
+        .map(|v| (v.prefix.clone(), v.version.clone(), false))
+        .collect();
+    let names = assign_unique(&wanted, &mut BTreeSet::new(), "_");
+    for (v, n) in versions.iter_mut().zip(names) {
+        v.prefix = n;
+    }
+}
+
 /// Hook method names unique across the kind's trait.
 fn dedupe_hooks(spokes: &mut [SpokeConv]) {
     let mut wanted = Vec::new();
@@ -331,11 +359,18 @@ fn dedupe_hooks(spokes: &mut [SpokeConv]) {
     }
 }
 
-fn plan_spoke(g: &GroupMod, hub: ResRef, spoke: ResRef, index: usize, v: &VersionRef) -> SpokeConv {
-    let vm = naming::snake(&v.version);
+fn plan_spoke(
+    g: &GroupMod,
+    hub: ResRef,
+    spoke: ResRef,
+    index: usize,
+    v: &VersionRef,
+    fn_names: &mut BTreeSet<String>,
+) -> SpokeConv {
+    let vm = v.prefix.as_str();
     let mut hooks = Vec::new();
-    let to_hub = Pairer::new(g, spoke, hub, &vm, "to_hub", Some(&mut hooks)).run();
-    let from_hub = Pairer::new(g, hub, spoke, &vm, "from_hub", None).run();
+    let to_hub = Pairer::new(g, spoke, hub, vm, "to_hub", Some(&mut hooks), fn_names).run();
+    let from_hub = Pairer::new(g, hub, spoke, vm, "from_hub", None, fn_names).run();
     hooks.sort_by(|a: &Hook, b: &Hook| a.path.cmp(&b.path));
     hooks.dedup_by(|a, b| a.path == b.path);
     for h in &mut hooks {
@@ -375,7 +410,11 @@ struct Pairer<'a, 'h> {
     fns: Vec<PairFn>,
     /// (from type, to type) -> function name.
     seen: BTreeMap<(usize, usize), String>,
-    names: BTreeSet<String>,
+    /// (from type, to type) -> the hooks found inside it, by path relative to where it was
+    /// first reached: a type reached again at another path has the same fields to hook there.
+    inner_hooks: BTreeMap<(usize, usize), Vec<(String, HookWhy)>>,
+    /// Function names taken in the kind's private module (all spokes, both ways).
+    names: &'h mut BTreeSet<String>,
 }
 
 impl<'a, 'h> Pairer<'a, 'h> {
@@ -386,6 +425,7 @@ impl<'a, 'h> Pairer<'a, 'h> {
         prefix: &'a str,
         suffix: &'a str,
         hooks: Option<&'h mut Vec<Hook>>,
+        names: &'h mut BTreeSet<String>,
     ) -> Self {
         Pairer {
             g,
@@ -396,8 +436,20 @@ impl<'a, 'h> Pairer<'a, 'h> {
             hooks,
             fns: Vec::new(),
             seen: BTreeMap::new(),
-            names: BTreeSet::new(),
+            inner_hooks: BTreeMap::new(),
+            names,
         }
+    }
+
+    /// `base`, or `base_2`, `base_3`... if the kind's module has it already.
+    fn claim(&mut self, base: String) -> String {
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
     }
 
     fn source(&self) -> &'a Resource {
@@ -408,8 +460,7 @@ impl<'a, 'h> Pairer<'a, 'h> {
     }
 
     fn run(mut self) -> Vec<PairFn> {
-        let name = format!("{}_{}", self.prefix, self.suffix);
-        self.names.insert(name.clone());
+        let name = self.claim(format!("{}_{}", self.prefix, self.suffix));
         self.fns.push(PairFn {
             name,
             from: self.from,
@@ -550,8 +601,12 @@ impl<'a, 'h> Pairer<'a, 'h> {
         let (fr, tr) = (self.source(), self.target());
         let (i, j) = (resolve(&fr.types, i), resolve(&tr.types, j));
         let (ft, tt) = (&fr.types[i], &tr.types[j]);
-        if let Some(name) = self.seen.get(&(i, j)) {
-            return Some(Conv::Fn(name.clone()));
+        if let Some(name) = self.seen.get(&(i, j)).cloned() {
+            let inner = self.inner_hooks.get(&(i, j)).cloned().unwrap_or_default();
+            for (rel, why) in inner {
+                self.hook(format!("{path}{rel}"), why);
+            }
+            return Some(Conv::Fn(name));
         }
         let compatible = match (&ft.body, &tt.body) {
             (TypeBody::Struct { .. }, TypeBody::Struct { .. })
@@ -574,13 +629,9 @@ impl<'a, 'h> Pairer<'a, 'h> {
             naming::snake(&ft.name),
             self.suffix
         );
-        let mut name = base.clone();
-        let mut n = 2;
-        while !self.names.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
+        let name = self.claim(base);
         self.seen.insert((i, j), name.clone());
+        let hooks_before = self.hooks.as_deref().map_or(0, Vec::len);
         let at = self.fns.len();
         self.fns.push(PairFn {
             name: name.clone(),
@@ -638,10 +689,18 @@ impl<'a, 'h> Pairer<'a, 'h> {
                     match self.conv(x, y, path) {
                         Some(c) => arms.push((vn.clone(), c, matches!(y, Ty::Named(_)))),
                         None => {
-                            // Not compatible after all: forget the function.
-                            self.fns.truncate(at);
-                            self.seen.remove(&(i, j));
-                            self.names.remove(&name);
+                            // Not compatible after all: forget the function and everything
+                            // planned inside it (the field becomes one hook where it is).
+                            for f in self.fns.drain(at..) {
+                                self.names.remove(&f.name);
+                                if let (Some(a), Some(b)) = (f.from_ty, f.to_ty) {
+                                    self.seen.remove(&(a, b));
+                                    self.inner_hooks.remove(&(a, b));
+                                }
+                            }
+                            if let Some(h) = self.hooks.as_deref_mut() {
+                                h.truncate(hooks_before);
+                            }
                             return None;
                         }
                     }
@@ -651,6 +710,13 @@ impl<'a, 'h> Pairer<'a, 'h> {
             _ => return None,
         };
         self.fns[at].body = body;
+        if let Some(h) = self.hooks.as_deref() {
+            let inner = h[hooks_before..]
+                .iter()
+                .filter_map(|h| Some((h.path.strip_prefix(path)?.to_string(), h.why)))
+                .collect();
+            self.inner_hooks.insert((i, j), inner);
+        }
         Some(Conv::Fn(name))
     }
 }
