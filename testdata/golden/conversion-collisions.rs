@@ -1268,6 +1268,62 @@ pub mod collide {
                     },
                 )
             }
+            fn decode_text(
+                &self,
+                version: usize,
+                text: &str,
+            ) -> Result<AnyWidget, ::serde_json::Error> {
+                Ok(
+                    match version {
+                        0 => AnyWidget::V2(Box::new(::serde_json::from_str(text)?)),
+                        1 => AnyWidget::V1(Box::new(::serde_json::from_str(text)?)),
+                        2 => {
+                            AnyWidget::V1WidgetSpec(
+                                Box::new(::serde_json::from_str(text)?),
+                            )
+                        }
+                        _ => {
+                            return Err(
+                                <::serde_json::Error as ::serde::de::Error>::custom(
+                                    "no such version",
+                                ),
+                            );
+                        }
+                    },
+                )
+            }
+            fn parts(
+                object: &mut AnyWidget,
+            ) -> Option<::kube_codegen_runtime::conversion::hub::Parts<'_>> {
+                Some(
+                    match object {
+                        AnyWidget::V2(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                        AnyWidget::V1(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                        AnyWidget::V1WidgetSpec(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                    },
+                )
+            }
             fn encode(
                 &self,
                 object: AnyWidget,
@@ -1381,6 +1437,26 @@ pub mod collide {
             }
             fn keeps_metadata(&self) -> bool {
                 true
+            }
+            fn convert_text(
+                &self,
+                object: &str,
+                from: &str,
+                to: &str,
+            ) -> Option<
+                Result<
+                    Box<::kube_codegen_runtime::conversion::hub::RawValue>,
+                    ::kube_codegen_runtime::conversion::ConversionError,
+                >,
+            > {
+                Some(
+                    ::kube_codegen_runtime::conversion::hub::convert_text(
+                        self,
+                        object,
+                        from,
+                        to,
+                    ),
+                )
             }
         }
         /// The automatic conversions of `Widget`.

@@ -1892,6 +1892,79 @@ pub mod multiversion {
                     },
                 )
             }
+            fn decode_text(
+                &self,
+                version: usize,
+                text: &str,
+            ) -> Result<AnyCertificate, ::serde_json::Error> {
+                Ok(
+                    match version {
+                        0 => AnyCertificate::V1(Box::new(::serde_json::from_str(text)?)),
+                        1 => {
+                            AnyCertificate::V1alpha1(
+                                Box::new(::serde_json::from_str(text)?),
+                            )
+                        }
+                        2 => {
+                            AnyCertificate::V1beta1(
+                                Box::new(::serde_json::from_str(text)?),
+                            )
+                        }
+                        3 => {
+                            AnyCertificate::V2alpha1(
+                                Box::new(::serde_json::from_str(text)?),
+                            )
+                        }
+                        _ => {
+                            return Err(
+                                <::serde_json::Error as ::serde::de::Error>::custom(
+                                    "no such version",
+                                ),
+                            );
+                        }
+                    },
+                )
+            }
+            fn parts(
+                object: &mut AnyCertificate,
+            ) -> Option<::kube_codegen_runtime::conversion::hub::Parts<'_>> {
+                Some(
+                    match object {
+                        AnyCertificate::V1(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                        AnyCertificate::V1alpha1(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                        AnyCertificate::V1beta1(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                        AnyCertificate::V2alpha1(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                    },
+                )
+            }
             fn encode(
                 &self,
                 object: AnyCertificate,
@@ -2029,6 +2102,26 @@ pub mod multiversion {
             }
             fn keeps_metadata(&self) -> bool {
                 true
+            }
+            fn convert_text(
+                &self,
+                object: &str,
+                from: &str,
+                to: &str,
+            ) -> Option<
+                Result<
+                    Box<::kube_codegen_runtime::conversion::hub::RawValue>,
+                    ::kube_codegen_runtime::conversion::ConversionError,
+                >,
+            > {
+                Some(
+                    ::kube_codegen_runtime::conversion::hub::convert_text(
+                        self,
+                        object,
+                        from,
+                        to,
+                    ),
+                )
             }
         }
         /// The automatic conversions of `Certificate`.

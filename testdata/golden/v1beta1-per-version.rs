@@ -842,6 +842,49 @@ pub mod legacyversions {
                     },
                 )
             }
+            fn decode_text(
+                &self,
+                version: usize,
+                text: &str,
+            ) -> Result<AnyQueue, ::serde_json::Error> {
+                Ok(
+                    match version {
+                        0 => AnyQueue::V1beta1(Box::new(::serde_json::from_str(text)?)),
+                        1 => AnyQueue::V1alpha1(Box::new(::serde_json::from_str(text)?)),
+                        _ => {
+                            return Err(
+                                <::serde_json::Error as ::serde::de::Error>::custom(
+                                    "no such version",
+                                ),
+                            );
+                        }
+                    },
+                )
+            }
+            fn parts(
+                object: &mut AnyQueue,
+            ) -> Option<::kube_codegen_runtime::conversion::hub::Parts<'_>> {
+                Some(
+                    match object {
+                        AnyQueue::V1beta1(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                        AnyQueue::V1alpha1(o) => {
+                            let o = &mut **o;
+                            ::kube_codegen_runtime::conversion::hub::Parts {
+                                api_version: &o.api_version,
+                                kind: &o.kind,
+                                metadata: &mut o.metadata,
+                            }
+                        }
+                    },
+                )
+            }
             fn encode(
                 &self,
                 object: AnyQueue,
@@ -941,6 +984,26 @@ pub mod legacyversions {
             }
             fn keeps_metadata(&self) -> bool {
                 true
+            }
+            fn convert_text(
+                &self,
+                object: &str,
+                from: &str,
+                to: &str,
+            ) -> Option<
+                Result<
+                    Box<::kube_codegen_runtime::conversion::hub::RawValue>,
+                    ::kube_codegen_runtime::conversion::ConversionError,
+                >,
+            > {
+                Some(
+                    ::kube_codegen_runtime::conversion::hub::convert_text(
+                        self,
+                        object,
+                        from,
+                        to,
+                    ),
+                )
             }
         }
         /// The automatic conversions of `Queue`.

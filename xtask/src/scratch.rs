@@ -284,13 +284,41 @@ fn convert_all<C: kube_codegen_runtime::conversion::KindConversion>(
             Ok((there, _)) if there["apiVersion"] != serde_json::json!(format!("{{}}/{{}}", c.group(), v)) => {{
                 serde_json::json!(format!("converted to {{}}", there["apiVersion"]))
             }}
-            Ok((_, back)) if back == want => serde_json::Value::Null,
+            Ok((there, back)) if back == want => match text_path(c, value, &from, v, &there) {{
+                None => serde_json::Value::Null,
+                Some(differs) => serde_json::json!(differs),
+            }},
             Ok((there, back)) => serde_json::json!(format!("lost: came back as {{back}} through {{there}}")),
             Err(e) => serde_json::json!(e.to_string()),
         }};
         out.insert((*v).to_owned(), verdict);
     }}
     serde_json::Value::Object(out)
+}}
+
+/// What the webhook's text path (`convert_text`, used for reviews decoded from bytes) gives
+/// where it differs from `convert`'s `there` (metadata compared as `ObjectMeta` reads it).
+fn text_path<C: kube_codegen_runtime::conversion::KindConversion>(
+    c: &C,
+    value: &serde_json::Value,
+    from: &str,
+    to: &str,
+    there: &serde_json::Value,
+) -> Option<String> {{
+    let norm = |mut v: serde_json::Value| {{
+        if let Some(m) = v.get_mut("metadata") {{
+            let typed: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> =
+                serde_json::from_value(m.take()).ok();
+            *m = serde_json::to_value(typed).unwrap_or_default();
+        }}
+        v
+    }};
+    let got = match c.convert_text(&value.to_string(), from, to)? {{
+        Ok(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
+        Err(e) => return Some(format!("the text path failed where convert did not: {{e}}")),
+    }};
+    let (got, want) = (norm(got), norm(there.clone()));
+    (got != want).then(|| format!("the text path gave {{got}}, convert gave {{want}}"))
 }}
 
 fn causes(result: Result<(), kube_codegen_runtime::ValidationErrors>) -> Vec<[String; 3]> {{

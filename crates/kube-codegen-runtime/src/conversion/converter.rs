@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::metrics::{ConversionMetrics, NoopConversionMetrics, VersionPair};
@@ -102,11 +103,11 @@ impl Converter {
         let request = review
             .request
             .ok_or_else(|| BadReview("the ConversionReview has no request".to_owned()))?;
-        let mut objects = request.objects.unwrap_or_default();
+        let objects = request.objects.unwrap_or_default();
         let mut stats = Stats::default();
-        let outcome = self.convert_objects(&request.desired_api_version, &mut objects, &mut stats);
+        let outcome = self.convert_texts(&request.desired_api_version, &objects, &mut stats);
         let (message, converted) = match &outcome {
-            Ok(()) => (None, Some(objects.as_slice())),
+            Ok(converted) => (None, Some(converted.as_slice())),
             Err(message) => (Some(message.as_str()), None),
         };
         let answer = ReviewOut {
@@ -168,6 +169,140 @@ impl Converter {
         };
         self.record(&desired, &stats, started);
         Ok(response.into_review())
+    }
+
+    /// Converts every object of a review decoded from bytes: through
+    /// [`KindConversion::convert_text`] where the conversion has it, else decoded and
+    /// converted as [`Converter::review`] does. On failure, the message naming the first
+    /// object that failed.
+    fn convert_texts<'b>(
+        &self,
+        desired: &str,
+        objects: &[&'b RawValue],
+        stats: &mut Stats,
+    ) -> Result<Vec<Converted<'b>>, String> {
+        let Some((desired_group, desired_version)) = split_api_version(desired) else {
+            stats.failure = Some(FailedPair::default());
+            return Err(format!("invalid desiredAPIVersion {desired:?}"));
+        };
+        let mut last: Option<(&str, &str, &Arc<dyn KindConversion>)> = None;
+        let mut out = Vec::with_capacity(objects.len());
+        // Once an object went the `Value` way (its conversion has no text path), the rest do
+        // too, sparing each a look at its head first: a review holds one kind, as a rule.
+        let mut by_value = false;
+        for (index, raw) in objects.iter().enumerate() {
+            let text = if by_value {
+                None
+            } else {
+                self.convert_text(raw, desired_group, desired_version, &mut last, stats)
+            };
+            by_value |= text.is_none();
+            let converted = match text {
+                Some(Ok(c)) => Ok(c),
+                Some(Err(failure)) => Err(failure),
+                None => match serde_json::from_str::<Value>(raw.get()) {
+                    Ok(object) => self
+                        .convert_one(
+                            object,
+                            desired,
+                            desired_group,
+                            desired_version,
+                            &mut last,
+                            stats,
+                        )
+                        .map(Converted::Value),
+                    Err(e) => Err(Failure::early(
+                        "",
+                        None,
+                        format!("it does not decode: {e}"),
+                        desired_version,
+                    )),
+                },
+            };
+            match converted {
+                Ok(c) => out.push(c),
+                Err(failure) => {
+                    let failure = *failure;
+                    let who = describe(index, &failure.kind, &failure.meta);
+                    stats.failure = Some(failure.pair);
+                    return Err(format!(
+                        "cannot convert {who} to {desired}: {}",
+                        failure.cause
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One object through [`KindConversion::convert_text`], when its head is well formed and
+    /// its conversion has that path; `None` sends it the `Value` way (which also words every
+    /// error about a malformed object).
+    fn convert_text<'a, 'b>(
+        &'a self,
+        raw: &'b RawValue,
+        desired_group: &str,
+        desired_version: &str,
+        last: &mut Option<(&'a str, &'a str, &'a Arc<dyn KindConversion>)>,
+        stats: &mut Stats,
+    ) -> Option<Result<Converted<'b>, Box<Failure>>> {
+        let text = raw.get();
+        let head: Head<'_> = serde_json::from_str(text).ok()?;
+        let kind = head.kind.as_deref().filter(|k| !k.is_empty())?;
+        let (group, version) = split_api_version(head.api_version.as_deref()?)?;
+        if group != desired_group {
+            return None;
+        }
+        let conversion = self.lookup(group, kind, last)?;
+        let versions = conversion.versions();
+        let from = versions.iter().position(|v| *v == version)?;
+        let to = versions.iter().position(|v| *v == desired_version)?;
+        if from == to {
+            stats.count(conversion, from, to);
+            return Some(Ok(Converted::Same(raw)));
+        }
+        let result = conversion.convert_text(text, version, desired_version)?;
+        Some(match result {
+            Ok(converted) => {
+                stats.count(conversion, from, to);
+                Ok(Converted::Text(converted))
+            }
+            Err(e) => {
+                let meta = serde_json::from_str::<Value>(text)
+                    .ok()
+                    .map(|mut v| v.get_mut("metadata").map(Value::take))
+                    .unwrap_or_default();
+                Err(Box::new(Failure {
+                    kind: conversion.kind().to_owned(),
+                    meta: identity(meta.as_ref()),
+                    pair: FailedPair {
+                        group: group.to_owned(),
+                        kind: conversion.kind().to_owned(),
+                        from: versions[from].to_owned(),
+                        to: desired_version.to_owned(),
+                    },
+                    cause: e.to_string(),
+                }))
+            }
+        })
+    }
+
+    /// The conversion registered for `group` and `kind`, through `last` (a review's objects
+    /// are almost always of one kind).
+    fn lookup<'a>(
+        &'a self,
+        group: &str,
+        kind: &str,
+        last: &mut Option<(&'a str, &'a str, &'a Arc<dyn KindConversion>)>,
+    ) -> Option<&'a Arc<dyn KindConversion>> {
+        match last {
+            Some((g, k, c)) if *g == group && *k == kind => Some(*c),
+            _ => {
+                let (k, c) = self.kinds.get(group)?.get_key_value(kind)?;
+                *last = Some((c.group(), k.as_str(), c));
+                Some(c)
+            }
+        }
     }
 
     /// Converts every object in place; on failure, the message naming the first object that
@@ -266,21 +401,12 @@ impl Converter {
                 "its group {group:?} is not the group of {desired:?}"
             )));
         }
-        let conversion = match last {
-            Some((g, k, c)) if *g == group && *k == kind => *c,
-            _ => {
-                let Some((k, c)) = self.kinds.get(group).and_then(|ks| ks.get_key_value(kind))
-                else {
-                    return Err(fail(format!(
-                        "no conversion is registered for kind {kind} in group {group:?} \
-                         (registered: {})",
-                        self.registered()
-                    )));
-                };
-                let g = c.group();
-                *last = Some((g, k.as_str(), c));
-                c
-            }
+        let Some(conversion) = self.lookup(group, kind, last) else {
+            return Err(fail(format!(
+                "no conversion is registered for kind {kind} in group {group:?} \
+                 (registered: {})",
+                self.registered()
+            )));
         };
         let versions = conversion.versions();
         let Some(from) = versions.iter().position(|v| *v == version) else {
@@ -655,8 +781,29 @@ struct RequestIn<'a> {
     uid: Cow<'a, str>,
     #[serde(rename = "desiredAPIVersion", borrow)]
     desired_api_version: Cow<'a, str>,
-    #[serde(default)]
-    objects: Option<Vec<Value>>,
+    #[serde(borrow, default)]
+    objects: Option<Vec<&'a RawValue>>,
+}
+
+/// `apiVersion` and `kind` of an object, read without decoding the rest.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "apiVersion", borrow, default)]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+}
+
+/// One converted object of a review decoded from bytes.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Converted<'b> {
+    /// Already in the desired version: the input as it came.
+    Same(&'b RawValue),
+    /// From [`KindConversion::convert_text`].
+    Text(Box<RawValue>),
+    /// From [`KindConversion::convert`].
+    Value(Value),
 }
 
 #[derive(Serialize)]
@@ -672,7 +819,7 @@ struct ResponseOut<'a> {
     uid: &'a str,
     result: StatusOut<'a>,
     #[serde(rename = "convertedObjects", skip_serializing_if = "Option::is_none")]
-    converted_objects: Option<&'a [Value]>,
+    converted_objects: Option<&'a [Converted<'a>]>,
 }
 
 #[derive(Serialize)]

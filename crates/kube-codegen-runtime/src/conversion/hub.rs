@@ -19,6 +19,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+/// The JSON text type of [`convert_text`] (re-exported so generated code names it through
+/// this crate).
+pub use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -52,6 +55,18 @@ pub trait HubConversion: Send + Sync + 'static {
     /// `serde_json::to_value`'s.
     fn encode(&self, object: Self::Object, template: Value) -> Result<Value, serde_json::Error> {
         super::reuse::to_value_reusing(&object, template)
+    }
+    /// Decodes `text` (JSON) as version `VERSIONS[version]`; the default goes through a
+    /// `Value`, generated code decodes the type straight from the text.
+    fn decode_text(&self, version: usize, text: &str) -> Result<Self::Object, serde_json::Error> {
+        let value: Value = serde_json::from_str(text)?;
+        self.decode(version, &value)
+    }
+    /// The object's `apiVersion`, `kind` and metadata, which [`convert_text`] handles itself;
+    /// `None` (the default) makes it go through [`convert`].
+    fn parts(object: &mut Self::Object) -> Option<Parts<'_>> {
+        let _ = object;
+        None
     }
     /// Converts `object`, of any version, to the hub (`VERSIONS[0]`), hooks included.
     fn to_hub(&self, object: &Self::Object) -> Result<Self::Object, ConversionError>;
@@ -126,48 +141,9 @@ pub fn convert<C: HubConversion>(
                 message: e.to_string(),
             })
     };
-    let hub_version = C::VERSIONS[0];
     let source = decode(from, &object)?;
-    // Every entry is relative to the hub: a spoke's entry restores what the hub -> spoke
-    // conversion loses, the hub's entry what the spoke the object is in lost of the hub.
-    stash.remove(C::VERSIONS[from]);
-    let hub = if from == 0 {
-        stash.remove(hub_version);
-        source
-    } else {
-        let mut hub = conversion.to_hub(&source)?;
-        if let Some(ops) = stash.remove(hub_version) {
-            let mut json = encode(&hub)?;
-            for op in &ops {
-                apply(&mut json, op);
-            }
-            hub = decode(0, &json)?;
-        }
-        let back = conversion.from_hub(&hub, from)?;
-        if back != source {
-            record(&mut stash, C::VERSIONS[from], &source, &back)?;
-        }
-        hub
-    };
-    let mut target = None;
-    let mut patched = None;
-    if to != 0 {
-        let mut t = conversion.from_hub(&hub, to)?;
-        if let Some(ops) = stash.remove(version) {
-            let mut out = encode(&t)?;
-            for op in &ops {
-                apply(&mut out, op);
-            }
-            t = decode(to, &out)?;
-            // The answer is the restored JSON itself, as before it was decoded.
-            patched = Some(out);
-        }
-        let back = conversion.to_hub(&t)?;
-        if back != hub {
-            record(&mut stash, hub_version, &hub, &back)?;
-        }
-        target = Some(t);
-    }
+    let target = hop(conversion, &source, from, to, &mut stash, &decode)?;
+    drop(source);
     // The input is the template of the answer (most of the converted object is the same
     // JSON), its metadata reduced to labels and annotations: the rest waits aside, to be given
     // back as it came.
@@ -186,10 +162,9 @@ pub fn convert<C: HubConversion>(
         o.insert(key, Value::Object(carried));
         sent_meta = Some(meta);
     }
-    let encoded = match (target, patched) {
-        (_, Some(out)) => Ok(out),
-        (Some(t), None) => conversion.encode(t, object),
-        (None, None) => conversion.encode(hub, object),
+    let encoded = match target {
+        Target::Patched(out) => Ok(out),
+        Target::Typed(t) => conversion.encode(t, object),
     };
     let mut out = encoded.map_err(|e| ConversionError::Refused(e.to_string()))?;
     // Metadata as it came, with the converted labels and annotations.
@@ -236,6 +211,216 @@ pub fn convert<C: HubConversion>(
         }
     }
     Ok(out)
+}
+
+/// What one conversion gives: the typed object, or (when an entry of [`DATA_ANNOTATION`]
+/// restored fields) the restored JSON itself, as it was before it was decoded again.
+enum Target<O> {
+    Typed(O),
+    Patched(Value),
+}
+
+/// Decodes JSON restored by an annotation entry as a version (by index), naming the object
+/// in its error.
+type Decode<'a, O> = dyn Fn(usize, &Value) -> Result<O, ConversionError> + 'a;
+
+/// The conversion of `source` (version `from`) to `to` through the hub, with the lossless
+/// bookkeeping of the module documentation: entries of `stash` restoring the versions passed
+/// are applied and removed, and what a hop loses is recorded in it. `from != to`.
+fn hop<C: HubConversion>(
+    conversion: &C,
+    source: &C::Object,
+    from: usize,
+    to: usize,
+    stash: &mut BTreeMap<String, Vec<Op>>,
+    decode: &Decode<'_, C::Object>,
+) -> Result<Target<C::Object>, ConversionError> {
+    let hub_version = C::VERSIONS[0];
+    // Every entry is relative to the hub: a spoke's entry restores what the hub -> spoke
+    // conversion loses, the hub's entry what the spoke the object is in lost of the hub.
+    stash.remove(C::VERSIONS[from]);
+    let mut converted_hub = None;
+    if from == 0 {
+        stash.remove(hub_version);
+    } else {
+        let mut hub = conversion.to_hub(source)?;
+        if let Some(ops) = stash.remove(hub_version) {
+            let mut json = encode(&hub)?;
+            for op in &ops {
+                apply(&mut json, op);
+            }
+            hub = decode(0, &json)?;
+        }
+        let back = conversion.from_hub(&hub, from)?;
+        if back != *source {
+            record(stash, C::VERSIONS[from], source, &back)?;
+        }
+        if to == 0 {
+            return Ok(Target::Typed(hub));
+        }
+        converted_hub = Some(hub);
+    }
+    let hub = converted_hub.as_ref().unwrap_or(source);
+    let mut t = conversion.from_hub(hub, to)?;
+    let mut patched = None;
+    if let Some(ops) = stash.remove(C::VERSIONS[to]) {
+        let mut out = encode(&t)?;
+        for op in &ops {
+            apply(&mut out, op);
+        }
+        t = decode(to, &out)?;
+        patched = Some(out);
+    }
+    let back = conversion.to_hub(&t)?;
+    if back != *hub {
+        record(stash, hub_version, hub, &back)?;
+    }
+    Ok(match patched {
+        Some(out) => Target::Patched(out),
+        None => Target::Typed(t),
+    })
+}
+
+/// The parts of a typed object the runtime handles itself (see [`HubConversion::parts`]).
+pub struct Parts<'a> {
+    /// `apiVersion`.
+    pub api_version: &'a str,
+    /// `kind`.
+    pub kind: &'a str,
+    /// `metadata`.
+    pub metadata: &'a mut ObjectMeta,
+}
+
+/// [`convert`] from JSON text (an object of version `from`) to JSON text, with no
+/// `serde_json::Value` in between when the conversion gives its objects' [`Parts`]: the
+/// object is decoded straight into its version's type and the result encoded straight from
+/// the converted type (what generated `KindConversion::convert_text`s call; the
+/// [`Converter`](super::Converter) uses it for every review it decodes from bytes). The
+/// result is the same object as [`convert`]'s: the metadata is the input's but labels and
+/// annotations, here as `ObjectMeta` encodes it (as kube-apiserver's own Go type does: a field
+/// it does not know is dropped, which kube-apiserver restores from its copy anyway).
+pub fn convert_text<C: HubConversion>(
+    conversion: &C,
+    text: &str,
+    from: &str,
+    to: &str,
+) -> Result<Box<RawValue>, ConversionError> {
+    let unknown = |version: &str| ConversionError::UnknownVersion {
+        kind: C::KIND.to_owned(),
+        api_version: format!("{}/{version}", C::GROUP),
+    };
+    let index = |version: &str| C::VERSIONS.iter().position(|x| *x == version);
+    let from_index = index(from).ok_or_else(|| unknown(from))?;
+    let to_index = index(to).ok_or_else(|| unknown(to))?;
+    let refused = |e: serde_json::Error| ConversionError::Refused(e.to_string());
+    let decode_error = |version: usize, e: serde_json::Error| ConversionError::Decode {
+        kind: C::KIND.to_owned(),
+        name: name_in(text),
+        api_version: format!("{}/{}", C::GROUP, C::VERSIONS[version]),
+        message: e.to_string(),
+    };
+    if from_index == to_index {
+        return serde_json::from_str(text).map_err(refused);
+    }
+    let mut source = conversion
+        .decode_text(from_index, text)
+        .map_err(|e| decode_error(from_index, e))?;
+    let Some(parts) = C::parts(&mut source) else {
+        // No typed access to the metadata: through `Value`.
+        let object: Value = serde_json::from_str(text).map_err(refused)?;
+        let out = convert(conversion, object, to)?;
+        return serde_json::value::to_raw_value(&out).map_err(refused);
+    };
+    // Out of the conversion's sight, as the `Converter` keeps it from `convert`.
+    let managed_fields = parts.metadata.managed_fields.take();
+    let mut stash = take_stash_of(parts.metadata);
+    let decode = |version: usize, value: &Value| {
+        conversion
+            .decode(version, value)
+            .map_err(|e| decode_error(version, e))
+    };
+    let target = hop(
+        conversion, &source, from_index, to_index, &mut stash, &decode,
+    )?;
+    // The answer's metadata is the input's, with the converted labels and annotations.
+    let Some(parts) = C::parts(&mut source) else {
+        return Err(ConversionError::Refused(
+            "the object lost its metadata".to_owned(),
+        ));
+    };
+    let mut meta = std::mem::take(parts.metadata);
+    meta.managed_fields = managed_fields;
+    let desired = format!("{}/{to}", C::GROUP);
+    let finish = |meta: &mut ObjectMeta, labels, annotations| -> Result<(), ConversionError> {
+        meta.labels = labels;
+        meta.annotations = annotations;
+        if !stash.is_empty() {
+            let text = serde_json::to_string(&stash).map_err(refused)?;
+            meta.annotations
+                .get_or_insert_with(BTreeMap::new)
+                .insert(DATA_ANNOTATION.to_owned(), text);
+        }
+        Ok(())
+    };
+    match target {
+        Target::Typed(mut t) => {
+            let Some(parts) = C::parts(&mut t) else {
+                return Err(ConversionError::Refused(
+                    "the converted object has no metadata".to_owned(),
+                ));
+            };
+            if parts.api_version != desired || parts.kind != C::KIND {
+                return Err(ConversionError::Refused(format!(
+                    "the conversion returned {} {}, not {desired} {}",
+                    parts.api_version,
+                    parts.kind,
+                    C::KIND
+                )));
+            }
+            let labels = parts.metadata.labels.take();
+            let annotations = parts.metadata.annotations.take();
+            finish(&mut meta, labels, annotations)?;
+            *parts.metadata = meta;
+            serde_json::value::to_raw_value(&t).map_err(refused)
+        }
+        Target::Patched(mut out) => {
+            let field = |out: &mut Value, name: &str| -> Result<_, ConversionError> {
+                match out
+                    .get_mut("metadata")
+                    .and_then(|m| m.get_mut(name))
+                    .map(Value::take)
+                {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(v) => serde_json::from_value::<BTreeMap<String, String>>(v)
+                        .map(Some)
+                        .map_err(|e| ConversionError::Refused(format!("metadata.{name}: {e}"))),
+                }
+            };
+            let labels = field(&mut out, "labels")?;
+            let annotations = field(&mut out, "annotations")?;
+            finish(&mut meta, labels, annotations)?;
+            if let Value::Object(o) = &mut out {
+                o.insert("metadata".to_owned(), encode(&meta)?);
+            }
+            serde_json::value::to_raw_value(&out).map_err(refused)
+        }
+    }
+}
+
+/// `metadata.name` of an object's JSON text, for a message ("" when it has none).
+fn name_in(text: &str) -> String {
+    #[derive(Deserialize)]
+    struct Object {
+        metadata: Option<Meta>,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        name: Option<String>,
+    }
+    serde_json::from_str::<Object>(text)
+        .ok()
+        .and_then(|o| o.metadata?.name)
+        .unwrap_or_default()
 }
 
 /// `object` encoded over `template` (see [`HubConversion::encode`]) with `metadata` (taken out
@@ -353,6 +538,20 @@ fn take_stash(object: &mut Value) -> BTreeMap<String, Vec<Op>> {
     text.as_str()
         .and_then(|t| serde_json::from_str(t).ok())
         .unwrap_or_default()
+}
+
+/// [`take_stash`] on typed metadata.
+fn take_stash_of(meta: &mut ObjectMeta) -> BTreeMap<String, Vec<Op>> {
+    let Some(annotations) = meta.annotations.as_mut() else {
+        return BTreeMap::new();
+    };
+    let Some(text) = annotations.remove(DATA_ANNOTATION) else {
+        return BTreeMap::new();
+    };
+    if annotations.is_empty() {
+        meta.annotations = None;
+    }
+    serde_json::from_str(&text).unwrap_or_default()
 }
 
 /// JSON Pointer escaping of one reference token.

@@ -150,6 +150,22 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
         let i = proc_macro2::Literal::usize_unsuffixed(i);
         quote!(#i => #any::#n(Box::new(::serde::Deserialize::deserialize(object)?)),)
     });
+    let decode_text_arms = k.versions.iter().enumerate().map(|(i, v)| {
+        let n = ident(&v.variant);
+        let i = proc_macro2::Literal::usize_unsuffixed(i);
+        quote!(#i => #any::#n(Box::new(::serde_json::from_str(text)?)),)
+    });
+    let parts_arms = k.versions.iter().map(|v| {
+        let n = ident(&v.variant);
+        quote!(#any::#n(o) => {
+            let o = &mut **o;
+            #rt::hub::Parts {
+                api_version: &o.api_version,
+                kind: &o.kind,
+                metadata: &mut o.metadata,
+            }
+        })
+    });
     // Only labels and annotations of the encoded metadata are used (see the runtime's
     // `hub::encode_object`).
     let encode_arms = k.versions.iter().map(|v| {
@@ -253,6 +269,17 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
                     _ => return Err(<::serde_json::Error as ::serde::de::Error>::custom("no such version")),
                 })
             }
+            fn decode_text(&self, version: usize, text: &str) -> Result<#any, ::serde_json::Error> {
+                Ok(match version {
+                    #(#decode_text_arms)*
+                    _ => return Err(<::serde_json::Error as ::serde::de::Error>::custom("no such version")),
+                })
+            }
+            fn parts(object: &mut #any) -> Option<#rt::hub::Parts<'_>> {
+                Some(match object {
+                    #(#parts_arms)*
+                })
+            }
             fn encode(&self, object: #any, template: ::serde_json::Value) -> Result<::serde_json::Value, ::serde_json::Error> {
                 match object {
                     #(#encode_arms)*
@@ -303,6 +330,14 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
             }
             fn keeps_metadata(&self) -> bool {
                 true
+            }
+            fn convert_text(
+                &self,
+                object: &str,
+                from: &str,
+                to: &str,
+            ) -> Option<Result<Box<#rt::hub::RawValue>, #err>> {
+                Some(#rt::hub::convert_text(self, object, from, to))
             }
         }
 
