@@ -340,6 +340,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     );
     let conversion_ok = report::conversions(
         &generation,
+        &crates,
         &build,
         &samples,
         &results.conversions,

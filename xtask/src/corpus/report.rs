@@ -328,18 +328,26 @@ fn print_row(out: &mut String, project: &str, row: &Row) {
 /// or error fails the run.
 pub fn conversions(
     generation: &Generation,
+    crates: &[crate::scratch::CrateSpec],
     build: &BuildOutcome,
     samples: &Samples,
     results: &[Option<serde_json::Map<String, serde_json::Value>>],
     verdicts: &[Verdict],
 ) -> bool {
+    // A unit did not compile when it was taken out of its crate, or its crate failed anyway.
+    let crate_failed: std::collections::BTreeSet<usize> = crates
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| !build.crate_ok.get(*c).copied().unwrap_or(true))
+        .flat_map(|(_, spec)| spec.units.iter().copied())
+        .collect();
     let mut kinds = std::collections::BTreeSet::new();
     let mut failed_kinds = 0;
     for (u, unit) in generation.units.iter().enumerate() {
         for r in &unit.resources {
             if let Some(c) = &r.conversion
                 && kinds.insert((u, c.clone()))
-                && build.failed_units.contains_key(&u)
+                && (build.failed_units.contains_key(&u) || crate_failed.contains(&u))
             {
                 failed_kinds += 1;
             }

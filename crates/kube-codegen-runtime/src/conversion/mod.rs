@@ -24,8 +24,10 @@
 //!   object (index, kind, namespace/name) and the cause;
 //! - a body that is not a `ConversionReview` is a [`BadReview`] (HTTP 400 when served).
 //!
-//! [`Converter::review_json`] works on bytes (its own lean serde types, no extra copy of the
-//! objects); [`Converter::review`] on `kube::core::conversion::ConversionReview` for code that
+//! [`Converter::review_json`] works on bytes (its own lean serde types, each object kept as
+//! its JSON text: a conversion with [`KindConversion::convert_text`], as every generated one
+//! has, decodes it straight into its type, and its answer's metadata is then the input's as
+//! `ObjectMeta` encodes it); [`Converter::review`] on `kube::core::conversion::ConversionReview` for code that
 //! already decodes kube's types. Metrics per kind and version pair go to a
 //! [`ConversionMetrics`] (a Prometheus exporter behind the `prometheus` feature).
 //!
