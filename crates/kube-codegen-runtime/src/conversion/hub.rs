@@ -602,7 +602,8 @@ fn diff(want: &Value, got: &Value, path: &str, ops: &mut Vec<Op>) {
 
 /// Applies one operation leniently: `add` creates missing objects on its way and skips a
 /// path through a list item or a scalar that is no longer there; `remove` of an absent
-/// path does nothing.
+/// path does nothing. (Not the `json-patch` crate: RFC 6902 fails a whole patch on a
+/// missing parent, and a recorded entry must survive the object changing in between.)
 fn apply(root: &mut Value, op: &Op) {
     let (path, value) = match op {
         Op::Add { path, value } => (path, Some(value)),
