@@ -221,15 +221,7 @@ impl Converter {
             };
             match converted {
                 Ok(c) => out.push(c),
-                Err(failure) => {
-                    let failure = *failure;
-                    let who = describe(index, &failure.kind, &failure.meta);
-                    stats.failure = Some(failure.pair);
-                    return Err(format!(
-                        "cannot convert {who} to {desired}: {}",
-                        failure.cause
-                    ));
-                }
+                Err(failure) => return Err(failure.report(index, desired, stats)),
             }
         }
         Ok(out)
@@ -329,15 +321,7 @@ impl Converter {
                 stats,
             ) {
                 Ok(converted) => *slot = converted,
-                Err(failure) => {
-                    let failure = *failure;
-                    let who = describe(index, &failure.kind, &failure.meta);
-                    stats.failure = Some(failure.pair);
-                    return Err(format!(
-                        "cannot convert {who} to {desired}: {}",
-                        failure.cause
-                    ));
-                }
+                Err(failure) => return Err(failure.report(index, desired, stats)),
             }
         }
         Ok(())
@@ -673,6 +657,14 @@ struct Failure {
 }
 
 impl Failure {
+    /// The review's message for object `index` failing, its version pair recorded in `stats`.
+    fn report(self: Box<Self>, index: usize, desired: &str, stats: &mut Stats) -> String {
+        let failure = *self;
+        let who = describe(index, &failure.kind, &failure.meta);
+        stats.failure = Some(failure.pair);
+        format!("cannot convert {who} to {desired}: {}", failure.cause)
+    }
+
     fn early(kind: &str, meta: Option<&Value>, cause: String, to: &str) -> Box<Failure> {
         Box::new(Failure {
             kind: kind.to_owned(),
