@@ -221,7 +221,7 @@ impl Converter {
             };
             match converted {
                 Ok(c) => out.push(c),
-                Err(failure) => return Err(failure.report(index, desired, stats)),
+                Err(failure) => return Err((*failure).report(index, desired, stats)),
             }
         }
         Ok(out)
@@ -321,7 +321,7 @@ impl Converter {
                 stats,
             ) {
                 Ok(converted) => *slot = converted,
-                Err(failure) => return Err(failure.report(index, desired, stats)),
+                Err(failure) => return Err((*failure).report(index, desired, stats)),
             }
         }
         Ok(())
@@ -658,11 +658,10 @@ struct Failure {
 
 impl Failure {
     /// The review's message for object `index` failing, its version pair recorded in `stats`.
-    fn report(self: Box<Self>, index: usize, desired: &str, stats: &mut Stats) -> String {
-        let failure = *self;
-        let who = describe(index, &failure.kind, &failure.meta);
-        stats.failure = Some(failure.pair);
-        format!("cannot convert {who} to {desired}: {}", failure.cause)
+    fn report(self, index: usize, desired: &str, stats: &mut Stats) -> String {
+        let who = describe(index, &self.kind, &self.meta);
+        stats.failure = Some(self.pair);
+        format!("cannot convert {who} to {desired}: {}", self.cause)
     }
 
     fn early(kind: &str, meta: Option<&Value>, cause: String, to: &str) -> Box<Failure> {
