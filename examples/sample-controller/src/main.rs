@@ -283,6 +283,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // A failure inside the leader's work (the caches never synced) ends the election, then
     // the program with that error.
     let failure: Arc<Mutex<Option<anyhow::Error>>> = Arc::default();
+    // Set once the leader's work has stopped: on a lost lease the elector returns without
+    // waiting for it, and exiting first could cut the workers' stop short.
+    let (work_stopped_tx, mut work_stopped) = watch::channel(false);
+    let work_stopped_tx = Arc::new(work_stopped_tx);
     let callbacks = LeaderCallbacks::new({
         let (ctx, elector, failure, stop_rx) = (
             ctx.clone(),
@@ -290,6 +294,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             failure.clone(),
             stop_rx.clone(),
         );
+        let work_stopped_tx = work_stopped_tx.clone();
         move |leadership| async move {
             tracing::info!("started leading");
             let stop = async {
@@ -300,7 +305,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
                     Stop::LeadershipLost
                 }
             };
-            if let Err(e) = control(&ctx, stop).await {
+            let result = control(&ctx, stop).await;
+            work_stopped_tx.send_replace(true);
+            if let Err(e) = result {
                 *failure.lock() = Some(e);
                 elector.shutdown();
             }
@@ -314,7 +321,15 @@ async fn run(args: Args) -> anyhow::Result<()> {
     match outcome {
         RunOutcome::Shutdown => Ok(()),
         // As client-go programs do: exit, and let a restart campaign again from scratch.
-        RunOutcome::LostLeadership => bail!("leader election lost"),
+        RunOutcome::LostLeadership => {
+            // The work sees its leadership cancelled at once and stops its workers.
+            let _ = tokio::time::timeout(
+                Duration::from_secs(5),
+                work_stopped.wait_for(|stopped| *stopped),
+            )
+            .await;
+            bail!("leader election lost")
+        }
     }
 }
 
