@@ -294,7 +294,9 @@ impl Error {
 }
 
 /// One generated resource (a served CRD version), so harnesses can find the Rust type for an apiVersion/kind.
+/// Made only by the generator (`#[non_exhaustive]`: new facts about a resource are not breaking changes).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceInfo {
     /// `metadata.name` of the CRD, e.g. `foos.samplecontroller.k8s.io`.
     pub crd_name: String,
