@@ -474,7 +474,12 @@ fn the_text_path_gives_what_the_value_path_gives() {
             );
             answer["response"]["convertedObjects"][0].clone()
         };
-        for object in [alpha(), hub(), beta()] {
+        // Metadata as kube-apiserver may send it: a null timestamp, another time format.
+        let mut odd = alpha();
+        odd["metadata"]["creationTimestamp"] = Value::Null;
+        odd["metadata"]["managedFields"][0]["time"] = json!("2024-05-01T10:00:00.000Z");
+        odd["metadata"]["futureField"] = json!({"x": [1]});
+        for object in [alpha(), hub(), beta(), odd] {
             for version in c.versions() {
                 let want = c.convert(object.clone(), version).unwrap();
                 let got = through_review(&object, version);

@@ -296,9 +296,8 @@ pub struct Parts<'a> {
 /// object is decoded straight into its version's type and the result encoded straight from
 /// the converted type (what generated `KindConversion::convert_text`s call; the
 /// [`Converter`](super::Converter) uses it for every review it decodes from bytes). The
-/// result is the same object as [`convert`]'s: the metadata is the input's but labels and
-/// annotations, here as `ObjectMeta` encodes it (as kube-apiserver's own Go type does: a field
-/// it does not know is dropped, which kube-apiserver restores from its copy anyway).
+/// result is the same object as [`convert`]'s: the metadata is the input's text, field by
+/// field, but labels and annotations.
 pub fn convert_text<C: HubConversion>(
     conversion: &C,
     text: &str,
@@ -342,7 +341,9 @@ pub fn convert_text<C: HubConversion>(
     let target = hop(
         conversion, &source, from_index, to_index, &mut stash, &decode,
     )?;
-    // The answer's metadata is the input's, with the converted labels and annotations.
+    // The answer's metadata is the input's, with the converted labels and annotations: its
+    // own text, field by field (else, where it does not read so, as `ObjectMeta` encodes it).
+    let sent = sent_metadata(text);
     let Some(parts) = C::parts(&mut source) else {
         return Err(ConversionError::Refused(
             "the object lost its metadata".to_owned(),
@@ -380,7 +381,19 @@ pub fn convert_text<C: HubConversion>(
             let labels = parts.metadata.labels.take();
             let annotations = parts.metadata.annotations.take();
             finish(&mut meta, labels, annotations)?;
-            *parts.metadata = meta;
+            if let Some(sent) = &sent {
+                let answer = AnswerMetadata {
+                    sent,
+                    labels: &meta.labels,
+                    annotations: &meta.annotations,
+                };
+                if let Some(encoded) = super::splice::with_metadata(&t, &answer) {
+                    return encoded.map_err(refused);
+                }
+            }
+            if let Some(parts) = C::parts(&mut t) {
+                *parts.metadata = meta;
+            }
             serde_json::value::to_raw_value(&t).map_err(refused)
         }
         Target::Patched(mut out) => {
@@ -399,11 +412,77 @@ pub fn convert_text<C: HubConversion>(
             let labels = field(&mut out, "labels")?;
             let annotations = field(&mut out, "annotations")?;
             finish(&mut meta, labels, annotations)?;
+            let metadata = match &sent {
+                Some(sent) => encode(&AnswerMetadata {
+                    sent,
+                    labels: &meta.labels,
+                    annotations: &meta.annotations,
+                })?,
+                None => encode(&meta)?,
+            };
             if let Value::Object(o) = &mut out {
-                o.insert("metadata".to_owned(), encode(&meta)?);
+                o.insert("metadata".to_owned(), metadata);
             }
             serde_json::value::to_raw_value(&out).map_err(refused)
         }
+    }
+}
+
+/// The fields of an object's `metadata`, each as its JSON text (`None` when there is none, or
+/// a key is escaped).
+fn sent_metadata(text: &str) -> Option<BTreeMap<&str, &RawValue>> {
+    use serde::Deserializer as _;
+    use serde::de::{IgnoredAny, MapAccess, Visitor};
+    /// Reads keys up to `metadata` (third, as kube-apiserver writes objects) and stops there:
+    /// the rest of the object is not even scanned.
+    struct Find<'s, 'de>(&'s mut Option<&'de RawValue>);
+    impl<'de> Visitor<'de> for Find<'_, 'de> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<&'de str>()? {
+                if key == "metadata" {
+                    *self.0 = Some(map.next_value()?);
+                    return Ok(());
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let mut found = None;
+    // Stopping early leaves the object unfinished, which the deserializer reports: the
+    // metadata found before that is what counts.
+    let _ = serde_json::Deserializer::from_str(text).deserialize_map(Find(&mut found));
+    serde_json::from_str(found?.get()).ok()
+}
+
+/// The answer's metadata: the sent fields but labels and annotations, which are the
+/// conversion's.
+struct AnswerMetadata<'a> {
+    sent: &'a BTreeMap<&'a str, &'a RawValue>,
+    labels: &'a Option<BTreeMap<String, String>>,
+    annotations: &'a Option<BTreeMap<String, String>>,
+}
+
+impl Serialize for AnswerMetadata<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.sent {
+            if !matches!(*key, "labels" | "annotations") {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if let Some(labels) = self.labels {
+            map.serialize_entry("labels", labels)?;
+        }
+        if let Some(annotations) = self.annotations {
+            map.serialize_entry("annotations", annotations)?;
+        }
+        map.end()
     }
 }
 

@@ -26,8 +26,8 @@
 //!
 //! [`Converter::review_json`] works on bytes (its own lean serde types, each object kept as
 //! its JSON text: a conversion with [`KindConversion::convert_text`], as every generated one
-//! has, decodes it straight into its type, and its answer's metadata is then the input's as
-//! `ObjectMeta` encodes it); [`Converter::review`] on `kube::core::conversion::ConversionReview` for code that
+//! has, decodes it straight into its type and encodes the answer straight from the converted
+//! one); [`Converter::review`] on `kube::core::conversion::ConversionReview` for code that
 //! already decodes kube's types. Metrics per kind and version pair go to a
 //! [`ConversionMetrics`] (a Prometheus exporter behind the `prometheus` feature).
 //!
@@ -90,6 +90,7 @@ pub use metrics::{ConversionMetrics, NoopConversionMetrics, VersionPair};
 
 pub mod hub;
 mod reuse;
+mod splice;
 
 /// One kind's conversions between its served versions.
 pub trait KindConversion: Send + Sync + 'static {
