@@ -9,6 +9,8 @@ use kube_codegen_runtime::conversion::hub::DATA_ANNOTATION;
 use kube_codegen_runtime::conversion::{ConversionError, KindConversion};
 use serde_json::{Value, json};
 
+mod common;
+
 fn alpha() -> Value {
     json!({
         "apiVersion": "convert.example.com/v1alpha1",
@@ -458,21 +460,12 @@ fn the_text_path_gives_what_the_value_path_gives() {
             "generated conversions have the text path"
         );
         let converter = Converter::new().with(hooks_conversion(hooks()));
-        let through_review = |object: &Value, version: &str| -> Value {
-            let body = serde_json::to_vec(&json!({
-                "apiVersion": "apiextensions.k8s.io/v1",
-                "kind": "ConversionReview",
-                "request": {"uid": "u", "desiredAPIVersion": format!("convert.example.com/{version}"),
-                            "objects": [object]}
-            }))
-            .unwrap();
-            let answer: Value =
-                serde_json::from_slice(&converter.review_json(&body).unwrap()).unwrap();
-            assert_eq!(
-                answer["response"]["result"]["status"], "Success",
-                "{answer:#}"
-            );
-            answer["response"]["convertedObjects"][0].clone()
+        let through_review = |object: &Value, version: &str| {
+            common::through_review(
+                &converter,
+                object,
+                &format!("convert.example.com/{version}"),
+            )
         };
         // Metadata as kube-apiserver may send it: a null timestamp, another time format.
         let mut odd = alpha();

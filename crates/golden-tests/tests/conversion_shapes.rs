@@ -6,6 +6,8 @@ use golden_tests::conversion_shapes::shape::conversion::ShapeConversion;
 use kube_codegen_runtime::conversion::{Converter, KindConversion};
 use serde_json::{Value, json};
 
+mod common;
+
 fn objects() -> [Value; 3] {
     let hub = json!({
         "apiVersion": "shape.example.com/v1", "kind": "Shape",
@@ -82,22 +84,9 @@ fn the_text_path_gives_what_convert_gives() {
         let from = version_of(&object);
         for to in c.versions() {
             let want = c.convert(object.clone(), to).unwrap();
-            let body = serde_json::to_vec(&json!({
-                "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
-                "request": {"uid": "u", "desiredAPIVersion": format!("shape.example.com/{to}"),
-                            "objects": [object]}
-            }))
-            .unwrap();
-            let answer: Value =
-                serde_json::from_slice(&converter.review_json(&body).unwrap()).unwrap();
-            assert_eq!(
-                answer["response"]["result"]["status"], "Success",
-                "{answer:#}"
-            );
-            assert_eq!(
-                answer["response"]["convertedObjects"][0], want,
-                "{from} -> {to}"
-            );
+            let got =
+                common::through_review(&converter, &object, &format!("shape.example.com/{to}"));
+            assert_eq!(got, want, "{from} -> {to}");
         }
     }
 }

@@ -181,10 +181,7 @@ impl Converter {
         objects: &[&'b RawValue],
         stats: &mut Stats,
     ) -> Result<Vec<Converted<'b>>, String> {
-        let Some((desired_group, desired_version)) = split_api_version(desired) else {
-            stats.failure = Some(FailedPair::default());
-            return Err(format!("invalid desiredAPIVersion {desired:?}"));
-        };
+        let target = Desired::parse(desired, stats)?;
         let mut last: Option<(&str, &str, &Arc<dyn KindConversion>)> = None;
         let mut out = Vec::with_capacity(objects.len());
         // Once an object went the `Value` way (its conversion has no text path), the rest do
@@ -194,7 +191,7 @@ impl Converter {
             let text = if by_value {
                 None
             } else {
-                self.convert_text(raw, desired_group, desired_version, &mut last, stats)
+                self.convert_text(raw, &target, &mut last, stats)
             };
             by_value |= text.is_none();
             let converted = match text {
@@ -202,20 +199,13 @@ impl Converter {
                 Some(Err(failure)) => Err(failure),
                 None => match serde_json::from_str::<Value>(raw.get()) {
                     Ok(object) => self
-                        .convert_one(
-                            object,
-                            desired,
-                            desired_group,
-                            desired_version,
-                            &mut last,
-                            stats,
-                        )
+                        .convert_one(object, &target, &mut last, stats)
                         .map(Converted::Value),
                     Err(e) => Err(Failure::early(
                         "",
                         None,
                         format!("it does not decode: {e}"),
-                        desired_version,
+                        target.version,
                     )),
                 },
             };
@@ -233,11 +223,11 @@ impl Converter {
     fn convert_text<'a, 'b>(
         &'a self,
         raw: &'b RawValue,
-        desired_group: &str,
-        desired_version: &str,
+        target: &Desired<'_>,
         last: &mut Option<(&'a str, &'a str, &'a Arc<dyn KindConversion>)>,
         stats: &mut Stats,
     ) -> Option<Result<Converted<'b>, Box<Failure>>> {
+        let (desired_group, desired_version) = (target.group, target.version);
         let text = raw.get();
         let head: Head<'_> = serde_json::from_str(text).ok()?;
         let kind = head.kind.as_deref().filter(|k| !k.is_empty())?;
@@ -305,21 +295,11 @@ impl Converter {
         objects: &mut [Value],
         stats: &mut Stats,
     ) -> Result<(), String> {
-        let Some((desired_group, desired_version)) = split_api_version(desired) else {
-            stats.failure = Some(FailedPair::default());
-            return Err(format!("invalid desiredAPIVersion {desired:?}"));
-        };
+        let target = Desired::parse(desired, stats)?;
         let mut last: Option<(&str, &str, &Arc<dyn KindConversion>)> = None;
         for (index, slot) in objects.iter_mut().enumerate() {
             let object = std::mem::take(slot);
-            match self.convert_one(
-                object,
-                desired,
-                desired_group,
-                desired_version,
-                &mut last,
-                stats,
-            ) {
+            match self.convert_one(object, &target, &mut last, stats) {
                 Ok(converted) => *slot = converted,
                 Err(failure) => return Err((*failure).report(index, desired, stats)),
             }
@@ -330,12 +310,15 @@ impl Converter {
     fn convert_one<'a>(
         &'a self,
         object: Value,
-        desired: &str,
-        desired_group: &str,
-        desired_version: &str,
+        target: &Desired<'_>,
         last: &mut Option<(&'a str, &'a str, &'a Arc<dyn KindConversion>)>,
         stats: &mut Stats,
     ) -> Result<Value, Box<Failure>> {
+        let Desired {
+            api_version: desired,
+            group: desired_group,
+            version: desired_version,
+        } = *target;
         let Value::Object(map) = object else {
             return Err(Failure::early(
                 "",
@@ -654,6 +637,31 @@ struct Failure {
     meta: (String, String),
     pair: FailedPair,
     cause: String,
+}
+
+/// A review's `desiredAPIVersion`, split.
+#[derive(Clone, Copy)]
+struct Desired<'a> {
+    api_version: &'a str,
+    group: &'a str,
+    version: &'a str,
+}
+
+impl<'a> Desired<'a> {
+    /// Splits `api_version`; a malformed one fails the review (recorded in `stats`).
+    fn parse(api_version: &'a str, stats: &mut Stats) -> Result<Self, String> {
+        match split_api_version(api_version) {
+            Some((group, version)) => Ok(Desired {
+                api_version,
+                group,
+                version,
+            }),
+            None => {
+                stats.failure = Some(FailedPair::default());
+                Err(format!("invalid desiredAPIVersion {api_version:?}"))
+            }
+        }
+    }
 }
 
 impl Failure {
