@@ -286,7 +286,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // Set once the leader's work has stopped: on a lost lease the elector returns without
     // waiting for it, and exiting first could cut the workers' stop short.
     let (work_stopped_tx, mut work_stopped) = watch::channel(false);
-    let work_stopped_tx = Arc::new(work_stopped_tx);
     let callbacks = LeaderCallbacks::new({
         let (ctx, elector, failure, stop_rx) = (
             ctx.clone(),

@@ -229,9 +229,14 @@ impl Converter {
     ) -> Option<Result<Converted<'b>, Box<Failure>>> {
         let (desired_group, desired_version) = (target.group, target.version);
         let text = raw.get();
-        let head: Head<'_> = serde_json::from_str(text).ok()?;
-        let kind = head.kind.as_deref().filter(|k| !k.is_empty())?;
-        let (group, version) = split_api_version(head.api_version.as_deref()?)?;
+        // Escaped or odd values go the `Value` way, which reads and words them.
+        let [api_version, kind] = super::text::leading(text, ["apiVersion", "kind"]);
+        let kind: &str = serde_json::from_str(kind?.get()).ok()?;
+        let api_version: &str = serde_json::from_str(api_version?.get()).ok()?;
+        let (group, version) = split_api_version(api_version)?;
+        if kind.is_empty() {
+            return None;
+        }
         if group != desired_group {
             return None;
         }
@@ -249,23 +254,17 @@ impl Converter {
                 stats.count(conversion, from, to);
                 Ok(Converted::Text(converted))
             }
-            Err(e) => {
-                let meta = serde_json::from_str::<Value>(text)
-                    .ok()
-                    .map(|mut v| v.get_mut("metadata").map(Value::take))
-                    .unwrap_or_default();
-                Err(Box::new(Failure {
+            Err(e) => Err(Box::new(Failure {
+                kind: conversion.kind().to_owned(),
+                meta: super::text::identity(text),
+                pair: FailedPair {
+                    group: group.to_owned(),
                     kind: conversion.kind().to_owned(),
-                    meta: identity(meta.as_ref()),
-                    pair: FailedPair {
-                        group: group.to_owned(),
-                        kind: conversion.kind().to_owned(),
-                        from: versions[from].to_owned(),
-                        to: desired_version.to_owned(),
-                    },
-                    cause: e.to_string(),
-                }))
-            }
+                    from: versions[from].to_owned(),
+                    to: desired_version.to_owned(),
+                },
+                cause: e.to_string(),
+            })),
         })
     }
 
@@ -782,15 +781,6 @@ struct RequestIn<'a> {
     desired_api_version: Cow<'a, str>,
     #[serde(borrow, default)]
     objects: Option<Vec<&'a RawValue>>,
-}
-
-/// `apiVersion` and `kind` of an object, read without decoding the rest.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(rename = "apiVersion", borrow, default)]
-    api_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    kind: Option<Cow<'a, str>>,
 }
 
 /// One converted object of a review decoded from bytes.

@@ -314,7 +314,7 @@ pub fn convert_text<C: HubConversion>(
     let refused = |e: serde_json::Error| ConversionError::Refused(e.to_string());
     let decode_error = |version: usize, e: serde_json::Error| ConversionError::Decode {
         kind: C::KIND.to_owned(),
-        name: name_in(text),
+        name: super::text::identity(text).1,
         api_version: format!("{}/{}", C::GROUP, C::VERSIONS[version]),
         message: e.to_string(),
     };
@@ -431,32 +431,8 @@ pub fn convert_text<C: HubConversion>(
 /// The fields of an object's `metadata`, each as its JSON text (`None` when there is none, or
 /// a key is escaped).
 fn sent_metadata(text: &str) -> Option<BTreeMap<&str, &RawValue>> {
-    use serde::Deserializer as _;
-    use serde::de::{IgnoredAny, MapAccess, Visitor};
-    /// Reads keys up to `metadata` (third, as kube-apiserver writes objects) and stops there:
-    /// the rest of the object is not even scanned.
-    struct Find<'s, 'de>(&'s mut Option<&'de RawValue>);
-    impl<'de> Visitor<'de> for Find<'_, 'de> {
-        type Value = ();
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            while let Some(key) = map.next_key::<&'de str>()? {
-                if key == "metadata" {
-                    *self.0 = Some(map.next_value()?);
-                    return Ok(());
-                }
-                map.next_value::<IgnoredAny>()?;
-            }
-            Ok(())
-        }
-    }
-    let mut found = None;
-    // Stopping early leaves the object unfinished, which the deserializer reports: the
-    // metadata found before that is what counts.
-    let _ = serde_json::Deserializer::from_str(text).deserialize_map(Find(&mut found));
-    serde_json::from_str(found?.get()).ok()
+    let [metadata] = super::text::leading(text, ["metadata"]);
+    serde_json::from_str(metadata?.get()).ok()
 }
 
 /// The answer's metadata: the sent fields but labels and annotations, which are the
@@ -484,22 +460,6 @@ impl Serialize for AnswerMetadata<'_> {
         }
         map.end()
     }
-}
-
-/// `metadata.name` of an object's JSON text, for a message ("" when it has none).
-fn name_in(text: &str) -> String {
-    #[derive(Deserialize)]
-    struct Object {
-        metadata: Option<Meta>,
-    }
-    #[derive(Deserialize)]
-    struct Meta {
-        name: Option<String>,
-    }
-    serde_json::from_str::<Object>(text)
-        .ok()
-        .and_then(|o| o.metadata?.name)
-        .unwrap_or_default()
 }
 
 /// `object` encoded over `template` (see [`HubConversion::encode`]) with `metadata` (taken out

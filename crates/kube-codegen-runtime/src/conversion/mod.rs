@@ -91,6 +91,7 @@ pub use metrics::{ConversionMetrics, NoopConversionMetrics, VersionPair};
 pub mod hub;
 mod reuse;
 mod splice;
+mod text;
 
 /// One kind's conversions between its served versions.
 pub trait KindConversion: Send + Sync + 'static {

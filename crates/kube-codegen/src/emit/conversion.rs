@@ -348,7 +348,7 @@ fn kind_items(g: &GroupMod, k: &KindConv) -> TokenStream {
     }
 }
 
-/// The snake prefix of a version's typed methods (`v1alpha1`).
+/// `FooConversion`'s typed methods for one spoke (`v1alpha1_to_hub`, `v1alpha1_from_hub`).
 fn spoke_methods(
     g: &GroupMod,
     k: &KindConv,

@@ -254,7 +254,7 @@ fn plan_group(g: &GroupMod) -> GroupConversions {
             wanted.push((cand, format!("{crd}\0{i}"), true));
         }
         wanted.push((hub_res.module.clone(), format!("{crd}\0m"), true));
-        let version_refs: Vec<VersionRef> = versions
+        let mut version_refs: Vec<VersionRef> = versions
             .iter()
             .map(|&r| {
                 let v = &g.versions[r.0];
@@ -267,7 +267,6 @@ fn plan_group(g: &GroupMod) -> GroupConversions {
                 }
             })
             .collect();
-        let mut version_refs = version_refs;
         unique_prefixes(&mut version_refs);
         // One name set for the kind's private module: every spoke's functions, both ways.
         let mut fn_names = BTreeSet::new();
