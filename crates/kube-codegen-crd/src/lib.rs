@@ -18,6 +18,7 @@ pub mod model;
 pub mod object;
 pub mod read;
 pub mod schema;
+pub mod shard;
 pub mod validate;
 
 pub use error::Error;
