@@ -345,6 +345,11 @@ impl SharedInformerFactory {
         }
     }
 
+    /// The client the informers list and watch through.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
     /// The informer for `K`: created on first use, the same one afterwards.
     pub fn informer_for<K>(&self) -> SharedIndexInformer<K>
     where

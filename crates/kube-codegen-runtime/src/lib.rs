@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod client;
+pub mod controller;
 pub mod conversion;
 pub mod events;
 pub mod factory;
@@ -16,6 +17,7 @@ pub mod workqueue;
 pub use client::{
     AllNamespacesClient, ApplyConfiguration, HasScale, HasStatus, Patch, ResourceClient,
 };
+pub use controller::{Controller, Manager, Reconciler};
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
 pub use leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElectionError, LeaderElector, Leadership,

@@ -233,6 +233,7 @@ mod prometheus {
         retries: Family<QueueLabel, Counter>,
         waiting: Family<QueueLabel, Gauge>,
         informer: crate::cache::InformerFamilies,
+        controller: crate::controller::ControllerFamilies,
     }
 
     impl PrometheusMetricsProvider {
@@ -248,6 +249,7 @@ mod prometheus {
                 retries: Family::default(),
                 waiting: Family::default(),
                 informer: crate::cache::InformerFamilies::new(registry),
+                controller: crate::controller::ControllerFamilies::new(registry),
             };
             registry.register(
                 "workqueue_depth",
@@ -299,6 +301,11 @@ mod prometheus {
         /// The informer metric families (`cache::metrics` exports through them).
         pub(crate) fn informer(&self) -> &crate::cache::InformerFamilies {
             &self.informer
+        }
+
+        /// The controller metric families (`controller::metrics` exports through them).
+        pub(crate) fn controller(&self) -> &crate::controller::ControllerFamilies {
+            &self.controller
         }
     }
 

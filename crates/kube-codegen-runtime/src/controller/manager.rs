@@ -1,0 +1,342 @@
+//! [`Manager`]: several controllers on one factory, with leader election, cache-sync
+//! readiness and graceful shutdown (controller-runtime's `manager.Manager`).
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::ControllerError;
+use super::builder::Runnable;
+use crate::factory::SharedInformerFactory;
+use crate::leaderelection::{
+    LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership, LeaseLock, RunOutcome,
+};
+
+/// Default [`Manager::sync_timeout`]: controller-runtime's `CacheSyncTimeout`.
+pub const DEFAULT_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default [`Manager::shutdown_timeout`].
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Reconcile only while holding a Lease.
+#[derive(Debug, Clone)]
+pub struct LeaderElection {
+    /// The Lease and this candidate's identity.
+    pub lock: LeaseLock,
+    /// Its timing.
+    pub config: LeaderElectionConfig,
+    /// Run the informers while standing by (the default, as controller-runtime): a new leader
+    /// starts reconciling from a warm cache at once, at the price of every replica watching.
+    /// `false`: informers start only on becoming leader.
+    pub warm_standby: bool,
+}
+
+impl LeaderElection {
+    /// An election for `lock` with `config`, informers warm while standing by.
+    pub fn new(lock: LeaseLock, config: LeaderElectionConfig) -> Self {
+        LeaderElection {
+            lock,
+            config,
+            warm_standby: true,
+        }
+    }
+
+    /// Informers start only on becoming leader (one watch per kind in the whole deployment).
+    pub fn cold_standby(mut self) -> Self {
+        self.warm_standby = false;
+        self
+    }
+}
+
+/// Runs controllers on one [`SharedInformerFactory`]: each kind is listed and watched once in
+/// the process, however many controllers own or watch it.
+pub struct Manager {
+    factory: SharedInformerFactory,
+    controllers: Vec<Runnable>,
+    leader_election: Option<LeaderElection>,
+    sync_timeout: Option<Duration>,
+    shutdown_timeout: Duration,
+    ready: watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager")
+            .field("controllers", &self.controllers)
+            .field("leader_election", &self.leader_election)
+            .field("sync_timeout", &self.sync_timeout)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the work ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Shutdown,
+    LeadershipLost,
+}
+
+struct Inner {
+    factory: SharedInformerFactory,
+    controllers: Vec<Runnable>,
+    sync_timeout: Option<Duration>,
+    shutdown_timeout: Duration,
+    ready: watch::Sender<bool>,
+    informers_started: AtomicBool,
+    stop: watch::Receiver<bool>,
+}
+
+/// Resolves once `stop` is set (or its sender is gone, which only happens at exit).
+async fn stopped(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+impl Manager {
+    /// A manager of controllers on `factory`.
+    pub fn new(factory: &SharedInformerFactory) -> Self {
+        Manager {
+            factory: factory.clone(),
+            controllers: Vec::new(),
+            leader_election: None,
+            sync_timeout: Some(DEFAULT_SYNC_TIMEOUT),
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            ready: watch::channel(false).0,
+        }
+    }
+
+    /// Adds a controller ([`Controller::build`](super::Controller::build)) built on the same
+    /// factory.
+    pub fn add(mut self, controller: Runnable) -> Self {
+        self.controllers.push(controller);
+        self
+    }
+
+    /// Reconcile only while holding the lease (every controller of the manager).
+    pub fn leader_election(mut self, election: LeaderElection) -> Self {
+        self.leader_election = Some(election);
+        self
+    }
+
+    /// [`run`](Self::run) fails with [`ControllerError::SyncTimeout`] when the caches have not
+    /// synced this long after starting; `None`: wait forever.
+    pub fn sync_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.sync_timeout = timeout;
+        self
+    }
+
+    /// On shutdown, how long queued and running reconciles may take before they are abandoned.
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Readiness: true once every cache has synced (and, with leader election, this replica
+    /// leads or stands by warm). For a readiness probe.
+    pub fn ready(&self) -> watch::Receiver<bool> {
+        self.ready.subscribe()
+    }
+
+    /// Runs every controller until `shutdown` resolves: starts the informers, waits for their
+    /// caches, then runs the workers. On shutdown, the informers stop, the queues take no new
+    /// keys and what is queued or running is finished within the shutdown timeout, then the
+    /// future returns `Ok`. With leader election, workers run only while leading; a lost lease
+    /// stops them at once (mid-reconcile: another replica may lead already) and returns
+    /// [`ControllerError::LostLeadership`] after they stopped. The factory's informers are
+    /// stopped when this returns.
+    pub async fn run(
+        mut self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ControllerError> {
+        for c in &mut self.controllers {
+            for register in c.registrars.drain(..) {
+                register(&c.queue).map_err(ControllerError::Handler)?;
+            }
+        }
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let watcher = tokio::spawn(async move {
+            shutdown.await;
+            stop_tx.send_replace(true);
+            // Keep the sender: receivers see the stop, never a closed channel.
+            std::future::pending::<()>().await;
+        });
+        let inner = Arc::new(Inner {
+            factory: self.factory.clone(),
+            controllers: self.controllers,
+            sync_timeout: self.sync_timeout,
+            shutdown_timeout: self.shutdown_timeout,
+            ready: self.ready,
+            informers_started: AtomicBool::new(false),
+            stop: stop_rx,
+        });
+        let result = match self.leader_election {
+            None => inner.work(None).await,
+            Some(election) => inner.clone().elect(election).await,
+        };
+        watcher.abort();
+        inner.factory.shutdown();
+        result
+    }
+}
+
+impl Inner {
+    fn start_informers(&self) {
+        if !self.informers_started.swap(true, Ordering::AcqRel) {
+            tracing::info!("starting informers");
+            self.factory.start();
+        }
+    }
+
+    /// Informers, sync, workers, until stopped (or, with `leadership`, until it ends).
+    async fn work(&self, leadership: Option<Leadership>) -> Result<(), ControllerError> {
+        let stop_rx = self.stop.clone();
+        let stop = async move {
+            match leadership {
+                None => {
+                    stopped(stop_rx).await;
+                    Stop::Shutdown
+                }
+                Some(l) => {
+                    l.cancelled().await;
+                    // Shutdown cancels the leadership too, after setting the flag.
+                    if *stop_rx.borrow() {
+                        Stop::Shutdown
+                    } else {
+                        Stop::LeadershipLost
+                    }
+                }
+            }
+        };
+        let mut stop = pin!(stop);
+        self.start_informers();
+        let sync = self.factory.wait_for_cache_sync();
+        tokio::select! {
+            synced = async {
+                match self.sync_timeout {
+                    Some(t) => tokio::time::timeout(t, sync).await.map_err(|_| ControllerError::SyncTimeout(t)),
+                    None => Ok(sync.await),
+                }
+            } => synced?,
+            _ = &mut stop => return Ok(()),
+        }
+        self.ready.send_replace(true);
+        let workers: usize = self.controllers.iter().map(|c| c.workers).sum();
+        tracing::info!(workers, "caches synced; starting workers");
+        let mut handles: Vec<JoinHandle<()>> =
+            self.controllers.iter().map(|c| (c.spawn)()).collect();
+        match stop.await {
+            Stop::Shutdown => {
+                // No new work (the informers stop; the listers keep answering from the cache),
+                // then what is queued or in flight is finished.
+                self.factory.shutdown();
+                let queued: usize = self.controllers.iter().map(|c| c.queue.len()).sum();
+                let in_flight: usize = self
+                    .controllers
+                    .iter()
+                    .map(|c| c.queue.len_in_flight())
+                    .sum();
+                tracing::info!(queued, in_flight, "draining the work queue");
+                let drains = self
+                    .controllers
+                    .iter()
+                    .map(|c| c.queue.shutdown_with_drain());
+                let drained =
+                    tokio::time::timeout(self.shutdown_timeout, futures::future::join_all(drains))
+                        .await;
+                if drained.is_err() {
+                    tracing::warn!(
+                        "the work queue did not drain within {:?}; abandoning it",
+                        self.shutdown_timeout
+                    );
+                    self.abort(&handles);
+                }
+                for h in &mut handles {
+                    // Workers return once the drained queue hands out nothing more.
+                    if tokio::time::timeout(Duration::from_secs(5), &mut *h)
+                        .await
+                        .is_err()
+                    {
+                        h.abort();
+                    }
+                }
+                tracing::info!("workers stopped");
+            }
+            Stop::LeadershipLost => {
+                // Another replica may lead already: stop writing at once, mid-reconcile if need be.
+                tracing::error!("leadership lost; stopping workers");
+                self.abort(&handles);
+                self.factory.shutdown();
+                for h in handles {
+                    let _ = h.await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn abort(&self, handles: &[JoinHandle<()>]) {
+        for c in &self.controllers {
+            c.queue.shutdown();
+        }
+        for h in handles {
+            h.abort();
+        }
+    }
+
+    async fn elect(self: Arc<Self>, election: LeaderElection) -> Result<(), ControllerError> {
+        let elector = LeaderElector::new(
+            self.factory.client().clone(),
+            election.lock,
+            election.config,
+        )
+        .map_err(ControllerError::LeaderElection)?;
+        if election.warm_standby {
+            self.start_informers();
+        }
+        let shutdown = tokio::spawn({
+            let (elector, stop) = (elector.clone(), self.stop.clone());
+            async move {
+                stopped(stop).await;
+                elector.shutdown();
+            }
+        });
+        let failure: Arc<Mutex<Option<ControllerError>>> = Arc::default();
+        // Set once the leader's work has stopped: on a lost lease the elector returns without
+        // waiting for it.
+        let (work_stopped_tx, mut work_stopped) = watch::channel(None::<()>);
+        let callbacks = LeaderCallbacks::new({
+            let (inner, elector, failure) = (self.clone(), elector.clone(), failure.clone());
+            move |leadership| async move {
+                tracing::info!("started leading");
+                work_stopped_tx.send_replace(Some(()));
+                let result = inner.work(Some(leadership)).await;
+                work_stopped_tx.send_replace(None);
+                if let Err(e) = result {
+                    *failure.lock() = Some(e);
+                    elector.shutdown();
+                }
+            }
+        })
+        .on_new_leader(|holder| tracing::info!(holder, "new leader"));
+        let outcome = elector.run(callbacks).await;
+        shutdown.abort();
+        let outcome = outcome.map_err(ControllerError::LeaderElection)?;
+        if let Some(e) = failure.lock().take() {
+            return Err(e);
+        }
+        match outcome {
+            RunOutcome::Shutdown => Ok(()),
+            RunOutcome::LostLeadership => {
+                // The work sees its leadership cancelled at once and aborts its workers; wait
+                // for that (Some while it runs; the sender dropping also ends the wait).
+                let _ = work_stopped.wait_for(Option::is_none).await;
+                Err(ControllerError::LostLeadership)
+            }
+        }
+    }
+}
