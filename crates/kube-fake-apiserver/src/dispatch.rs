@@ -116,7 +116,12 @@ async fn route_request(
         )),
         Route::OpenApiV3(g, v) => {
             crate::openapi::v3_group_version(&g, &v, &shared.db.lock().registry.schemas())
-                .map(|d| json_response(200, &d))
+                .map(|mut d| {
+                    if shared.shard_selectors {
+                        crate::shard_selector::document_parameter(&mut d);
+                    }
+                    json_response(200, &d)
+                })
                 .ok_or_else(ApiError::path_not_found)
         }
         Route::Resource(t) => resource(shared, t, req).await,

@@ -32,6 +32,8 @@ pub(crate) struct Settings {
     pub crd_establish_delay: Duration,
     /// How `clientConfig.service` webhooks are reached.
     pub resolver: crate::conversion::Resolver,
+    /// `shardSelector` is served (KEP-5866); otherwise ignored.
+    pub shard_selectors: bool,
 }
 
 pub(crate) struct Shared {
@@ -48,6 +50,8 @@ pub(crate) struct Shared {
     pub kinds_changed: tokio::sync::Notify,
     /// How `clientConfig.service` conversion webhooks are reached (none: no service exists).
     pub resolver: crate::conversion::Resolver,
+    /// `shardSelector` is served (KEP-5866); otherwise ignored like a 1.35 server does.
+    pub shard_selectors: bool,
 }
 
 impl Shared {
@@ -81,6 +85,7 @@ impl Shared {
             address: Mutex::new(String::new()),
             kinds_changed: tokio::sync::Notify::new(),
             resolver: settings.resolver.clone(),
+            shard_selectors: settings.shard_selectors,
         })
     }
 

@@ -206,6 +206,7 @@ fn snapshot(ctx: &Ctx, limit: usize) -> Result<Snapshot, ApiError> {
 
 pub async fn list(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = selectors(ctx)?;
+    let shard = crate::shard_selector::from_request(ctx)?;
     check_rv_options(ctx)?;
     let limit: usize = match ctx.req.q("limit") {
         Some(l) if !l.is_empty() => l
@@ -220,6 +221,7 @@ pub async fn list(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError
         after.as_ref().is_none_or(|c| c.includes(k))
             && labels.matches(o)
             && fields.matches(&crate::events::selectable(res, o))
+            && shard.as_ref().is_none_or(|(s, _)| s.matches_object(o))
     });
     let mut page: Vec<(Key, Value)> = Vec::new();
     for it in matching.by_ref() {
@@ -236,9 +238,12 @@ pub async fn list(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError
         if let Some((last, _)) = page.last() {
             meta["continue"] = json!(Continue::after(Some(list_rv), last).encode(ctx.ns()));
         }
-        if labels.is_empty() && fields.is_empty() {
+        if labels.is_empty() && fields.is_empty() && shard.is_none() {
             meta["remainingItemCount"] = json!(remaining);
         }
+    }
+    if let Some((_, raw)) = &shard {
+        crate::shard_selector::echo(&mut meta, raw);
     }
     // One conversion for the whole page, as the real server batches a list.
     let items = super::converted::show(ctx, page.into_iter().map(|(_, o)| o).collect()).await?;

@@ -39,6 +39,8 @@ struct Watcher {
     name: Option<String>,
     labels: LabelSelector,
     fields: FieldSelector,
+    /// `shardSelector` and its text as sent (echoed on the initial-events-end bookmark).
+    shard: Option<(kube_codegen_crd::shard::ShardSelector, String)>,
     out: Output,
     include: String,
     tx: mpsc::Sender<Bytes>,
@@ -57,6 +59,10 @@ impl Watcher {
             && self
                 .fields
                 .matches(&crate::events::selectable(&self.res, obj))
+            && self
+                .shard
+                .as_ref()
+                .is_none_or(|(s, _)| s.matches_object(obj))
     }
 
     fn ours(&self, e: &Event) -> bool {
@@ -152,6 +158,9 @@ impl Watcher {
         let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
         if initial_end {
             meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+            if let Some((_, raw)) = &self.shard {
+                crate::shard_selector::echo(&mut meta, raw);
+            }
         }
         let obj = json!({"kind": self.res.kind, "apiVersion": self.res.api_version(&self.version), "metadata": meta});
         self.last_rv = self.last_rv.max(rv);
@@ -219,6 +228,7 @@ fn line(ty: &str, object: &Value) -> Bytes {
 
 pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = selectors(ctx)?;
+    let shard = crate::shard_selector::from_request(ctx)?;
     check_rv_options(ctx)?;
     let q = |k: &str| ctx.req.q(k).unwrap_or("");
     let bookmarks = ctx.req.flag("allowWatchBookmarks");
@@ -277,6 +287,7 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
                     name.as_deref().is_none_or(|n| k.name == n)
                         && labels.matches(o)
                         && fields.matches(&crate::events::selectable(&res, o))
+                        && shard.as_ref().is_none_or(|(s, _)| s.matches_object(o))
                 })
                 .map(|(_, o)| o)
                 .collect()
@@ -312,6 +323,7 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
         name,
         labels,
         fields,
+        shard,
         out,
         include: ctx
             .req
