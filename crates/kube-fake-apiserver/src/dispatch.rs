@@ -151,6 +151,13 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
         Some(_) => return Err(ApiError::path_not_found()),
     }
     let out = negotiate(req.header(header::ACCEPT))?;
+    // The write handlers read the body through `limitedReadBody` after negotiating the output.
+    if matches!(
+        req.method,
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    ) {
+        shared.db.lock().limits.check_body(req.body.len())?;
+    }
     if out == Output::Table
         && let Some(v) = req.q("includeObject")
         && !crate::table::valid_include_object(v)

@@ -47,6 +47,7 @@ mod faults;
 mod handlers;
 mod http;
 mod kubeconfig;
+mod limits;
 mod namespaces;
 mod objects;
 mod openapi;
@@ -119,6 +120,7 @@ pub struct ServerBuilder {
     crd_establish_delay: Duration,
     deployments_available_after: Option<Duration>,
     resolver: conversion::Resolver,
+    limits: limits::Limits,
     shard_selectors: bool,
 }
 
@@ -134,6 +136,7 @@ impl Default for ServerBuilder {
             crd_establish_delay: Duration::ZERO,
             deployments_available_after: None,
             resolver: conversion::Resolver::default(),
+            limits: limits::Limits::default(),
             shard_selectors: false,
         }
     }
@@ -211,6 +214,22 @@ impl ServerBuilder {
         self.resolver = conversion::Resolver(Some(Arc::new(resolve)));
         self
     }
+    /// The longest request body a create, update, patch or delete may have (kube-apiserver's
+    /// `--max-resource-write-bytes`, 3 MiB by default; 0: no limit). A longer one is a 413
+    /// `RequestEntityTooLarge` (`Request entity too large: limit is 3145728`).
+    pub fn max_request_body_bytes(mut self, n: usize) -> Self {
+        self.limits.max_request_body_bytes = n;
+        self
+    }
+    /// etcd's `--max-request-bytes` (1.5 MiB by default): an object whose write makes a larger
+    /// raft entry is refused as etcd refuses it, a 500 `etcdserver: request is too large`.
+    /// Whatever this says, a write whose etcd transaction is over 2 MiB is refused as
+    /// kube-apiserver's etcd client refuses to send it (a 500 `rpc error: code =
+    /// ResourceExhausted desc = trying to send message larger than max (N vs. 2097152)`).
+    pub fn etcd_max_request_bytes(mut self, n: usize) -> Self {
+        self.limits.etcd_max_request_bytes = n;
+        self
+    }
     /// Serves `shardSelector` on lists and watches as Kubernetes 1.36 with the
     /// `ShardedListAndWatch` feature gate does (KEP-5866): objects outside the selector's hash
     /// ranges are left out, a list and a watch-list's initial-events-end bookmark echo the
@@ -235,6 +254,7 @@ impl ServerBuilder {
             gc_enabled: self.garbage_collector,
             crd_establish_delay: self.crd_establish_delay,
             resolver: self.resolver.clone(),
+            limits: self.limits,
             shard_selectors: self.shard_selectors,
         });
         let listener = TcpListener::bind(("127.0.0.1", self.port))

@@ -43,6 +43,14 @@ struct Args {
     /// (unset: only `status.observedGeneration` is written), e.g. `500ms`.
     #[arg(long, value_parser = parse_duration)]
     deployments_available_after: Option<Duration>,
+    /// The longest request body of a create, update, patch or delete (kube-apiserver's flag of
+    /// the same name; 0: no limit); a longer one is a 413.
+    #[arg(long, default_value_t = 3 * 1024 * 1024)]
+    max_resource_write_bytes: usize,
+    /// etcd's `--max-request-bytes`: a write whose etcd request is larger fails with etcd's
+    /// 500 `etcdserver: request is too large` (over 2 MiB, the etcd client's limit answers).
+    #[arg(long, default_value_t = 1536 * 1024)]
+    etcd_max_request_bytes: usize,
 }
 
 /// `<integer><unit>` with unit `ms`, `s` or `m`.
@@ -95,6 +103,8 @@ async fn main() -> anyhow::Result<()> {
         .garbage_collector(args.enable_garbage_collector)
         .crd_establish_delay(args.crd_establish_delay)
         .deployments_become_available(args.deployments_available_after)
+        .max_request_body_bytes(args.max_resource_write_bytes)
+        .etcd_max_request_bytes(args.etcd_max_request_bytes)
         .start()
         .await?;
     for path in &args.crds {
@@ -144,14 +154,26 @@ mod tests {
             "250ms",
             "--deployments-available-after",
             "1s",
+            "--max-resource-write-bytes",
+            "100",
+            "--etcd-max-request-bytes",
+            "200",
         ])
         .unwrap();
         assert!(!a.builtins && !a.enable_garbage_collector);
         assert_eq!(a.crd_establish_delay, Duration::from_millis(250));
         assert_eq!(a.deployments_available_after, Some(Duration::from_secs(1)));
+        assert_eq!(
+            (a.max_resource_write_bytes, a.etcd_max_request_bytes),
+            (100, 200)
+        );
         let d = Args::try_parse_from(["kube-fake-apiserver"]).unwrap();
         assert!(d.builtins && d.enable_garbage_collector);
         assert_eq!(d.crd_establish_delay, Duration::ZERO);
         assert_eq!(d.deployments_available_after, None);
+        assert_eq!(
+            (d.max_resource_write_bytes, d.etcd_max_request_bytes),
+            (3_145_728, 1_572_864)
+        );
     }
 }

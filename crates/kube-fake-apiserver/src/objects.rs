@@ -62,6 +62,17 @@ pub struct Write<'a> {
     pub operation: Operation,
 }
 
+/// Whether etcd keys of `res` name its group, as for custom resources and CRDs (built-ins are
+/// stored under `/registry/<resource>/...`).
+pub fn group_in_key(res: &Resource) -> bool {
+    res.custom || is_crd(res)
+}
+
+/// The etcd revision a stored object was written at (its resourceVersion).
+pub fn stored_revision(obj: &Value) -> u64 {
+    meta_str(obj, "resourceVersion").parse().unwrap_or(0)
+}
+
 pub fn is_crd(res: &Resource) -> bool {
     res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions"
 }
@@ -365,10 +376,12 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     if opts.dry_run {
         return Ok(view(res, version, &obj));
     }
+    to_storage_version(res, &mut obj);
+    db.limits
+        .check_storage(&key, group_in_key(res), &obj, None)?;
     if is_crd(res) {
         register_crd(db, &obj)?;
     }
-    to_storage_version(res, &mut obj);
     let stored = db.store.put(key, obj);
     Ok(view(res, version, &stored))
 }
@@ -536,6 +549,8 @@ fn update(
     }
     crate::events::to_storage(res, &mut new);
     to_storage_version(res, &mut new);
+    db.limits
+        .check_storage(&key, group_in_key(res), &new, Some(stored_revision(&old)))?;
     if deleting && finalizers(&new).is_empty() && !crate::namespaces::awaits_finalize(res, &new) {
         // The last finalizer is gone: the object is deleted now.
         let last = remove(db, res, &key, Some(new));

@@ -20,6 +20,8 @@ pub(crate) struct Db {
     pub gc_enabled: bool,
     /// How long a new CRD stays `Established=False` (zero: established by the create itself).
     pub crd_establish_delay: Duration,
+    /// Request body and etcd size limits.
+    pub limits: crate::limits::Limits,
 }
 
 /// What [`Shared::new`] sets up, from the builder.
@@ -32,6 +34,7 @@ pub(crate) struct Settings {
     pub crd_establish_delay: Duration,
     /// How `clientConfig.service` webhooks are reached.
     pub resolver: crate::conversion::Resolver,
+    pub limits: crate::limits::Limits,
     /// `shardSelector` is served (KEP-5866); otherwise ignored.
     pub shard_selectors: bool,
 }
@@ -72,6 +75,7 @@ impl Shared {
                 require_namespaces: settings.require_namespaces,
                 gc_enabled: settings.gc_enabled,
                 crd_establish_delay: settings.crd_establish_delay,
+                limits: settings.limits,
             }),
             faults: {
                 let f = FaultState::default();

@@ -86,7 +86,7 @@ pub async fn write(
                 }
                 continue;
             }
-            commit(&mut db, res, &key, new, stored.as_ref())
+            commit(&mut db, res, &key, new, stored.as_ref())?
         };
         let shown = conversion::convert_one(shared, res, committed, version).await?;
         return Ok((code, view(res, version, &shown)));
@@ -110,18 +110,20 @@ fn unchanged(db: &Db, key: Option<&Key>, seen: Option<&Value>) -> bool {
 }
 
 /// Stores the converted result of a write as the pipeline would have (a write that changes
-/// nothing is not one; the last finalizer gone deletes the object). Returns what is stored (or
-/// was, for a deletion).
+/// nothing is not one; the last finalizer gone deletes the object; etcd's size limits apply).
+/// Returns what is stored (or was, for a deletion).
 fn commit(
     db: &mut Db,
     res: &crate::registry::Resource,
     key: &Key,
     mut new: Value,
     old: Option<&Value>,
-) -> Value {
+) -> Result<Value, ApiError> {
     objects::to_storage_version(res, &mut new);
+    let in_key = objects::group_in_key(res);
     let Some(old) = old else {
-        return db.store.put(key.clone(), new);
+        db.limits.check_storage(key, in_key, &new, None)?;
+        return Ok(db.store.put(key.clone(), new));
     };
     let strip = |o: &Value| {
         let mut o = o.clone();
@@ -133,12 +135,14 @@ fn commit(
         o
     };
     if strip(&new) == strip(old) {
-        return old.clone();
+        return Ok(old.clone());
     }
     if is_deleting(old) && finalizers(&new).is_empty() {
-        return objects::remove(db, res, key, Some(new)).unwrap_or_default();
+        return Ok(objects::remove(db, res, key, Some(new)).unwrap_or_default());
     }
-    db.store.put(key.clone(), new)
+    let revision = objects::stored_revision(old);
+    db.limits.check_storage(key, in_key, &new, Some(revision))?;
+    Ok(db.store.put(key.clone(), new))
 }
 
 /// Converts stored objects (a get, a list page, a delete's answer) to the request's version and

@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::registry::Resource;
 use crate::state::Shared;
 use crate::status::ApiError;
 
@@ -60,6 +61,29 @@ pub fn group(shared: &Arc<Shared>, name: &str) -> Result<Value, ApiError> {
     Ok(v)
 }
 
+/// `discovery.StorageVersionHash`: the first 8 bytes of SHA-256 over `group/version/kind`, in
+/// standard base64. Clients (the storage version migrator) compare it to notice a new storage
+/// version; only its equality matters, but we give the server's exact value.
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    use base64::Engine as _;
+    let gvk = format!("{group}/{version}/{kind}");
+    let digest = ring::digest::digest(&ring::digest::SHA256, gvk.as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
+}
+
+/// The `storageVersionHash` of a resource's main entry in `/apis/<g>/<v>` (aggregated discovery
+/// has no such field). Built-ins hash the kind they are stored as (both Event APIs store core
+/// `v1` Events); a CRD hashes its storage version only while that version is served, as the
+/// CRD discovery controller looks for it among the served versions (none: no hash).
+fn hash_of(r: &Resource) -> Option<String> {
+    if r.custom {
+        let storage = r.versions.iter().find(|v| v.served && v.storage)?;
+        return Some(storage_version_hash(&r.group, &storage.name, &r.kind));
+    }
+    let (group, _) = r.storage();
+    Some(storage_version_hash(group, r.storage_version(), &r.kind))
+}
+
 pub const VERBS: &[&str] = &[
     "create",
     "delete",
@@ -92,6 +116,9 @@ pub fn resource_list(shared: &Arc<Shared>, group: &str, version: &str) -> Result
         if !r.categories.is_empty() {
             main["categories"] = json!(r.categories);
         }
+        if let Some(hash) = hash_of(r) {
+            main["storageVersionHash"] = json!(hash);
+        }
         resources.push(main);
         if v.status {
             resources.push(json!({
@@ -114,4 +141,20 @@ pub fn resource_list(shared: &Arc<Shared>, group: &str, version: &str) -> Result
     Ok(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_the_servers() {
+        // Values a kube-apiserver serves in /api/v1 and /apis/apps/v1.
+        assert_eq!(storage_version_hash("", "v1", "Pod"), "xPOwRZ+Yhw8=");
+        assert_eq!(storage_version_hash("", "v1", "ConfigMap"), "qFsyl6wFWjQ=");
+        assert_eq!(
+            storage_version_hash("apps", "v1", "Deployment"),
+            "8aSe+NMegvE="
+        );
+    }
 }
