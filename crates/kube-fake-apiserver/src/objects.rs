@@ -342,7 +342,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     } else {
         m.remove("generation");
     }
-    ssa::drop_managed_fields(&mut obj);
+    // `managedFields` sent on create stay for `record`, which keeps them when they decode.
     if ver.status && !(res.group.is_empty() && res.plural == "namespaces") {
         // Status is dropped on create when the status subresource is enabled (built-in strategies
         // reset it too; a namespace starts `Active`).
@@ -529,21 +529,16 @@ fn update(
     if is_crd(res) && mode == Mode::Main {
         crd::set_status(db, &mut new);
     }
-    // A write that changes nothing is not a write: no new resourceVersion, no event.
-    let strip = |o: &Value| {
-        let mut o = o.clone();
-        o.as_object_mut().map(|x| x.remove("apiVersion"));
-        ssa::drop_managed_fields(&mut o);
-        o
-    };
-    if strip(&new) == strip(&old) {
-        return Ok(view(res, version, &old));
-    }
     ssa::Writer::new(res, version, &opts.manager, operation, mode).record(
         Some(&old),
         &mut new,
         source,
     );
+    // A write that changes nothing (its managedFields' times aside) is not a write: no new
+    // resourceVersion, no event.
+    if ssa::same_write(&old, &new) {
+        return Ok(view(res, version, &old));
+    }
     if opts.dry_run {
         return Ok(view(res, version, &new));
     }

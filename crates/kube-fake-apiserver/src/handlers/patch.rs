@@ -110,6 +110,9 @@ async fn apply(ctx: &Ctx<'_>, mode: Mode) -> Result<Response<Body>, ApiError> {
             )));
         }
     }
+    if crate::util::meta(&applied, "managedFields").is_some_and(|v| !v.is_null()) {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
     let mut applied = applied;
     let name = meta_str(&applied, "name").to_string();
     if name.is_empty() {

@@ -96,6 +96,10 @@ impl FieldSet {
         self.0.contains(p)
     }
 
+    pub fn remove(&mut self, p: &Path) {
+        self.0.remove(p);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -124,11 +128,12 @@ impl FieldSet {
         FieldSet(self.0.intersection(&other.0).cloned().collect())
     }
 
-    /// Reads a `fieldsV1` tree. Keys that are not paths are ignored (a client may send anything).
-    pub fn from_fields_v1(v: &Value) -> FieldSet {
+    /// Reads a `fieldsV1` tree as the server decodes a client's `managedFields`: `None` if any key
+    /// is not a path element or any node is not an object.
+    pub fn parse_fields_v1(v: &Value) -> Option<FieldSet> {
         let mut set = FieldSet::default();
-        read_node(v, &mut Vec::new(), &mut set);
-        set
+        parse_node(v, &mut Vec::new(), &mut set, 0)?;
+        Some(set)
     }
 
     /// The `fieldsV1` tree: children by key; `.` marks a member that also has members below.
@@ -157,24 +162,27 @@ impl FieldSet {
     }
 }
 
-fn read_node(v: &Value, at: &mut Path, out: &mut FieldSet) {
-    let Some(m) = v.as_object() else { return };
+fn parse_node(v: &Value, at: &mut Path, out: &mut FieldSet, depth: usize) -> Option<()> {
+    if depth > crate::schema::MAX_DEPTH {
+        return None;
+    }
+    let m = v.as_object()?;
+    if m.is_empty() && !at.is_empty() {
+        out.insert(at.clone());
+    }
     for (k, child) in m {
         if k == "." {
+            child.as_object()?;
             if !at.is_empty() {
                 out.insert(at.clone());
             }
             continue;
         }
-        let Some(e) = Element::parse(k) else { continue };
-        at.push(e);
-        if child.as_object().is_some_and(Map::is_empty) {
-            out.insert(at.clone());
-        } else {
-            read_node(child, at, out);
-        }
+        at.push(Element::parse(k)?);
+        parse_node(child, at, out, depth + 1)?;
         at.pop();
     }
+    Some(())
 }
 
 #[cfg(test)]
@@ -187,7 +195,7 @@ mod tests {
             "f:metadata": {"f:finalizers": {"v:\"a/b\"": {}}},
             "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:name": {}}}},
         });
-        let set = FieldSet::from_fields_v1(&v);
+        let set = FieldSet::parse_fields_v1(&v).unwrap();
         assert_eq!(set.0.len(), 4);
         assert_eq!(set.to_fields_v1(), v);
         let shown: Vec<String> = set.iter().map(|p| display(p)).collect();
@@ -204,5 +212,8 @@ mod tests {
         );
         assert_eq!(e.to_string(), "[containerPort=80,protocol=\"TCP\"]");
         assert_eq!(Element::parse("x:1"), None);
+        // A client's set with a key that is no path element does not decode.
+        assert!(FieldSet::parse_fields_v1(&json!({"f:a": {"x:1": {}}})).is_none());
+        assert!(FieldSet::parse_fields_v1(&json!({"f:a": 1})).is_none());
     }
 }

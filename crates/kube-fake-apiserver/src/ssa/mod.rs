@@ -43,33 +43,115 @@ impl Operation {
     }
 }
 
-/// Takes `metadata.managedFields` off `obj`: what a client sends there on create is not kept, and
-/// a write that would change only them is no write.
+/// Takes `metadata.managedFields` off `obj` (as a write's answer or comparison needs it).
 pub fn drop_managed_fields(obj: &mut Value) {
     meta_mut(obj).remove("managedFields");
 }
 
-/// One `managedFields` entry, read.
+/// Whether writing `new` over `old` changes nothing: equal apart from apiVersion and
+/// resourceVersion, and `managedFields` equal apart from their times (kube-apiserver's
+/// `IgnoreManagedFieldsTimestampsTransformer`: an update that only moves times keeps the old ones,
+/// and is then no write).
+pub fn same_write(old: &Value, new: &Value) -> bool {
+    let strip = |o: &Value| {
+        let mut o = o.clone();
+        o.as_object_mut().map(|x| x.remove("apiVersion"));
+        let m = meta_mut(&mut o);
+        m.remove("resourceVersion");
+        let entries = m.remove("managedFields");
+        let untimed = entries.map(|mut e| {
+            for x in e.as_array_mut().into_iter().flatten() {
+                x.as_object_mut().map(|x| x.remove("time"));
+            }
+            e
+        });
+        (
+            o,
+            untimed.filter(|e| e.as_array().is_none_or(|a| !a.is_empty())),
+        )
+    };
+    strip(old) == strip(new)
+}
+
+/// The manager named when the request names none and sends no User-Agent.
+const UNKNOWN_MANAGER: &str = "unknown";
+
+/// At most this many `Update` entries are kept; the oldest are merged per apiVersion into
+/// [`OLD_UPDATES_MANAGER`] (apimachinery's `DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+const OLD_UPDATES_MANAGER: &str = "ancient-changes";
+
+/// One `managedFields` entry, decoded.
+#[derive(Debug, Clone)]
 struct Entry {
-    raw: Value,
     manager: String,
-    operation: Option<Operation>,
-    /// Empty or missing: the main resource.
+    operation: Operation,
+    api_version: String,
+    /// As written (`2006-01-02T15:04:05Z`); `None` for an entry that never changed anything.
+    time: Option<String>,
+    /// `None`: the main resource.
     subresource: Option<String>,
     fields: FieldSet,
 }
 
 impl Entry {
-    fn read(raw: &Value) -> Entry {
-        Entry {
-            manager: str_of(raw.get("manager")).to_string(),
-            operation: Operation::parse(str_of(raw.get("operation"))),
-            subresource: Some(str_of(raw.get("subresource")))
-                .filter(|s| !s.is_empty())
-                .map(String::from),
-            fields: FieldSet::from_fields_v1(raw.get("fieldsV1").unwrap_or(&Value::Null)),
-            raw: raw.clone(),
+    /// Decodes an entry as apimachinery's `DecodeManagedFields` does: `None` when the operation is
+    /// neither `Apply` nor `Update`, the apiVersion is empty, `fieldsType` is not `FieldsV1`, or
+    /// `fieldsV1` is no field set.
+    fn decode(raw: &Value) -> Option<Entry> {
+        let text = |k: &str| match raw.get(k) {
+            None | Some(Value::Null) => Some(String::new()),
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => None,
+        };
+        let operation = Operation::parse(&text("operation")?)?;
+        let api_version = text("apiVersion")?;
+        if api_version.is_empty() || text("fieldsType")? != "FieldsV1" {
+            return None;
         }
+        let fields = match raw.get("fieldsV1") {
+            None | Some(Value::Null) => FieldSet::default(),
+            Some(v) => FieldSet::parse_fields_v1(v)?,
+        };
+        Some(Entry {
+            manager: text("manager")?,
+            operation,
+            api_version,
+            time: Some(text("time")?).filter(|t| !t.is_empty()),
+            subresource: Some(text("subresource")?).filter(|s| !s.is_empty()),
+            fields,
+        })
+    }
+
+    /// The entry as the server writes it.
+    fn encode(&self) -> Value {
+        let mut e = json!({
+            "manager": self.manager,
+            "operation": self.operation.as_str(),
+            "apiVersion": self.api_version,
+        });
+        if let Some(t) = &self.time {
+            e["time"] = json!(t);
+        }
+        e["fieldsType"] = json!("FieldsV1");
+        e["fieldsV1"] = self.fields.to_fields_v1();
+        if let Some(s) = &self.subresource {
+            e["subresource"] = json!(s);
+        }
+        e
+    }
+
+    /// Who the entry is, as apimachinery's `BuildManagerIdentifier` keys it: the manager, the
+    /// operation, the subresource, and for an update (not an apply) the apiVersion.
+    fn identity(&self) -> String {
+        let mut id = json!({"manager": self.manager, "operation": self.operation.as_str()});
+        if self.operation == Operation::Update {
+            id["apiVersion"] = json!(self.api_version);
+        }
+        if let Some(s) = &self.subresource {
+            id["subresource"] = json!(s);
+        }
+        id.to_string()
     }
 
     /// As conflict messages name a manager (apimachinery's `printManager`; the time is not part
@@ -79,32 +161,68 @@ impl Entry {
         if let Some(s) = &self.subresource {
             out.push_str(&format!(" with subresource {s:?}"));
         }
-        if self.operation == Some(Operation::Update) {
-            out.push_str(&format!(" using {}", str_of(self.raw.get("apiVersion"))));
+        if self.operation == Operation::Update {
+            out.push_str(&format!(" using {}", self.api_version));
         }
         out
     }
 }
 
+/// The entries of a `managedFields` list; `None` if one does not decode. An identity listed
+/// twice keeps the later entry (the server decodes into a map).
+fn decode_all(list: Option<&Value>) -> Option<Vec<Entry>> {
+    let mut out: Vec<Entry> = Vec::new();
+    let Some(list) = list.filter(|v| !v.is_null()) else {
+        return Some(out);
+    };
+    for raw in list.as_array()? {
+        let e = Entry::decode(raw)?;
+        out.retain(|x| x.identity() != e.identity());
+        out.push(e);
+    }
+    Some(out)
+}
+
+/// The stored entries of `obj` (none if they do not decode).
 fn entries(obj: &Value) -> Vec<Entry> {
-    crate::util::meta(obj, "managedFields")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(Entry::read).collect())
-        .unwrap_or_default()
+    decode_all(crate::util::meta(obj, "managedFields")).unwrap_or_default()
+}
+
+/// A client resetting `managedFields`: an empty list (not a missing one), or one empty entry.
+fn is_reset(list: Option<&Value>) -> bool {
+    match list.and_then(Value::as_array).map(Vec::as_slice) {
+        Some([]) => true,
+        Some([Value::Object(m)]) => m
+            .values()
+            .all(|v| v.is_null() || v.as_str().is_some_and(str::is_empty)),
+        _ => false,
+    }
+}
+
+/// Which top-level fields a write through an endpoint records (its reset fields are no one's).
+#[derive(Clone, Copy)]
+enum Part {
+    Whole,
+    /// The main resource of a kind with a status subresource: everything but `status`.
+    Main,
+    /// The status subresource: only `status` (and metadata, which it does not change).
+    Status,
 }
 
 /// Who writes, how, and through which endpoint.
 pub struct Writer<'a> {
-    pub manager: &'a str,
+    manager: &'a str,
     pub operation: Operation,
     /// The main resource or `/status`.
     pub mode: Mode,
     /// The apiVersion the request used (recorded in the entry).
     pub api_version: String,
+    res: &'a Resource,
+    /// The request version's structural schema (its defaults fill the stored object compared).
+    defaults: Option<&'a crate::schema::ObjectSchema>,
     /// The resource's apply schema (see [`shape::schema_of`]).
     schema: Option<&'a Value>,
-    /// Top-level fields this endpoint does not write, so nobody owns them through it.
-    ignored: &'static [&'static str],
+    part: Part,
 }
 
 impl<'a> Writer<'a> {
@@ -120,19 +238,25 @@ impl<'a> Writer<'a> {
         operation: Operation,
         mode: Mode,
     ) -> Writer<'a> {
-        let has_status = res.version(version).is_some_and(|v| v.status);
-        let ignored: &'static [&'static str] = match (has_status, mode) {
-            (true, Mode::Status) => &["spec"],
-            (true, Mode::Main) => &["status"],
-            _ => &[],
+        let ver = res.version(version);
+        let part = match (ver.is_some_and(|v| v.status), mode) {
+            (true, Mode::Status) => Part::Status,
+            (true, Mode::Main) => Part::Main,
+            _ => Part::Whole,
         };
         Writer {
-            manager,
+            manager: if manager.is_empty() {
+                UNKNOWN_MANAGER
+            } else {
+                manager
+            },
             operation,
             mode,
             api_version: res.api_version(version),
+            res,
+            defaults: ver.and_then(|v| v.schema.as_deref()),
             schema: shape::schema_of(res, version),
-            ignored,
+            part,
         }
     }
 
@@ -142,27 +266,30 @@ impl<'a> Writer<'a> {
 
     fn is_me(&self, e: &Entry) -> bool {
         e.manager == self.manager
-            && e.operation == Some(self.operation)
+            && e.operation == self.operation
             && e.subresource.as_deref() == self.mode.subresource()
+            && (self.operation == Operation::Apply || e.api_version == self.api_version)
     }
 
+    fn tracked(&self, obj: &Value) -> Value {
+        let part = self.part;
+        walk::tracked(obj, &|k| match part {
+            Part::Whole => true,
+            Part::Main => k != "status",
+            Part::Status => k == "status" || k == "metadata",
+        })
+    }
+
+    /// The fields `obj` sets (structured-merge-diff's `ToFieldSet`), without the stripped ones.
     fn fields_of(&self, obj: &Value) -> FieldSet {
         let mut set = FieldSet::default();
-        walk::field_set(
-            &walk::tracked(obj, self.ignored),
-            self.shape(),
-            &mut Vec::new(),
-            &mut set,
-        );
+        walk::field_set(&self.tracked(obj), self.shape(), &mut Vec::new(), &mut set);
+        set.remove(&vec![fieldpath::Element::field("metadata")]);
         set
     }
 
     fn diff(&self, old: &Value, new: &Value) -> walk::Diff {
-        walk::diff(
-            &walk::tracked(old, self.ignored),
-            &walk::tracked(new, self.ignored),
-            self.shape(),
-        )
+        walk::diff(&self.tracked(old), &self.tracked(new), self.shape())
     }
 
     /// Refuses a configuration that holds an element of a granular list twice, with the error
@@ -269,59 +396,152 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Writes the new `managedFields` into `new`: this manager's entry owns what it applied
-    /// (`source`, for Apply and for a create) or what it owned before plus what it changed
-    /// (Update); fields that changed or went away are taken from every other manager, and
-    /// managers left with nothing are dropped.
-    pub fn record(&self, old: Option<&Value>, new: &mut Value, source: &Value) {
-        if self.manager.is_empty() {
-            return;
-        }
-        let before = old.map(entries).unwrap_or_default();
-        let d = match old {
-            Some(o) => self.diff(o, new),
-            None => walk::Diff {
-                changed: self.fields_of(source),
-                removed: FieldSet::default(),
-            },
+    /// Writes the new `managedFields` into `new`, as kube-apiserver's field manager does.
+    ///
+    /// `old` is the stored object (`None` on create, which compares with the kind's empty
+    /// object, [`shape::zero`]); `new` what is written (after defaulting); `config` the applied
+    /// configuration for an apply. The entries start from the stored ones, or on create and on an
+    /// update of the main resource from the request's own `managedFields` when they decode and
+    /// are not empty (`[]` or `[{}]` resets them). Every entry loses the fields that changed or
+    /// went away. An applier then owns exactly what it applied; an updater owns, besides what it
+    /// kept, every field it added or changed (defaulted ones too, and a map, list or element it
+    /// added as itself: the `.` entries), and its entry's time moves only if it took something.
+    pub fn record(&self, old: Option<&Value>, new: &mut Value, config: &Value) {
+        let sent = crate::util::meta(new, "managedFields").cloned();
+        let mut all = match (self.operation, self.mode) {
+            (Operation::Update, Mode::Main) if is_reset(sent.as_ref()) => Vec::new(),
+            (Operation::Update, Mode::Main) => decode_all(sent.as_ref())
+                .filter(|e| !e.is_empty())
+                .unwrap_or_else(|| old.map(entries).unwrap_or_default()),
+            _ => old.map(entries).unwrap_or_default(),
         };
+        let before = match old {
+            Some(o) => {
+                let mut o = o.clone();
+                if let Some(s) = self.defaults {
+                    s.apply_defaults(&mut o);
+                }
+                o
+            }
+            None => shape::zero(self.res, self.res.custom || self.defaults.is_some()),
+        };
+        let d = self.diff(&before, new);
         let taken = d.changed.union(&d.removed);
-        let mine = match (self.operation, old) {
-            (Operation::Apply, _) | (Operation::Update, None) => self.fields_of(source),
-            (Operation::Update, Some(_)) => {
-                let previous = before
-                    .iter()
-                    .find(|e| self.is_me(e))
-                    .map(|e| e.fields.clone())
-                    .unwrap_or_default();
-                previous.union(&d.changed).difference(&d.removed)
+        let mine_before = all
+            .iter()
+            .position(|e| self.is_me(e))
+            .map(|i| all.remove(i));
+        for e in &mut all {
+            e.fields = e.fields.difference(&taken);
+        }
+        let mut mine = mine_before.unwrap_or_else(|| Entry {
+            manager: self.manager.to_string(),
+            operation: self.operation,
+            api_version: self.api_version.clone(),
+            time: None,
+            subresource: self.mode.subresource().map(String::from),
+            fields: FieldSet::default(),
+        });
+        mine.api_version = self.api_version.clone();
+        match self.operation {
+            Operation::Apply => {
+                mine.fields = self.fields_of(config);
+                if old.is_none_or(|o| !same_write(o, new)) {
+                    mine.time = Some(now());
+                }
             }
+            Operation::Update => {
+                let mut took = d.changed;
+                took.remove(&vec![fieldpath::Element::field("metadata")]);
+                mine.fields = mine.fields.difference(&taken);
+                if !took.is_empty() {
+                    mine.fields = mine.fields.union(&took);
+                    mine.time = Some(now());
+                }
+            }
+        }
+        all.push(mine);
+        all.retain(|e| !e.fields.is_empty());
+        if self.operation == Operation::Update {
+            cap_updaters(&mut all);
+        }
+        // Apply before Update, then oldest first (to the second), manager, apiVersion, subresource.
+        all.sort_by(|p, q| {
+            (
+                p.operation.as_str(),
+                &p.time,
+                &p.manager,
+                &p.api_version,
+                &p.subresource,
+            )
+                .cmp(&(
+                    q.operation.as_str(),
+                    &q.time,
+                    &q.manager,
+                    &q.api_version,
+                    &q.subresource,
+                ))
+        });
+        let m = meta_mut(new);
+        if all.is_empty() {
+            m.remove("managedFields");
+        } else {
+            m.insert(
+                "managedFields".into(),
+                Value::Array(all.iter().map(Entry::encode).collect()),
+            );
+        }
+    }
+}
+
+/// Keeps at most [`MAX_UPDATE_MANAGERS`] `Update` entries, as apimachinery's `capManagersManager`:
+/// from the oldest on, each entry whose apiVersion an older entry has is merged with it into the
+/// `ancient-changes` entry of that apiVersion (taking the newer time), until few enough remain.
+fn cap_updaters(all: &mut Vec<Entry>) {
+    let mut updaters: Vec<(Option<String>, String)> = all
+        .iter()
+        .filter(|e| e.operation == Operation::Update)
+        .map(|e| (e.time.clone(), e.identity()))
+        .collect();
+    let mut length = updaters.len();
+    if length <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort();
+    let mut first_of_version: Vec<(String, String)> = Vec::new();
+    for (_, id) in updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let Some(i) = all.iter().position(|e| e.identity() == id) else {
+            continue;
         };
-        let mut out: Vec<Value> = Vec::new();
-        for e in before.iter().filter(|e| !self.is_me(e)) {
-            let kept = e.fields.difference(&taken);
-            if kept.is_empty() {
-                continue;
-            }
-            let mut raw = e.raw.clone();
-            raw["fieldsV1"] = kept.to_fields_v1();
-            out.push(raw);
+        let version = all[i].api_version.clone();
+        let Some((_, first)) = first_of_version.iter().find(|(v, _)| *v == version) else {
+            first_of_version.push((version, id));
+            continue;
+        };
+        let bucket = Entry {
+            manager: OLD_UPDATES_MANAGER.into(),
+            operation: Operation::Update,
+            api_version: version.clone(),
+            time: None,
+            subresource: None,
+            fields: FieldSet::default(),
         }
-        if self.operation == Operation::Apply || !mine.is_empty() {
-            let mut entry = json!({
-                "manager": self.manager,
-                "operation": self.operation.as_str(),
-                "apiVersion": self.api_version,
-                "time": now(),
-                "fieldsType": "FieldsV1",
-                "fieldsV1": mine.to_fields_v1(),
-            });
-            if let Some(s) = self.mode.subresource() {
-                entry["subresource"] = json!(s);
-            }
-            out.push(entry);
+        .identity();
+        if !all.iter().any(|e| e.identity() == bucket)
+            && let Some(f) = all.iter_mut().find(|e| e.identity() == *first)
+        {
+            f.manager = OLD_UPDATES_MANAGER.into();
+            f.subresource = None;
         }
-        meta_mut(new).insert("managedFields".into(), Value::Array(out));
+        let merged = all.remove(i);
+        if let Some(b) = all.iter_mut().find(|e| e.identity() == bucket) {
+            b.fields = b.fields.union(&merged.fields);
+            b.time = merged.time;
+        }
+        length -= 1;
     }
 }
 

@@ -121,7 +121,8 @@ static OBJECT_META: LazyLock<Value> = LazyLock::new(|| {
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
         "finalizers": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-        "ownerReferences": list_map(&["uid"], json!({"type": "object"})),
+        // An owner reference is one atomic value (`+structType=atomic`).
+        "ownerReferences": list_map(&["uid"], json!({"type": "object", "x-kubernetes-map-type": "atomic"})),
     }))
 });
 
@@ -139,6 +140,7 @@ fn pod_spec() -> Value {
         "volumeMounts": list_map(&["mountPath"], json!({"type": "object"})),
     }));
     object(json!({
+        "nodeSelector": ATOMIC_MAP.clone(),
         "containers": list_map(&["name"], container.clone()),
         "initContainers": list_map(&["name"], container.clone()),
         "ephemeralContainers": list_map(&["name"], container),
@@ -151,25 +153,61 @@ static PODS: LazyLock<Value> = LazyLock::new(|| {
     object(json!({"spec": pod_spec(), "status": object(json!({"conditions": conditions()}))}))
 });
 
+/// A map owned as one field (`+mapType=atomic`, or `+structType=atomic` as `LabelSelector`).
+static ATOMIC_MAP: LazyLock<Value> =
+    LazyLock::new(|| json!({"type": "object", "x-kubernetes-map-type": "atomic"}));
+
 static WORKLOADS: LazyLock<Value> = LazyLock::new(|| {
     object(json!({
-        "spec": object(json!({"template": object(json!({"spec": pod_spec()}))})),
+        "spec": object(json!({
+            "selector": ATOMIC_MAP.clone(),
+            "template": object(json!({"spec": pod_spec()})),
+        })),
         "status": object(json!({"conditions": conditions()})),
     }))
 });
 
 static SERVICES: LazyLock<Value> = LazyLock::new(|| {
     object(json!({
-        "spec": object(json!({"ports": list_map(
-            &["port", "protocol"],
-            object(json!({"protocol": {"type": "string", "default": "TCP"}})),
-        )})),
+        "spec": object(json!({
+            "selector": ATOMIC_MAP.clone(),
+            "ports": list_map(
+                &["port", "protocol"],
+                object(json!({"protocol": {"type": "string", "default": "TCP"}})),
+            ),
+        })),
         "status": object(json!({"conditions": conditions()})),
     }))
 });
 
 static WITH_CONDITIONS: LazyLock<Value> =
     LazyLock::new(|| object(json!({"status": object(json!({"conditions": conditions()}))})));
+
+/// What a create is compared with: the kind's empty object as kube-apiserver encodes it. For a
+/// `custom` resource (one with a structural schema) that is nothing (so a create adds `spec` itself, owned with a `.`); for a
+/// built-in kind it is its Go type's zero value, whose fields without `omitempty` are there
+/// (`null`, or `{}` for a struct), so a create owns those only through what it puts in them.
+pub fn zero(res: &Resource, custom: bool) -> Value {
+    if custom {
+        return json!({});
+    }
+    let template =
+        || json!({"metadata": {"creationTimestamp": null}, "spec": {"containers": null}});
+    let spec = match (res.group.as_str(), res.plural.as_str()) {
+        ("", "pods") => json!({"containers": null}),
+        ("apps", "deployments") => {
+            json!({"selector": null, "template": template(), "strategy": {}})
+        }
+        ("apps", "statefulsets" | "daemonsets") => {
+            json!({"selector": null, "template": template(), "updateStrategy": {}})
+        }
+        ("apps", "replicasets") => json!({"selector": null, "template": template()}),
+        ("batch", "jobs") => json!({"template": template()}),
+        // Most other built-in kinds have a `spec` struct, or none (then nothing is compared with it).
+        _ => json!({}),
+    };
+    json!({"metadata": {"creationTimestamp": null}, "spec": spec, "status": {}})
+}
 
 /// The list types kube-apiserver declares for the built-in kinds this server serves (a CRD's own
 /// `spec.versions` and `status.conditions` are atomic there, so CRDs need nothing here).

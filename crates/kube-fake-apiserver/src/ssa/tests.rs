@@ -156,9 +156,10 @@ fn updaters_are_named_with_their_api_version_and_lose_what_others_change() {
         merged["spec"],
         json!({"replicas": 2, "color": "red", "size": 3})
     );
+    // `ctl` added spec itself, so it owns it too (the `.`).
     assert_eq!(
         fields_of(&merged, "ctl"),
-        &json!({"f:spec": {"f:color": {}, "f:size": {}}})
+        &json!({"f:spec": {".": {}, "f:color": {}, "f:size": {}}})
     );
     // The same value is shared, not a conflict.
     assert!(
@@ -252,8 +253,8 @@ fn status_writers_are_named_with_their_subresource() {
     );
     assert_eq!(
         fields_of(&obj, "ctl"),
-        &json!({"f:status": {"f:phase": {}}}),
-        "a /status write owns only status"
+        &json!({"f:status": {".": {}, "f:phase": {}}}),
+        "a /status write owns only status (and status itself, which it added)"
     );
     let me = Writer::new(&res, "v1", "me", Operation::Apply, Mode::Status);
     let err = me
@@ -262,5 +263,230 @@ fn status_writers_are_named_with_their_subresource() {
     assert_eq!(
         err.message,
         "Apply failed with 1 conflict: conflict with \"ctl\" with subresource \"status\" using example.com/v1: .status.phase"
+    );
+}
+
+fn entries_of(obj: &Value) -> Vec<Value> {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_create_owns_every_field_it_made_with_dots_for_maps_it_added() {
+    let res = widgets();
+    let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default", "uid": "u", "generation": 1,
+                     "creationTimestamp": "2024-01-01T00:00:00Z", "labels": {"tier": "web"}},
+        "spec": {"size": 3, "color": "blue"}});
+    let body = obj.clone();
+    writer(&res, "creator", Operation::Update).record(None, &mut obj, &body);
+    let entries = entries_of(&obj);
+    assert_eq!(entries.len(), 1);
+    let e = &entries[0];
+    assert_eq!(e["manager"], "creator");
+    assert_eq!(e["operation"], "Update");
+    assert_eq!(e["apiVersion"], "example.com/v1");
+    assert_eq!(e["fieldsType"], "FieldsV1");
+    assert!(e["time"].is_string(), "{e}");
+    assert!(e.get("subresource").is_none());
+    assert_eq!(
+        e["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:tier": {}}},
+               "f:spec": {".": {}, "f:color": {}, "f:size": {}}})
+    );
+}
+
+#[test]
+fn generate_name_is_owned_and_server_metadata_is_not() {
+    let res = widgets();
+    let mut obj = json!({"metadata": {"generateName": "w-", "name": "w-x1", "resourceVersion": "5",
+        "selfLink": "/x", "finalizers": ["a/b"]}});
+    let body = obj.clone();
+    writer(&res, "rs", Operation::Update).record(None, &mut obj, &body);
+    assert_eq!(
+        fields_of(&obj, "rs"),
+        &json!({"f:metadata": {"f:generateName": {}, "f:finalizers": {".": {}, "v:\"a/b\"": {}}}})
+    );
+}
+
+#[test]
+fn an_update_takes_what_it_changed_and_removed_fields_leave_every_owner() {
+    let res = widgets();
+    let mut obj = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"size": 3, "color": "blue"}});
+    let body = obj.clone();
+    writer(&res, "creator", Operation::Update).record(None, &mut obj, &body);
+    let created_time = entries_of(&obj)[0]["time"].clone();
+    // `editor` changes size, drops the label and adds tags: it owns those; creator keeps color
+    // and the (now empty) labels map it added, and loses the label (gone) and size (taken).
+    let mut new = obj.clone();
+    new["metadata"]["labels"] = json!({});
+    new["spec"]["size"] = json!(4);
+    new["spec"]["tags"] = json!(["x"]);
+    let body = new.clone();
+    writer(&res, "editor", Operation::Update).record(Some(&obj), &mut new, &body);
+    assert_eq!(
+        fields_of(&new, "creator"),
+        &json!({"f:metadata": {"f:labels": {}}, "f:spec": {".": {}, "f:color": {}}})
+    );
+    assert_eq!(
+        fields_of(&new, "editor"),
+        &json!({"f:spec": {"f:size": {}, "f:tags": {".": {}, "v:\"x\"": {}}}})
+    );
+    // The creator's entry did not take anything: its time stays.
+    let creator = entries_of(&new)
+        .into_iter()
+        .find(|e| e["manager"] == "creator")
+        .unwrap();
+    assert_eq!(creator["time"], created_time);
+    // An update that changes nothing leaves the entries as they were.
+    let mut same = new.clone();
+    let body = same.clone();
+    writer(&res, "third", Operation::Update).record(Some(&new), &mut same, &body);
+    assert!(super::same_write(&new, &same));
+    assert!(entries_of(&same).iter().all(|e| e["manager"] != "third"));
+}
+
+#[test]
+fn managed_fields_sent_on_update_replace_the_stored_ones_and_an_empty_entry_resets_them() {
+    let res = widgets();
+    let mut obj = json!({"metadata": {}, "spec": {"size": 3}});
+    let body = obj.clone();
+    writer(&res, "creator", Operation::Update).record(None, &mut obj, &body);
+    // A client hands ownership of size to `other`.
+    let mut new = obj.clone();
+    new["metadata"]["managedFields"] = json!([{"manager": "other", "operation": "Apply",
+        "apiVersion": "example.com/v1", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:size": {}}}}]);
+    let body = new.clone();
+    writer(&res, "client", Operation::Update).record(Some(&obj), &mut new, &body);
+    let managers: Vec<Value> = entries_of(&new)
+        .iter()
+        .map(|e| e["manager"].clone())
+        .collect();
+    assert_eq!(managers, [json!("other")]);
+    // Entries that do not decode are ignored: the stored ones stay.
+    let mut bad = new.clone();
+    bad["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Patch",
+        "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {}}]);
+    let body = bad.clone();
+    writer(&res, "client", Operation::Update).record(Some(&new), &mut bad, &body);
+    assert_eq!(entries_of(&bad), entries_of(&new));
+    // `[{}]` (or `[]`) resets them; an update that changes nothing then leaves none.
+    for reset in [json!([{}]), json!([])] {
+        let mut r = new.clone();
+        r["metadata"]["managedFields"] = reset;
+        let body = r.clone();
+        writer(&res, "client", Operation::Update).record(Some(&new), &mut r, &body);
+        assert!(r["metadata"].get("managedFields").is_none(), "{r}");
+    }
+    // Through /status, what the client sends is ignored.
+    let mut st = new.clone();
+    st["metadata"]["managedFields"] = json!([{}]);
+    let body = st.clone();
+    Writer::new(&res, "v1", "client", Operation::Update, Mode::Status).record(
+        Some(&new),
+        &mut st,
+        &body,
+    );
+    assert_eq!(entries_of(&st), entries_of(&new));
+}
+
+#[test]
+fn more_than_ten_updaters_merge_the_oldest_into_ancient_changes() {
+    let res = widgets();
+    let mut obj = json!({"metadata": {"labels": {}}});
+    for i in 0..11 {
+        let mut new = obj.clone();
+        new["metadata"]["labels"][format!("l{i}")] = json!("x");
+        let body = new.clone();
+        let manager = format!("m{i:02}");
+        writer(&res, &manager, Operation::Update).record(Some(&obj), &mut new, &body);
+        // Distinct times, a second apart, so the oldest is known.
+        let list = new["metadata"]["managedFields"].as_array_mut().unwrap();
+        for e in list.iter_mut().filter(|e| e["manager"] == manager.as_str()) {
+            e["time"] = json!(format!("2024-01-01T00:00:{i:02}Z"));
+        }
+        obj = new;
+    }
+    let entries = entries_of(&obj);
+    assert_eq!(entries.len(), 10, "{entries:#?}");
+    let ancient = entries
+        .iter()
+        .find(|e| e["manager"] == "ancient-changes")
+        .expect("a bucket");
+    assert_eq!(ancient["operation"], "Update");
+    assert_eq!(ancient["apiVersion"], "example.com/v1");
+    // m00 and m01 merged; the bucket takes m01's time.
+    assert_eq!(
+        ancient["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:l0": {}, "f:l1": {}}}})
+    );
+    assert_eq!(ancient["time"], "2024-01-01T00:00:01Z");
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["manager"] != "m00" && e["manager"] != "m01")
+    );
+}
+
+#[test]
+fn entries_are_sorted_apply_first_then_by_time() {
+    let res = widgets();
+    let mut obj = json!({"metadata": {}, "spec": {"size": 1}});
+    let body = obj.clone();
+    writer(&res, "z-updater", Operation::Update).record(None, &mut obj, &body);
+    let obj = apply(&res, &obj, &json!({"spec": {"color": "red"}}), "a-applier");
+    let order: Vec<(Value, Value)> = entries_of(&obj)
+        .iter()
+        .map(|e| (e["manager"].clone(), e["operation"].clone()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (json!("a-applier"), json!("Apply")),
+            (json!("z-updater"), json!("Update"))
+        ]
+    );
+}
+
+#[test]
+fn a_deployment_created_by_kubectl_is_owned_as_the_server_records_it() {
+    let res = KindSpec::namespaced("apps", "v1", "Deployment", "deployments").into_resource();
+    // `kubectl create deployment web --image=nginx`, after the server's defaults.
+    let mut obj = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
+            "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+                "containers": [{"name": "nginx", "image": "nginx", "imagePullPolicy": "Always",
+                    "resources": {}, "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File"}],
+                "restartPolicy": "Always", "terminationGracePeriodSeconds": 30,
+                "dnsPolicy": "ClusterFirst", "securityContext": {}, "schedulerName": "default-scheduler"}}}});
+    let body = obj.clone();
+    writer(&res, "kubectl-create", Operation::Update).record(None, &mut obj, &body);
+    assert_eq!(
+        fields_of(&obj, "kubectl-create"),
+        &json!({
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {
+                "f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {},
+                "f:selector": {},
+                "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}}, "f:type": {}},
+                "f:template": {
+                    "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                    "f:spec": {
+                        "f:containers": {"k:{\"name\":\"nginx\"}": {".": {}, "f:image": {},
+                            "f:imagePullPolicy": {}, "f:name": {}, "f:resources": {},
+                            "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}},
+                        "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {},
+                        "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}
+                    }
+                }
+            }
+        })
     );
 }

@@ -64,11 +64,12 @@ pub fn field_set(v: &Value, shape: Shape<'_>, at: &mut Path, out: &mut FieldSet)
     }
 }
 
-/// What changed between two values.
+/// What changed between two values, as structured-merge-diff's `Compare` reports it.
 pub struct Diff {
-    /// Fields modified or added.
+    /// Fields modified or added (a map, list or element that appeared counts itself, with
+    /// everything below it).
     pub changed: FieldSet,
-    /// Fields that are gone.
+    /// Fields that are gone (a map, list or element that went counts itself too).
     pub removed: FieldSet,
 }
 
@@ -78,72 +79,113 @@ pub fn diff(old: &Value, new: &Value, shape: Shape<'_>) -> Diff {
         changed: FieldSet::default(),
         removed: FieldSet::default(),
     };
-    compare(Some(old), Some(new), shape, &mut Vec::new(), false, &mut d);
+    compare(Some(old), Some(new), shape, &mut Vec::new(), &mut d);
     d
 }
 
-/// [`diff`] below `at`. `own_node`: the node at `at` is owned itself (a list element or map
-/// entry), so adding or removing it changes that path too.
+/// How a node is walked: into its entries or elements, or as one value.
+#[derive(PartialEq)]
+enum Node {
+    Map,
+    List,
+    Leaf,
+}
+
+fn node_of(v: &Value, shape: Shape<'_>) -> Node {
+    match v {
+        Value::Object(_) if !shape.atomic_map() => Node::Map,
+        Value::Array(_) if granular(&shape.list_type()) => Node::List,
+        _ => Node::Leaf,
+    }
+}
+
+/// Whether `v` (absent, null, or an empty map or list) holds nothing.
+fn hollow(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => true,
+        Some(Value::Object(m)) => m.is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(_) => false,
+    }
+}
+
+/// [`diff`] below `at`, walked as structured-merge-diff walks it: a leaf (scalar, atomic map or
+/// list, or a map or list empty on both sides) is added, removed or modified as a whole; a map or
+/// granular list is compared entry by entry and, when absent on one side (a `null` is not
+/// absent), is itself added or removed as well.
 fn compare(
     old: Option<&Value>,
     new: Option<&Value>,
     shape: Shape<'_>,
     at: &mut Path,
-    own_node: bool,
     d: &mut Diff,
 ) {
     if at.len() > MAX_DEPTH {
         return;
     }
-    match (old, new) {
-        (None, None) => {}
-        (None, Some(n)) => {
-            field_set(n, shape, at, &mut d.changed);
-            if own_node {
-                d.changed.insert(at.clone());
+    // A null takes the other side's form; two different forms compare as values.
+    let kind = match (old.filter(|v| !v.is_null()), new.filter(|v| !v.is_null())) {
+        (Some(o), Some(n)) if node_of(o, shape) != node_of(n, shape) => Node::Leaf,
+        (Some(v), _) | (None, Some(v)) => node_of(v, shape),
+        (None, None) => Node::Leaf,
+    };
+    if kind == Node::Leaf || (hollow(old) && hollow(new)) {
+        if !at.is_empty() {
+            match (old, new) {
+                (None, Some(_)) => d.changed.insert(at.clone()),
+                (Some(_), None) => d.removed.insert(at.clone()),
+                (Some(o), Some(n)) if o != n => d.changed.insert(at.clone()),
+                _ => {}
             }
         }
-        (Some(o), None) => {
-            field_set(o, shape, at, &mut d.removed);
-            if own_node {
-                d.removed.insert(at.clone());
-            }
+        return;
+    }
+    if kind == Node::Map {
+        let empty = Map::new();
+        let o = old.and_then(Value::as_object).unwrap_or(&empty);
+        let n = new.and_then(Value::as_object).unwrap_or(&empty);
+        let keys: std::collections::BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+        for k in keys {
+            at.push(Element::field(k));
+            compare(o.get(k), n.get(k), shape.child(k).0, at, d);
+            at.pop();
         }
-        (Some(Value::Object(o)), Some(Value::Object(n))) if !shape.atomic_map() => {
-            let keys: std::collections::BTreeSet<&String> = o.keys().chain(n.keys()).collect();
-            for k in keys {
-                let (cs, declared) = shape.child(k);
-                at.push(Element::field(k));
-                compare(o.get(k), n.get(k), cs, at, !declared, d);
-                at.pop();
+    } else {
+        let lt = shape.list_type();
+        // Elements by path element; a repeated element counts once (the first), as the server's.
+        let keyed = |v: Option<&Value>| -> Vec<(Element, Value)> {
+            let mut out: Vec<(Element, Value)> = Vec::new();
+            for (i, item) in v
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let e = item_element(&lt, shape, i, item);
+                if !out.iter().any(|(x, _)| *x == e) {
+                    out.push((e, item.clone()));
+                }
             }
+            out
+        };
+        let (o, n) = (keyed(old), keyed(new));
+        for (e, nv) in &n {
+            let ov = o.iter().find(|(oe, _)| oe == e).map(|(_, v)| v);
+            at.push(e.clone());
+            compare(ov, Some(nv), shape.items(), at, d);
+            at.pop();
         }
-        (Some(Value::Array(o)), Some(Value::Array(n))) if granular(&shape.list_type()) => {
-            let lt = shape.list_type();
-            let keyed = |items: &[Value]| -> Vec<(Element, Value)> {
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (item_element(&lt, shape, i, v), v.clone()))
-                    .collect()
-            };
-            let (o, n) = (keyed(o), keyed(n));
-            for (e, nv) in &n {
-                let ov = o.iter().find(|(oe, _)| oe == e).map(|(_, v)| v);
-                at.push(e.clone());
-                compare(ov, Some(nv), shape.items(), at, true, d);
-                at.pop();
-            }
-            for (e, ov) in o.iter().filter(|(e, _)| !n.iter().any(|(ne, _)| ne == e)) {
-                at.push(e.clone());
-                compare(Some(ov), None, shape.items(), at, true, d);
-                at.pop();
-            }
+        for (e, ov) in o.iter().filter(|(e, _)| !n.iter().any(|(ne, _)| ne == e)) {
+            at.push(e.clone());
+            compare(Some(ov), None, shape.items(), at, d);
+            at.pop();
         }
-        (Some(o), Some(n)) => {
-            if o != n && !at.is_empty() {
-                d.changed.insert(at.clone());
-            }
+    }
+    if !at.is_empty() {
+        match (old, new) {
+            (None, _) => d.changed.insert(at.clone()),
+            (_, None) => d.removed.insert(at.clone()),
+            _ => {}
         }
     }
 }
@@ -287,31 +329,39 @@ pub fn get<'v>(obj: &'v Value, p: &[Element], shape: Shape<'_>) -> Option<&'v Va
     }
 }
 
-/// `obj` as `managedFields` sees it: without apiVersion and kind, metadata reduced to the fields
-/// that are tracked (labels, annotations, finalizers, ownerReferences), and without the
-/// top-level fields `ignored` (the part of the object another endpoint writes).
-pub fn tracked(obj: &Value, ignored: &[&str]) -> Value {
+/// The metadata fields never recorded as owned (kube-apiserver's `stripmeta.go`; the server sets
+/// them, or they are the object's identity). `metadata` itself is stripped too, by the caller.
+const STRIPPED_META: &[&str] = &[
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "clusterName",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+];
+
+/// `obj` as `managedFields` sees it: without apiVersion and kind, without the stripped metadata
+/// fields, and with only the top-level fields `keep` accepts (an endpoint's reset fields, as
+/// `status` through the main resource, are no one's through it).
+pub fn tracked(obj: &Value, keep: &dyn Fn(&str) -> bool) -> Value {
     let Some(m) = obj.as_object() else {
         return Value::Object(Map::new());
     };
     let mut out = Map::new();
     for (k, v) in m {
-        if k == "apiVersion" || k == "kind" || ignored.contains(&k.as_str()) {
+        if k == "apiVersion" || k == "kind" || !keep(k) {
             continue;
         }
-        if k == "metadata" {
-            let mut keep = Map::new();
-            for f in ["labels", "annotations", "finalizers", "ownerReferences"] {
-                if let Some(x) = v.get(f) {
-                    keep.insert(f.into(), x.clone());
-                }
-            }
-            if !keep.is_empty() {
-                out.insert(k.clone(), Value::Object(keep));
-            }
-            continue;
+        let mut v = v.clone();
+        if k == "metadata"
+            && let Some(meta) = v.as_object_mut()
+        {
+            meta.retain(|f, _| !STRIPPED_META.contains(&f.as_str()));
         }
-        out.insert(k.clone(), v.clone());
+        out.insert(k.clone(), v);
     }
     Value::Object(out)
 }
