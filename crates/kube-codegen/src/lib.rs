@@ -112,9 +112,10 @@
 //! `api-approved.kubernetes.io` approval of `*.k8s.io` groups; labels; `status`; selectable
 //! fields) is a warning naming the file and the server's message, and the CRD is generated. A
 //! CRD with any other violation is an error ([`Error::Invalid`]) listing every violation in the
-//! server's words, and nothing is written; [`Options::lenient`] (`--lenient`) turns the
-//! non-structural-schema violations into warnings too, for CRDs older servers accepted, and
-//! [`Options::strict`] (`--strict`, which conflicts with `--lenient`) refuses every CRD the
+//! server's words, and nothing is written; [`Options::lenient`] (`--lenient`) is the escape
+//! hatch: every violation is a warning, and the CRD is generated, as long as its types can be
+//! built (a CRD without a name, group, kind, plural or versions, or with a schema `type` the
+//! generator cannot map, is still refused, with every violation); [`Options::strict`] (`--strict`, which conflicts with `--lenient`) refuses every CRD the
 //! server would refuse. A CRD that serves no version generates nothing under the default
 //! `--versions served`, with a warning.
 //!
@@ -382,7 +383,9 @@ impl Builder {
         }
         warnings.extend(loaded.skipped);
         let crds = loaded.crds;
-        let model = model::build(&crds, &self.options, &mut warnings)?;
+        let lenient = loaded.lenient;
+        let model = model::build(&crds, &self.options, &mut warnings)
+            .map_err(|e| load::refusal(&lenient, e))?;
         // Last reference besides the model's: the schemas below move out instead of copying.
         drop(crds);
         let files = emit::files(&model, &self.options)?;

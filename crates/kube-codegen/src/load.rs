@@ -8,14 +8,19 @@
 //!   ([`Violation::affects_generated_code`] is false: `spec.conversion`, `metadata.annotations`
 //!   including the `api-approved.kubernetes.io` approval, `metadata.labels`, `status`, selectable
 //!   fields) is a warning, and the CRD is generated;
-//! - a non-structural-schema violation is a warning under `--lenient`, else an error;
-//! - every other violation is an error ([`Error::Invalid`]), and nothing is written;
+//! - under `--lenient`, every violation is a warning (naming the file, the CRD and the server's
+//!   message) as long as the generator can build the CRD's types: a CRD it cannot read (no
+//!   `metadata.name`, `spec.group`, kind or plural, no versions, a field of the wrong JSON type)
+//!   is refused here, and one whose schema it cannot map (a `type` outside the server's list, an
+//!   unreadable schema) is refused by `model::build`, each with every violation the server
+//!   would report (see [`Loaded::lenient`]);
+//! - otherwise every other violation is an error ([`Error::Invalid`]), and nothing is written;
 //! - under `--strict`, every violation is an error (`--strict` and `--lenient` conflict).
 //!
 //! The reader's warnings (a mapping key given twice) and the validator's (v1beta1 is deprecated,
 //! unknown fields) are warnings under every option.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use kube_codegen_crd::read::{self, Document};
 use kube_codegen_crd::validate::{Violation, validate_crd};
@@ -28,6 +33,36 @@ pub(crate) struct Loaded {
     pub crds: Vec<Crd>,
     /// `file: document N: what it was, skipped` for every document that is not a CRD.
     pub skipped: Vec<String>,
+    /// The refusal each CRD taken only because of `--lenient` would have had: when the model
+    /// cannot build its types after all, the run refuses it with these causes (see
+    /// [`refusal`]).
+    pub lenient: Vec<InvalidCrd>,
+}
+
+/// `error` as the refusal of a CRD taken only under `--lenient` (`lenient`, from [`Loaded`]),
+/// when it is a schema the model cannot map in such a CRD: the server's causes, then why no
+/// types can be built.
+pub(crate) fn refusal(lenient: &[InvalidCrd], error: Error) -> Error {
+    let Error::Schema {
+        file,
+        crd,
+        version,
+        pointer,
+        message,
+    } = &error
+    else {
+        return error;
+    };
+    match lenient.iter().find(|c| &c.file == file && &c.crd == crd) {
+        Some(c) => {
+            let mut c = c.clone();
+            c.causes.push(format!(
+                "version {version}: openAPIV3Schema{pointer}: {message} (so no types can be built from it, even under --lenient)"
+            ));
+            Error::Invalid(vec![c])
+        }
+        None => error,
+    }
 }
 
 pub(crate) fn load(
@@ -47,6 +82,7 @@ pub(crate) fn load(
     let mut loaded = Loaded {
         crds: Vec::new(),
         skipped: Vec::new(),
+        lenient: Vec::new(),
     };
     for doc in &docs {
         warnings.extend(doc.warnings.iter().cloned());
@@ -60,13 +96,31 @@ pub(crate) fn load(
                 doc.index
             )),
             Classified::Crd => {
-                if let Some(bad) = check(&doc, options, warnings) {
-                    invalid.push(bad);
+                let checked = check(&doc, options);
+                warnings.extend(checked.warnings);
+                if checked.refused {
+                    invalid.push(checked.crd);
                     continue;
                 }
-                loaded
-                    .crds
-                    .push(Crd::from_value(&doc.source, doc.index, doc.value)?);
+                match Crd::from_value(&doc.source, doc.index, doc.value) {
+                    Ok(crd) => {
+                        warnings.extend(checked.downgraded);
+                        loaded.crds.push(crd);
+                        if checked.lenient {
+                            loaded.lenient.push(checked.crd);
+                        }
+                    }
+                    // Only a CRD the server refuses can lack what every CRD has; under
+                    // `--lenient` it is refused with the server's causes and the reader's.
+                    Err(e) if !checked.crd.causes.is_empty() => {
+                        let mut bad = checked.crd;
+                        bad.causes.push(format!(
+                            "{e} (so no types can be built from it, even under --lenient)"
+                        ));
+                        invalid.push(bad);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
         }
     }
@@ -89,13 +143,29 @@ fn warned_why(v: &Violation, options: &Options) -> Option<&'static str> {
         Some(
             "a non-structural schema: kube-apiserver 1.35 refuses this CRD; generated anyway under --lenient",
         )
+    } else if options.lenient {
+        Some("kube-apiserver 1.35 refuses this CRD for it; generated anyway under --lenient")
     } else {
         None
     }
 }
 
-/// Validates one CRD document; `Some` when a violation refuses it (see [`warned_why`]).
-fn check(doc: &Document, options: &Options, warnings: &mut Vec<String>) -> Option<InvalidCrd> {
+/// What validating one CRD document decided.
+struct Checked {
+    /// Every violation in the server's words (empty for a valid CRD): the refusal when
+    /// `refused`, or when the generator cannot build its types after all.
+    crd: InvalidCrd,
+    refused: bool,
+    /// Taken only because of `--lenient` (a violation that reaches the generated code).
+    lenient: bool,
+    /// The validator's own warnings (v1beta1 deprecated, unknown fields), under every option.
+    warnings: Vec<String>,
+    /// The violations turned into warnings, for a CRD that is generated.
+    downgraded: Vec<String>,
+}
+
+/// Validates one CRD document (see [`warned_why`]).
+fn check(doc: &Document, options: &Options) -> Checked {
     let report = validate_crd(&doc.value);
     let name = doc
         .value
@@ -103,34 +173,45 @@ fn check(doc: &Document, options: &Options, warnings: &mut Vec<String>) -> Optio
         .and_then(serde_json::Value::as_str)
         .unwrap_or("")
         .to_string();
-    let place =
-        |source: &Path| format!("{}: document {}: CRD {name:?}", source.display(), doc.index);
-    for w in &report.warnings {
-        warnings.push(format!("{}: {w}", place(&doc.source)));
-    }
+    let place = format!(
+        "{}: document {}: CRD {name:?}",
+        doc.source.display(),
+        doc.index
+    );
+    let warnings = report
+        .warnings
+        .iter()
+        .map(|w| format!("{place}: {w}"))
+        .collect();
     // A refused CRD lists every violation, as the server's answer would; only a CRD that is
     // generated turns its other violations into warnings.
     let mut causes = Vec::new();
     let mut downgraded = Vec::new();
     let mut refused = false;
+    let mut lenient = false;
     for v in report.violations {
         let line = with_version(&doc.value, v.cause.to_string());
         match warned_why(&v, options) {
-            Some(why) => downgraded.push(format!("{}: {line} ({why})", place(&doc.source))),
+            Some(why) => {
+                downgraded.push(format!("{place}: {line} ({why})"));
+                lenient |= v.affects_generated_code();
+            }
             None => refused = true,
         }
         causes.push(line);
     }
-    if !refused {
-        warnings.append(&mut downgraded);
-        return None;
+    Checked {
+        crd: InvalidCrd {
+            file: doc.source.clone(),
+            document: doc.index,
+            crd: name,
+            causes,
+        },
+        refused,
+        lenient,
+        warnings,
+        downgraded,
     }
-    Some(InvalidCrd {
-        file: doc.source.clone(),
-        document: doc.index,
-        crd: name,
-        causes,
-    })
 }
 
 /// Names the version a cause is about when its field path points into `spec.versions[i]`.

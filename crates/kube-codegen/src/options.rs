@@ -159,10 +159,11 @@ pub struct Options {
     /// `--no-known-types`: always generate structs, even where a schema is exactly a well-known
     /// Kubernetes type (`metav1.Condition`, `LabelSelector`, `ObjectReference`, ...).
     pub no_known_types: bool,
-    /// `--lenient`: a CRD whose schema kube-apiserver would reject only as non-structural is
-    /// generated with warnings instead of refused. Every other violation that touches the
-    /// generated code (`$ref`, names, versions, an unreadable schema) is still an error.
-    /// Conflicts with `strict`.
+    /// `--lenient`: an escape hatch. Every CRD kube-apiserver would refuse is generated anyway,
+    /// with a warning per violation (the file, the CRD and the server's message), as long as
+    /// its types can be built; a CRD the generator cannot read (no name, group, kind, plural or
+    /// versions) or whose schema it cannot map (an unknown `type`, an unreadable schema) is
+    /// still refused, with every violation. Conflicts with `strict`.
     pub lenient: bool,
     /// `--strict`: every violation kube-apiserver would report refuses the CRD, also those in
     /// parts the generated code does not reflect (conversion, annotations such as the
@@ -332,7 +333,7 @@ pub const FLAGS: &[Flag] = &[
         long: "lenient",
         value_name: None,
         repeatable: false,
-        help: "Generate from CRDs that kube-apiserver rejects only for a non-structural schema (older servers accepted them), with a warning per violation; every other violation that touches the generated code stays an error",
+        help: "Generate from every CRD whose types can be built, even one kube-apiserver would refuse (a non-structural schema, list-map keys without defaults, ...), with a warning per violation; a CRD without a name, group, kind, plural or versions, or with a schema that cannot be mapped (an unknown type), is still an error",
         conflicts_with: &["strict"],
         set: |o, _| {
             o.lenient = true;

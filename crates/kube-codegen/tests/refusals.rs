@@ -326,3 +326,168 @@ fn the_cli_prints_the_warnings_and_refuses_strict_with_lenient() {
         "{stderr}"
     );
 }
+
+/// Volcano's old `v1beta1` Job CRD in miniature: a list-map key without a default and not
+/// required, which kube-apiserver refuses and which does not change the types.
+const VOLCANO_LIKE: &str = "apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata:
+  name: jobs.batch.volcano.sh
+spec:
+  group: batch.volcano.sh
+  names:
+    kind: Job
+    plural: jobs
+  scope: Namespaced
+  version: v1alpha1
+  validation:
+    openAPIV3Schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            tasks:
+              type: array
+              x-kubernetes-list-type: map
+              x-kubernetes-list-map-keys: [name]
+              items:
+                type: object
+                properties:
+                  name:
+                    type: string
+                  replicas:
+                    type: integer
+";
+
+const LIST_MAP_KEY_CAUSE: &str = "spec.validation.openAPIV3Schema.properties[spec].properties[tasks].items.properties[name].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property";
+
+#[test]
+fn lenient_generates_a_crd_refused_for_a_rule_that_does_not_change_its_types() {
+    let input = [("crds/volcano.yaml", VOLCANO_LIKE)];
+    let causes = invalid_causes(render(&input, &[]).unwrap_err());
+    assert!(causes.iter().any(|c| c == LIST_MAP_KEY_CAUSE), "{causes:?}");
+
+    let g = render(&input, &["--lenient"]).unwrap();
+    assert_eq!(g.resources.len(), 1);
+    assert_eq!(g.resources[0].rust_path, "batch::v1alpha1::Job");
+    assert!(
+        has_warning(
+            &g,
+            &[
+                "crds/volcano.yaml: document 0: CRD \"jobs.batch.volcano.sh\": ",
+                LIST_MAP_KEY_CAUSE,
+                "generated anyway under --lenient",
+            ]
+        ),
+        "{:#?}",
+        g.warnings
+    );
+    assert!(render(&input, &["--strict"]).is_err());
+}
+
+#[test]
+fn lenient_still_refuses_a_schema_the_generator_cannot_map_listing_the_servers_causes() {
+    // The list-map key (a warning alone under --lenient) and a type no schema may have, which no
+    // Rust type stands for (a 1.21 server checked types only in structural schemas, so the
+    // server's causes for this v1beta1 CRD do not name it; the generator's does).
+    let crd = VOLCANO_LIKE.replace(
+        "                  replicas:\n                    type: integer",
+        "                  replicas:\n                    type: decimal",
+    );
+    let input = [
+        ("crds/volcano.yaml", crd.as_str()),
+        ("crds/fine.yaml", &widget("example.com", "", true, "")),
+    ];
+    let err = render(&input, &["--lenient"]).unwrap_err();
+    let text = err.to_string();
+    let causes = invalid_causes(err);
+    assert!(causes.iter().any(|c| c == LIST_MAP_KEY_CAUSE), "{causes:?}");
+    assert!(
+        causes.last().is_some_and(
+            |c| c.contains("unknown type \"decimal\"") && c.contains("even under --lenient")
+        ),
+        "{causes:?}"
+    );
+    assert!(
+        text.contains("crds/volcano.yaml: document 0: The CustomResourceDefinition \"jobs.batch.volcano.sh\" is invalid"),
+        "{text}"
+    );
+}
+
+#[test]
+fn lenient_refuses_a_crd_without_a_kind_with_the_servers_causes() {
+    let crd = widget("example.com", "", true, "").replace("    kind: Widget\n", "");
+    let err = render(&[("crds/w.yaml", &crd)], &["--lenient"]).unwrap_err();
+    let causes = invalid_causes(err);
+    assert!(
+        causes
+            .iter()
+            .any(|c| c == "spec.names.kind: Required value"),
+        "{causes:?}"
+    );
+    assert!(
+        causes
+            .last()
+            .is_some_and(|c| c.contains("/spec/names/kind") && c.contains("even under --lenient")),
+        "{causes:?}"
+    );
+}
+
+/// `testdata/crds/lenient-many-violations.yaml` (also a golden, so its output compiles): three
+/// CRDs breaking dozens of rules at once, among them names that are no identifiers, a version
+/// defined twice, no storage version and two storage versions.
+#[test]
+fn lenient_generates_crds_breaking_many_rules_at_once() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/crds/lenient-many-violations.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let input = [("lenient.yaml", text.as_str())];
+    let err = render(&input, &["--emit", "all"]).unwrap_err();
+    let Error::Invalid(refused) = err else {
+        panic!("not Error::Invalid: {err}")
+    };
+    assert_eq!(refused.len(), 3, "{refused:#?}");
+    assert!(refused.iter().all(|c| c.causes.len() >= 2), "{refused:#?}");
+    let causes = refused.iter().map(|c| c.causes.len()).sum::<usize>();
+    assert!(causes >= 30, "{refused:#?}");
+
+    for emit in ["all", "types"] {
+        let g = render(&input, &["--lenient", "--emit", emit]).unwrap();
+        let mut got: Vec<_> = g.resources.iter().map(|r| r.rust_path.as_str()).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "batch::v1beta1::Job",
+                "lenient::v1::Widget",
+                "lenient::v2::Widget",
+                "lenientnodot::v1_beta::CronTab",
+                "lenientnodot::v1alpha1::CronTab",
+            ]
+        );
+        for crd in [
+            "jobs.batch.lenient.example.com",
+            "crontabs.elsewhere.example.com",
+            "widgets.lenient.example.com",
+        ] {
+            let n = g
+                .warnings
+                .iter()
+                .filter(|w| w.contains(&format!("CRD {crd:?}: ")) && w.contains("generated anyway"))
+                .count();
+            assert!(n >= 1, "{crd}: {:#?}", g.warnings);
+        }
+        assert!(
+            has_warning(
+                &g,
+                &["crontabs.elsewhere.example.com defines version \"v1alpha1\" more than once"]
+            ),
+            "{:#?}",
+            g.warnings
+        );
+        for (name, file) in &g.files {
+            syn::parse_file(file).unwrap_or_else(|e| panic!("{}: {e}", name.display()));
+        }
+    }
+}

@@ -331,7 +331,20 @@ pub fn build(crds: &[Crd], options: &Options, warnings: &mut Vec<String>) -> Res
     // Each selected (CRD, version) converts independently; in parallel, results in input order.
     let mut jobs: Vec<(&Crd, &kube_codegen_crd::CrdVersion)> = Vec::new();
     for crd in &unique {
+        let mut names = BTreeSet::new();
         for v in &crd.versions {
+            // Only a CRD taken under `--lenient` can repeat a version name (the server refuses
+            // it): one apiVersion, one type, the first definition's.
+            if !names.insert(v.name.as_str()) {
+                warnings.push(format!(
+                    "{}: document {}: CRD {} defines version {:?} more than once; only the first is generated",
+                    crd.source.display(),
+                    crd.doc_index,
+                    crd.name,
+                    v.name,
+                ));
+                continue;
+            }
             let wanted = match &options.versions {
                 VersionSelection::Served => v.served,
                 VersionSelection::All => true,
