@@ -15,12 +15,11 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{ListParams, PatchParams, PostParams};
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::cache::EventHandlerFns;
+use kube_codegen_runtime::controller::owners::EnqueueRequestForOwner;
 use kube_codegen_runtime::events::{Recorder, Reporter};
 use kube_codegen_runtime::workqueue::{Action, WorkQueue, run_workers};
 use kube_fake_apiserver::FakeApiServer;
-use sample_controller::controller::{
-    ApiWrites, Controller, SyncError, deployment_event_handler, foo_event_handler,
-};
+use sample_controller::controller::{ApiWrites, Controller, SyncError};
 use sample_controller::samplecontroller::v1beta1::{Foo, FooSpec, FooSpecDeployment};
 use sample_controller::{Clientset, InformerFactoryExt};
 
@@ -71,9 +70,7 @@ async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 fn foo(i: usize) -> Foo {
     let mut f = Foo {
         spec: Some(FooSpec {
-            deployment: Some(FooSpecDeployment {
-                name: Some(format!("dep-{i}")),
-            }),
+            deployment: Some(FooSpecDeployment { name: Some(format!("dep-{i}")) }),
             replicas: Some(1),
         }),
         ..Foo::default()
@@ -85,9 +82,7 @@ fn foo(i: usize) -> Foo {
 async fn create_foos(cs: &Clientset) {
     let foos = cs.samplecontroller_v1beta1().foos(NAMESPACE);
     for i in 0..FOOS {
-        foos.create(&PostParams::default(), &foo(i))
-            .await
-            .expect("create a Foo");
+        foos.create(&PostParams::default(), &foo(i)).await.expect("create a Foo");
     }
 }
 
@@ -135,19 +130,13 @@ async fn informer_alone(server: &FakeApiServer, cs: &Clientset) {
     measured("informer_first_sync", async {
         factory.start();
         factory.wait_for_cache_sync().await;
-        wait_until("the informer's initial adds", || {
-            seen.load(Ordering::Relaxed) >= FOOS
-        })
-        .await;
+        wait_until("the informer's initial adds", || seen.load(Ordering::Relaxed) >= FOOS).await;
         seen.swap(0, Ordering::Relaxed)
     })
     .await;
     measured("informer_steady", async {
         scale_all(cs, 5).await;
-        wait_until("the informer's updates", || {
-            seen.load(Ordering::Relaxed) >= FOOS
-        })
-        .await;
+        wait_until("the informer's updates", || seen.load(Ordering::Relaxed) >= FOOS).await;
         seen.load(Ordering::Relaxed)
     })
     .await;
@@ -161,15 +150,21 @@ async fn controller(cs: &Clientset) {
     let deployments = factory.informer_for::<Deployment>();
     let queue: WorkQueue<String> = WorkQueue::builder().name("foos").build();
     foos.informer()
-        .add_inline_event_handler(foo_event_handler(queue.clone()))
+        .add_inline_event_handler({
+            let (q1, q2) = (queue.clone(), queue.clone());
+            let key = |f: &Foo| kube_codegen_runtime::cache::key_of(f).expect("a key");
+            EventHandlerFns::new()
+                .on_add(move |f, _| q1.add(key(f)))
+                .on_update(move |_, f| q2.add(key(f)))
+        })
         .expect("foo handler");
     deployments
-        .add_inline_event_handler(deployment_event_handler(queue.clone(), foos.lister()))
+        .add_inline_event_handler(EnqueueRequestForOwner::<Foo, Deployment>::new(
+            queue.clone(),
+            foos.informer().lister(),
+        ))
         .expect("deployment handler");
-    let reporter = Reporter {
-        controller: "sample-controller".into(),
-        instance: None,
-    };
+    let reporter = Reporter { controller: "sample-controller".into(), instance: None };
     let writes = ApiWrites::new(cs.clone(), Recorder::new(cs.client().clone(), reporter));
     let controller = Arc::new(Controller::new(foos.lister(), deployments.lister(), writes));
     let reconciles = Arc::new(AtomicUsize::new(0));
@@ -214,10 +209,8 @@ async fn controller(cs: &Clientset) {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     runtime.block_on(async {
         let server = FakeApiServer::start().await.expect("server starts");
         let crd: serde_json::Value =

@@ -57,6 +57,7 @@ mod action;
 mod builder;
 mod context;
 mod manager;
+mod program;
 mod run;
 
 use std::fmt;
@@ -70,6 +71,9 @@ pub use self::manager::{DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SYNC_TIMEOUT, LeaderEl
 #[cfg(feature = "prometheus")]
 pub(crate) use self::metrics::ControllerFamilies;
 pub use self::metrics::ControllerMetricsProvider;
+pub use self::program::{
+    ConfigError, describe_error, load_config, parse_duration, shutdown_signal, unique_identity,
+};
 pub use self::run::Reconciler;
 
 /// Default [`Controller::reconcile_timeout`]: a reconcile still running after this long is

@@ -1,0 +1,365 @@
+//! The controller runtime end to end on the in-memory API server: owns and watches mapping,
+//! deleted objects, errors, panics and hangs, finalizers, one watch per kind for two
+//! controllers, shutdown, metrics.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, DeleteParams, PostParams};
+use kube_codegen_runtime::SharedInformerFactory;
+use kube_codegen_runtime::controller::owners::controller_ref;
+use kube_codegen_runtime::controller::{
+    Action, Context, Controller, FinalizerEvent, Manager, ReconcileError, Reconciler, finalizer,
+};
+use kube_fake_apiserver::FakeApiServer;
+use parking_lot::Mutex;
+
+mod support;
+use support::{client, cm, eventually, fast_reflector};
+
+/// Records every reconcile as `(name, deleted)`; behaves by the object's name.
+#[derive(Default)]
+struct Recording {
+    seen: Mutex<Vec<(String, bool)>>,
+    policy: Mutex<Vec<String>>,
+}
+
+impl Recording {
+    fn count(&self, name: &str) -> usize {
+        self.seen.lock().iter().filter(|(n, _)| n == name).count()
+    }
+    fn deleted(&self, name: &str) -> bool {
+        self.seen.lock().iter().any(|(n, d)| n == name && *d)
+    }
+}
+
+impl Reconciler<ConfigMap> for Arc<Recording> {
+    type Error = String;
+
+    async fn reconcile(&self, obj: Arc<ConfigMap>, ctx: &Context) -> Result<Action, String> {
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        self.seen.lock().push((name.clone(), ctx.is_deleted()));
+        assert!(
+            ctx.lister::<ConfigMap>().is_some(),
+            "the primary's lister is in the context"
+        );
+        match name.as_str() {
+            "panic" => panic!("boom"),
+            "hang" => std::future::pending().await,
+            "err" => Err("always failing".to_owned()),
+            "later" => Ok(Action::requeue_after(Duration::from_millis(100))),
+            _ => Ok(Action::done()),
+        }
+    }
+
+    fn error_policy(
+        &self,
+        obj: &Arc<ConfigMap>,
+        e: &ReconcileError<String>,
+        _: &Context,
+    ) -> Action {
+        let kind = match e {
+            ReconcileError::Reconciler(_) => "error",
+            ReconcileError::Panic(_) => "panic",
+            ReconcileError::Timeout(_) => "timeout",
+        };
+        self.policy.lock().push(format!(
+            "{}:{kind}",
+            obj.metadata.name.clone().unwrap_or_default()
+        ));
+        Action::requeue_after(Duration::from_millis(50))
+    }
+}
+
+fn factory(server: &FakeApiServer) -> SharedInformerFactory {
+    SharedInformerFactory::builder(client(server))
+        .namespace("default")
+        .reflector(fast_reflector())
+        .build()
+}
+
+async fn create(api: &Api<ConfigMap>, name: &str) -> ConfigMap {
+    api.create(&PostParams::default(), &cm(name, "v"))
+        .await
+        .unwrap()
+}
+
+/// Runs `controller` in the background; the returned sender stops it.
+fn spawn<R: Reconciler<ConfigMap>>(
+    controller: Controller<ConfigMap>,
+    r: R,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), kube_codegen_runtime::controller::ControllerError>>,
+) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(controller.run(r, async move {
+        let _ = rx.await;
+    }));
+    (tx, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_maps_children_to_their_controller_and_deletes_keep_their_object() {
+    let server = FakeApiServer::start().await.unwrap();
+    let f = factory(&server);
+    let rec = Arc::new(Recording::default());
+    let (stop, task) = spawn(
+        Controller::<ConfigMap>::for_kind(&f)
+            .owns::<Secret>()
+            .workers(2),
+        rec.clone(),
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let owner = create(&cms, "owner").await;
+    eventually("owner reconciled", || async { rec.count("owner") >= 1 }).await;
+    let before = rec.count("owner");
+    // A Secret controlled by the ConfigMap reconciles it; one merely owned (not controller)
+    // or of another kind does not.
+    let secrets: Api<Secret> = Api::namespaced(client(&server), "default");
+    let mut s = Secret::default();
+    s.metadata.name = Some("child".into());
+    s.metadata.owner_references = Some(vec![controller_ref(&owner)]);
+    secrets.create(&PostParams::default(), &s).await.unwrap();
+    eventually("owner reconciled for its child", || async {
+        rec.count("owner") > before
+    })
+    .await;
+    let after_child = rec.count("owner");
+    let mut other = Secret::default();
+    other.metadata.name = Some("not-controlled".into());
+    let mut r = controller_ref(&owner);
+    r.controller = Some(false);
+    other.metadata.owner_references = Some(vec![r]);
+    secrets
+        .create(&PostParams::default(), &other)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        rec.count("owner"),
+        after_child,
+        "a non-controller owner reference maps to nothing"
+    );
+    // Deleted: reconciled once more with its last state and `is_deleted`.
+    cms.delete("owner", &DeleteParams::default()).await.unwrap();
+    eventually("deleted owner reconciled", || async {
+        rec.deleted("owner")
+    })
+    .await;
+    // requeue_after comes back by itself.
+    create(&cms, "later").await;
+    eventually("requeued after the delay", || async {
+        rec.count("later") >= 3
+    })
+    .await;
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_panics_and_hangs_go_through_the_policy_and_others_keep_going() {
+    let server = FakeApiServer::start().await.unwrap();
+    let f = factory(&server);
+    let rec = Arc::new(Recording::default());
+    let controller = Controller::<ConfigMap>::for_kind(&f)
+        .workers(2)
+        .reconcile_timeout(Duration::from_millis(200));
+    let (stop, task) = spawn(controller, rec.clone());
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    for name in ["panic", "hang", "err"] {
+        create(&cms, name).await;
+    }
+    for i in 0..20 {
+        create(&cms, &format!("ok-{i}")).await;
+    }
+    eventually("every healthy key reconciled", || async {
+        (0..20).all(|i| rec.count(&format!("ok-{i}")) >= 1)
+    })
+    .await;
+    eventually("each failure retried through the policy", || async {
+        let p = rec.policy.lock().clone();
+        ["panic:panic", "hang:timeout", "err:error"]
+            .iter()
+            .all(|want| p.iter().filter(|x| x == want).count() >= 2)
+    })
+    .await;
+    stop.send(()).unwrap();
+    // Shutdown abandons the hanging reconcile within the shutdown timeout's bound.
+    tokio::time::timeout(Duration::from_secs(40), task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_controllers_share_one_watch_per_kind() {
+    let server = FakeApiServer::start().await.unwrap();
+    let f = factory(&server);
+    let (a, b) = (
+        Arc::new(Recording::default()),
+        Arc::new(Recording::default()),
+    );
+    let first = Controller::<ConfigMap>::for_kind(&f)
+        .name("first")
+        .owns::<Secret>()
+        .build(a.clone());
+    let second = Controller::<ConfigMap>::for_kind(&f)
+        .name("second")
+        .owns::<Secret>()
+        .build(b.clone());
+    let manager = Manager::new(&f).add(first).add(second);
+    let mut ready = manager.ready();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(manager.run(async move {
+        let _ = rx.await;
+    }));
+    ready.wait_for(|r| *r).await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    create(&cms, "shared").await;
+    eventually("both reconciled", || async {
+        a.count("shared") >= 1 && b.count("shared") >= 1
+    })
+    .await;
+    let requests = server.requests();
+    for path in [
+        "/api/v1/namespaces/default/configmaps",
+        "/api/v1/namespaces/default/secrets",
+    ] {
+        let reads = requests
+            .iter()
+            .filter(|r| r.path == path && (r.verb == "watch" || r.verb == "list"))
+            .count();
+        assert_eq!(reads, 1, "{path}: one watch(-list) for two controllers");
+    }
+    tx.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relist_after_a_410_loses_no_key() {
+    let server = FakeApiServer::start().await.unwrap();
+    let f = factory(&server);
+    let rec = Arc::new(Recording::default());
+    let (stop, task) = spawn(Controller::<ConfigMap>::for_kind(&f), rec.clone());
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    create(&cms, "before").await;
+    eventually("first reconcile", || async { rec.count("before") >= 1 }).await;
+    // The server forgets its history and drops every connection; changes made meanwhile
+    // (a create and a delete) arrive through the relist.
+    server.faults().restart(true);
+    create(&cms, "during").await;
+    cms.delete("before", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("both changes reconciled", || async {
+        rec.count("during") >= 1 && rec.deleted("before")
+    })
+    .await;
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+/// Adds a finalizer, cleans up on delete (failing the first time), then lets it go.
+struct Finalizing {
+    api: Api<ConfigMap>,
+    cleanups: Mutex<usize>,
+}
+
+impl Reconciler<ConfigMap> for Arc<Finalizing> {
+    type Error = String;
+    async fn reconcile(&self, obj: Arc<ConfigMap>, ctx: &Context) -> Result<Action, String> {
+        if ctx.is_deleted() {
+            return Ok(Action::done());
+        }
+        finalizer(
+            &self.api,
+            "example.com/cleanup",
+            obj,
+            async |event| match event {
+                FinalizerEvent::Apply(_) => Ok(Action::done()),
+                FinalizerEvent::Cleanup(_) => {
+                    let mut n = self.cleanups.lock();
+                    *n += 1;
+                    if *n == 1 {
+                        Err("first cleanup fails".to_owned())
+                    } else {
+                        Ok(Action::done())
+                    }
+                }
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizer_added_then_cleanup_retried_until_it_succeeds() {
+    let server = FakeApiServer::start().await.unwrap();
+    let f = factory(&server);
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let rec = Arc::new(Finalizing {
+        api: cms.clone(),
+        cleanups: Mutex::new(0),
+    });
+    let (stop, task) = spawn(
+        Controller::<ConfigMap>::for_kind(&f).generation_changed(),
+        rec.clone(),
+    );
+    create(&cms, "guarded").await;
+    eventually("finalizer added", || async {
+        let c = cms.get("guarded").await.unwrap();
+        c.metadata.finalizers.unwrap_or_default() == ["example.com/cleanup"]
+    })
+    .await;
+    cms.delete("guarded", &DeleteParams::default())
+        .await
+        .unwrap();
+    // The failed cleanup keeps the object; the retry removes the finalizer and it goes.
+    eventually("object gone after a successful cleanup", || async {
+        cms.get_opt("guarded").await.unwrap().is_none()
+    })
+    .await;
+    assert_eq!(*rec.cleanups.lock(), 2, "one failed cleanup, one retried");
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
+
+#[cfg(feature = "prometheus")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_have_controller_runtime_names() {
+    use kube_codegen_runtime::workqueue::PrometheusMetricsProvider;
+    let server = FakeApiServer::start().await.unwrap();
+    let f = factory(&server);
+    let mut registry = prometheus_client::registry::Registry::default();
+    let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
+    let rec = Arc::new(Recording::default());
+    let (stop, task) = spawn(
+        Controller::<ConfigMap>::for_kind(&f)
+            .name("cms")
+            .workers(3)
+            .metrics(provider),
+        rec.clone(),
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    create(&cms, "m").await;
+    eventually("reconciled", || async { rec.count("m") >= 1 }).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for want in [
+        "controller_runtime_reconcile_total{controller=\"cms\",result=\"success\"} 1",
+        "controller_runtime_reconcile_errors_total{controller=\"cms\"} 0",
+        "controller_runtime_reconcile_time_seconds_bucket{le=\"0.005\",controller=\"cms\"}",
+        "controller_runtime_active_workers{controller=\"cms\"} 0",
+        "controller_runtime_max_concurrent_reconciles{controller=\"cms\"} 3",
+        "workqueue_adds_total{name=\"cms\"}",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}
