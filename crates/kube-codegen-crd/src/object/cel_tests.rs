@@ -414,3 +414,112 @@ fn sets_and_map_lists_equal_their_old_value_in_any_order() {
         ]
     );
 }
+
+/// cilium/tetragon's TracingPolicy: a kprobe's `return` selected directly, as kube-apiserver
+/// 1.35 reads it (`self.return` is the declared `return`; measured: `return: true` without
+/// `returnArg` is refused with the rule's message, with it created).
+#[test]
+fn fields_named_like_keywords_are_selected_directly() {
+    let s = ObjectSchema::new(json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {"kprobes": {"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "call": {"type": "string"},
+                "return": {"type": "boolean"},
+                "returnArg": {"type": "object", "properties": {
+                    "index": {"type": "integer"}, "type": {"type": "string"}
+                }}
+            },
+            "x-kubernetes-validations": [{
+                "rule": "!has(self.return) || (!self.return || has(self.returnArg))",
+                "message": "ReturnArg not specified with Return=true."
+            }]
+        }}}
+    }}}));
+    assert!(s.rule_issues().is_empty(), "{:?}", s.rule_issues());
+    let kprobes = |k: Value| json!({"spec": {"kprobes": [{"call": "a"}, k]}});
+    assert_eq!(
+        lines(&s.validate(&kprobes(json!({"call": "b", "return": true})))),
+        [
+            "FieldValueInvalid spec.kprobes[1]: Invalid value: ReturnArg not specified with Return=true."
+        ]
+    );
+    let with_arg = json!({"call": "b", "return": true, "returnArg": {"index": 0, "type": "int"}});
+    for ok in [
+        with_arg,
+        json!({"call": "b", "return": false}),
+        json!({"call": "b"}),
+    ] {
+        assert!(s.validate(&kprobes(ok.clone())).is_empty(), "{ok}");
+    }
+}
+
+/// Every keyword that lexes as an identifier (all but `in`, `true`, `false`, `null`) selects its
+/// field under both spellings, in `has()` and as a value; a missing one is named as written.
+#[test]
+fn keyword_fields_by_both_spellings_and_missing_ones_named_as_written() {
+    for kw in [
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ] {
+        for name in [kw.to_string(), format!("__{kw}__")] {
+            let s = schema_with(
+                json!({kw: {"type": "string"}}),
+                json!([
+                    {"rule": format!("has(self.{name}) && self.{name} != ''"), "message": "need it"},
+                    {"rule": format!("self.{name} == 'x'")}
+                ]),
+            );
+            assert!(s.rule_issues().is_empty(), "{name}: {:?}", s.rule_issues());
+            assert!(s.validate(&json!({"spec": {kw: "x"}})).is_empty(), "{name}");
+            assert_eq!(
+                lines(&s.validate(&json!({"spec": {kw: "y"}}))),
+                [format!(
+                    "FieldValueInvalid spec: Invalid value: failed rule: self.{name} == 'x'"
+                )],
+                "{name}"
+            );
+            assert_eq!(
+                lines(&s.validate(&json!({"spec": {}}))),
+                [
+                    "FieldValueInvalid spec: Invalid value: need it".to_string(),
+                    format!(
+                        "FieldValueInvalid spec: Invalid value: \"object\": no such key: {name} evaluating rule: self.{name} == 'x'"
+                    )
+                ],
+                "{name}"
+            );
+        }
+    }
+    // A map's keys are its own: `self.return` there is the key `return`, never `__return__`.
+    let s = schema_with(
+        json!({"labels": {"type": "object", "additionalProperties": {"type": "string"}}}),
+        json!([{"rule": "self.labels.namespace == 'a'"}]),
+    );
+    assert!(
+        s.validate(&json!({"spec": {"labels": {"namespace": "a"}}}))
+            .is_empty()
+    );
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"labels": {"__namespace__": "a"}}}))),
+        [
+            "FieldValueInvalid spec: Invalid value: \"object\": no such key: namespace evaluating rule: self.labels.namespace == 'a'"
+        ]
+    );
+}

@@ -11,6 +11,12 @@ pub(crate) const MAX_RECURSION_DEPTH: usize = 250;
 
 const OPERAND_SET: &str = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
 
+/// The reserved words cel-go's lexer makes tokens of (`IN`, `CEL_TRUE`, `CEL_FALSE`, `NUL` in
+/// `CEL.g4`): they cannot follow a `.`, so `self.in` is a syntax error. The other reserved words
+/// lex as `IDENTIFIER` and are refused only as variables (`reservedIds` in cel-go's
+/// `parser/parser.go`), so `self.return` selects a field.
+const TOKEN_KEYWORDS: &[&str] = &["in", "true", "false", "null"];
+
 const RESERVED: &[&str] = &[
     "as",
     "break",
@@ -68,6 +74,9 @@ pub(crate) struct Parsed {
 struct SyntaxError {
     offset: usize,
     msg: String,
+    /// ANTLR recovers from this error and cel-go reports what it meets after it too (see
+    /// [`parse`]).
+    recovers: bool,
 }
 
 fn lex(src: &str) -> Result<Vec<Token>, SyntaxError> {
@@ -80,6 +89,7 @@ fn lex(src: &str) -> Result<Vec<Token>, SyntaxError> {
             "Syntax error: token recognition error at: '{}'",
             &src[start..end.min(src.len())]
         ),
+        recovers: false,
     };
     while i < b.len() {
         let c = b[i];
@@ -374,7 +384,37 @@ impl<'a> Parser<'a> {
         SyntaxError {
             offset: t.start,
             msg,
+            recovers: false,
         }
+    }
+
+    /// The identifier after a plain `.`. ANTLR chooses between a field selection and a member
+    /// call by looking past the `.`, so any other token fails that prediction: `no viable
+    /// alternative at input '.in'` (the text from the `.` to the token, whitespace and comments
+    /// included, as Go's ANTLR quotes it), at the token. cel-go rewords it for `true`, `false`
+    /// and `null` (the `reservedIdentifier` rewrite in its `parser.go`).
+    fn selected_ident(&mut self, dot: &Token) -> PResult<Token> {
+        let t = self.peek().clone();
+        let name = self.text(&t);
+        if t.kind == Tk::EscIdent || (t.kind == Tk::Ident && !TOKEN_KEYWORDS.contains(&name)) {
+            self.bump();
+            return Ok(t);
+        }
+        let input = &self.src[dot.start..t.end];
+        let msg = match input.strip_prefix('.') {
+            Some(kw @ ("true" | "false" | "null")) => {
+                format!("Syntax error: mismatched input '{kw}' expecting IDENTIFIER")
+            }
+            _ => format!(
+                "Syntax error: no viable alternative at input '{}'",
+                go_escape_ws(input)
+            ),
+        };
+        Err(SyntaxError {
+            offset: t.start,
+            msg,
+            recovers: true,
+        })
     }
 
     fn mismatched(&self, expecting: &str) -> SyntaxError {
@@ -489,11 +529,15 @@ impl<'a> Parser<'a> {
 
     fn ident_after_dot(&mut self) -> PResult<Token> {
         let t = self.peek().clone();
-        if t.kind == Tk::Ident || t.kind == Tk::EscIdent {
+        let keyword = t.kind == Tk::Ident && TOKEN_KEYWORDS.contains(&self.text(&t));
+        if (t.kind == Tk::Ident && !keyword) || t.kind == Tk::EscIdent {
             self.bump();
             Ok(t)
         } else {
-            Err(self.mismatched("{IDENTIFIER, ESC_IDENTIFIER}"))
+            Err(SyntaxError {
+                recovers: keyword,
+                ..self.mismatched("{IDENTIFIER, ESC_IDENTIFIER}")
+            })
         }
     }
 
@@ -506,12 +550,15 @@ impl<'a> Parser<'a> {
         let mut receiver_is_cel = first_is_cel && shape == Shape::Ident;
         loop {
             if self.is(".") {
-                self.bump();
+                let dot = self.bump();
                 let optional = self.is("?");
-                if optional {
+                let id = if optional {
+                    // `.?` can only be a selection: the identifier rule itself refuses the rest.
                     self.bump();
-                }
-                let id = self.ident_after_dot()?;
+                    self.ident_after_dot()?
+                } else {
+                    self.selected_ident(&dot)?
+                };
                 let name = self.text(&id);
                 if self.is("(") && !optional && id.kind == Tk::Ident {
                     self.bump();
@@ -779,8 +826,91 @@ pub(crate) fn render_at(src: &str, offset: usize, msg: &str) -> String {
         &SyntaxError {
             offset,
             msg: msg.to_string(),
+            recovers: false,
         },
     )
+}
+
+/// Go ANTLR's `escapeWSAndQuote` without the quotes: the input a `no viable alternative`
+/// message quotes shows line breaks and tabs escaped.
+fn go_escape_ws(s: &str) -> String {
+    s.replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t")
+}
+
+/// A message of the interpreter's ANTLR parser as cel-go words it: the quoted input of `no
+/// viable alternative` escaped as Go's ANTLR does, and cel-go's rewording of a selected
+/// `true`, `false` or `null`.
+fn cel_go_message(msg: &str) -> String {
+    const NO_VIABLE: &str = "no viable alternative at input '";
+    let Some(at) = msg.find(NO_VIABLE) else {
+        return msg.to_string();
+    };
+    let quoted_from = at + NO_VIABLE.len();
+    let Some(len) = msg[quoted_from..].rfind('\'') else {
+        return msg.to_string();
+    };
+    let input = go_escape_ws(&msg[quoted_from..quoted_from + len]);
+    let rest = &msg[quoted_from + len + 1..];
+    let mut chars = input.chars();
+    if let (Some(first), kw @ ("true" | "false" | "null")) = (chars.next(), chars.as_str())
+        && first != '\n'
+    {
+        return format!(
+            "{}mismatched input '{kw}' expecting IDENTIFIER{rest}",
+            &msg[..at]
+        );
+    }
+    format!("{}{NO_VIABLE}{input}'{rest}", &msg[..at])
+}
+
+/// The byte offset of 1-based `line` and `column` (in characters) of `src`.
+fn offset_of(src: &str, line: isize, column: isize) -> usize {
+    let Ok(line) = usize::try_from(line) else {
+        return 0;
+    };
+    let line_start = if line <= 1 {
+        0
+    } else {
+        src.match_indices('\n')
+            .nth(line - 2)
+            .map_or(src.len(), |(i, _)| i + 1)
+    };
+    let column = usize::try_from(column.max(1) - 1).unwrap_or(0);
+    src[line_start..]
+        .char_indices()
+        .nth(column)
+        .map_or(src.len(), |(i, _)| line_start + i)
+}
+
+/// Every error cel-go reports for `src`, from the interpreter's parser: it is ANTLR on cel-go's
+/// grammar, so it recovers from an error as cel-go's does and meets the same errors after it
+/// (the macro check on what recovery left included), sorted by position as cel-go sorts them.
+/// `None` when it accepts `src` or `src` is too long to hand it (see `MAX_TOKENS`).
+fn recovered_errors(src: &str, tokens: usize) -> Option<String> {
+    if tokens > crate::object::cel::MAX_TOKENS {
+        return None;
+    }
+    let errors = crate::object::cel::on_a_deep_stack(|| {
+        kube_cel::cel::parser::Parser::new()
+            .enable_optional_syntax(true)
+            .max_recursion_depth(MAX_RECURSION_DEPTH as u16)
+            .parse(src)
+    })
+    .err()?;
+    let rendered: Vec<String> = errors
+        .errors
+        .iter()
+        .map(|e| {
+            render_at(
+                src,
+                offset_of(src, e.pos.0, e.pos.1),
+                &cel_go_message(&e.msg),
+            )
+        })
+        .collect();
+    (!rendered.is_empty()).then(|| rendered.join("\n"))
 }
 
 /// cel-go's rendering of an error: location, message, the source line and a caret.
@@ -815,6 +945,12 @@ pub(crate) fn parse(src: &str) -> Result<Parsed, String> {
     };
     match p.start() {
         Ok(()) => Ok(Parsed { tokens, ..p.parsed }),
+        // This checker stops at the first error. Where ANTLR recovers from it and goes on, the
+        // rest of cel-go's list (`self.in`: the `in` operator then missing its operand, a
+        // `has()` left without a selection) comes from an ANTLR parser.
+        Err(e) if e.recovers => {
+            Err(recovered_errors(src, tokens).unwrap_or_else(|| render(src, &e)))
+        }
         Err(e) => Err(render(src, &e)),
     }
 }
@@ -873,6 +1009,78 @@ mod tests {
         ] {
             let e = parse(src).unwrap_err();
             assert!(e.contains(needle), "{src}: {e}");
+        }
+    }
+
+    /// cel-go's lexer makes tokens of `in`, `true`, `false` and `null` only: the other reserved
+    /// words select fields, and those four after a `.` fail ANTLR's prediction, with every
+    /// error cel-go reports after recovering (checked against the same grammar on ANTLR).
+    #[test]
+    fn keywords_after_a_dot() {
+        for kw in super::RESERVED {
+            let src = format!("self.{kw} == self.__{kw}__ && has(self.{kw}) && self.x.{kw}.y");
+            assert_eq!(
+                parse(&src).is_ok(),
+                !super::TOKEN_KEYWORDS.contains(kw),
+                "{src}: {:?}",
+                parse(&src).err()
+            );
+        }
+        let operand = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+        assert_eq!(
+            parse("!has(self.in) || self.in").unwrap_err(),
+            [
+                "ERROR: <input>:1:6: invalid argument to has() macro\n | !has(self.in) || self.in\n | .....^".to_string(),
+                "ERROR: <input>:1:11: Syntax error: no viable alternative at input '.in'\n | !has(self.in) || self.in\n | ..........^".into(),
+                format!("ERROR: <input>:1:13: Syntax error: mismatched input ')' expecting {operand}\n | !has(self.in) || self.in\n | ............^"),
+                "ERROR: <input>:1:23: Syntax error: no viable alternative at input '.in'\n | !has(self.in) || self.in\n | ......................^".into(),
+                format!("ERROR: <input>:1:25: Syntax error: mismatched input '<EOF>' expecting {operand}\n | !has(self.in) || self.in\n | ........................^"),
+            ]
+            .join("\n")
+        );
+        // cel-go rewords `no viable alternative at input '.true'` (its `reservedIdentifier`).
+        assert_eq!(
+            parse("!has(self.true) || self.true").unwrap_err(),
+            [
+                "ERROR: <input>:1:6: invalid argument to has() macro\n | !has(self.true) || self.true\n | .....^",
+                "ERROR: <input>:1:11: Syntax error: mismatched input 'true' expecting IDENTIFIER\n | !has(self.true) || self.true\n | ..........^",
+                "ERROR: <input>:1:25: Syntax error: mismatched input 'true' expecting IDENTIFIER\n | !has(self.true) || self.true\n | ........................^",
+            ]
+            .join("\n")
+        );
+        for (src, first) in [
+            (
+                "self.null == 1",
+                "1:6: Syntax error: mismatched input 'null' expecting IDENTIFIER",
+            ),
+            // Only `.` directly before the word is reworded; Go's ANTLR escapes line breaks.
+            (
+                "self. false",
+                "1:7: Syntax error: no viable alternative at input '. false'",
+            ),
+            (
+                "self.\n false",
+                "2:2: Syntax error: no viable alternative at input '.\\n false'",
+            ),
+            (
+                "self.)",
+                "1:6: Syntax error: no viable alternative at input '.)'",
+            ),
+            (
+                "self.",
+                "1:6: Syntax error: no viable alternative at input '.'",
+            ),
+            // `.?` is a selection for certain: the identifier rule refuses the word.
+            (
+                "self.?in",
+                "1:7: Syntax error: mismatched input 'in' expecting {IDENTIFIER, ESC_IDENTIFIER}",
+            ),
+        ] {
+            let e = parse(src).unwrap_err();
+            assert!(
+                e.starts_with(&format!("ERROR: <input>:{first}\n")),
+                "{src}: {e}"
+            );
         }
     }
 

@@ -294,7 +294,7 @@ const CEL_STACK: usize = 256 << 20;
 /// Rules longer than this many tokens (so possibly that many levels deep) are not handed to the
 /// interpreter: at 4x [`CEL_STACK`]'s measured 1,000 levels, they would risk the stack. The
 /// longest rule in the public corpus has 594 tokens.
-const MAX_TOKENS: usize = 2_000;
+pub(crate) const MAX_TOKENS: usize = 2_000;
 
 /// Stack one level of a syntax tree takes when evaluated, with a margin: measured, a 64-level
 /// sum overflowed a 2 MiB thread unoptimised (~32 KiB a level) and 1,000 levels did not
@@ -371,7 +371,7 @@ pub(crate) fn syntax_tree(source: &str) -> Option<Expression> {
     compile(source).ok()
 }
 
-pub(crate) use value::escape;
+pub(crate) use value::{escape, keyword_field};
 
 /// Parses a rule: first our cel-go-grammar checker (the server's verdict and messages), then
 /// the interpreter's parser, with cel-go's optional syntax and recursion limit.

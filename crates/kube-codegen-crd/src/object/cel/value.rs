@@ -1,7 +1,8 @@
 //! JSON values as the server's CEL sees them, typed by the schema: declared fields under their
-//! escaped names (`foo-bar` is `foo__dash__bar`), map keys as they are, `type: number` always a
-//! double, `format: date-time` strings as timestamps, and at the root and in embedded resources
-//! only `metadata.name` and `metadata.generateName`.
+//! escaped names (`foo-bar` is `foo__dash__bar`; a field named like a CEL keyword under both
+//! `__return__` and `return`), map keys as they are, `type: number` always a double,
+//! `format: date-time` strings as timestamps, and at the root and in embedded resources only
+//! `metadata.name` and `metadata.generateName`.
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -69,11 +70,18 @@ fn convert(s: Option<Node<'_>>, x: &Value, meta_limited: bool, depth: usize) -> 
                     },
                     None => (None, k.clone()),
                 };
+                let value = convert(child, v, false, depth + 1);
+                // A declared field named like a keyword is found by both spellings, as the
+                // server's object value unescapes the name it is asked for before the lookup
+                // (`unstructuredMap.Find` in k8s.io/apiserver/pkg/cel/common/values.go): so
+                // `self.return` reads it as `self.__return__` does, and a missing one is `no
+                // such key: return`. The checker forbids iterating, sizing or indexing an
+                // object, so the second key is not otherwise seen.
+                if child.is_some() && name != *k && RESERVED.contains(&k.as_str()) {
+                    out.insert(key(k), value.clone());
+                }
                 // The name is already an owned copy: it becomes the key without another one.
-                out.insert(
-                    Key::String(Arc::new(name)),
-                    convert(child, v, false, depth + 1),
-                );
+                out.insert(Key::String(Arc::new(name)), value);
             }
             Cel::Map(Map { map: Arc::new(out) })
         }
@@ -155,7 +163,8 @@ fn limited_metadata(v: &Value) -> Cel {
     Cel::Map(Map { map: Arc::new(out) })
 }
 
-/// CEL's reserved words, which a property name is escaped around (`__in__`).
+/// CEL's reserved words, which a property name is escaped around (`__in__`):
+/// `celReservedSymbols` in k8s.io/apiserver/pkg/cel/escaping.go.
 const RESERVED: &[&str] = &[
     "true",
     "false",
@@ -179,6 +188,14 @@ const RESERVED: &[&str] = &[
     "void",
     "while",
 ];
+
+/// The escaped name a selection of a keyword also finds: kube-apiserver's type provider
+/// (`DeclTypeProvider.FindStructFieldType` in k8s.io/apiserver/pkg/cel/types.go, with
+/// `recognizeKeywordAsFieldName`, on since 1.32) looks `self.return` up as `__return__` when the
+/// object declares no field `return` (it never does: that one is declared escaped).
+pub(crate) fn keyword_field(name: &str) -> Option<String> {
+    RESERVED.contains(&name).then(|| format!("__{name}__"))
+}
 
 /// A property name as CEL spells it (the server's escaping), or `None` when it cannot be
 /// accessed from CEL at all (it does not start with a letter, `_`, `.`, `-` or `/`).

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::schema::{SchemaView, kind_of};
 use super::{Field, Kind, Range, Shapes};
-use crate::object::cel::escape;
+use crate::object::cel::{escape, keyword_field};
 use crate::object::node::Node;
 
 /// All values found at one path of the object (every item of a list, every value of a map).
@@ -93,11 +93,17 @@ impl<'a> Shapes for ActualShapes<'a> {
             return Field::Dyn;
         }
         // The JSON key behind a CEL name: the declared property's, else the name itself.
+        // A keyword is also found by its escaped name (`self.return` is `self.__return__`).
+        let escaped = keyword_field(name);
         let declared = h.schema.and_then(|s| {
-            s.properties()?
-                .iter()
-                .find(|(k, _)| escape(k).as_deref() == Some(name))
-                .map(|(k, p)| (k.as_str(), Node(p)))
+            let props = s.properties()?;
+            let by_name = |cel_name: &str| {
+                props
+                    .iter()
+                    .find(|(k, _)| escape(k).as_deref() == Some(cel_name))
+                    .map(|(k, p)| (k.as_str(), Node(p)))
+            };
+            by_name(name).or_else(|| by_name(escaped.as_deref()?))
         });
         let key = declared.map_or(name, |(k, _)| k).to_string();
         let child_schema = declared

@@ -2,7 +2,7 @@
 //! (`SchemaDeclType`): `maxLength`, `maxItems` and `maxProperties` where given, and otherwise
 //! the most that fits in one request, given the smallest JSON each item or value can have.
 use super::{Field, Kind, MAX_REQUEST_BYTES, Range, Shapes};
-use crate::object::cel::escape;
+use crate::object::cel::{escape, keyword_field};
 use crate::object::node::{Additional, Node};
 
 /// What the estimate reads of a schema node; implemented for the JSON schema ([`Node`]) and
@@ -186,7 +186,10 @@ impl<S: SchemaView> Shapes for SchemaShapes<S> {
                         _ => {}
                     }
                 }
-                if let Some(p) = s.property_by_cel_name(name) {
+                let declared = s.property_by_cel_name(name).or_else(|| {
+                    keyword_field(name).and_then(|escaped| s.property_by_cel_name(&escaped))
+                });
+                if let Some(p) = declared {
                     return Field::Known(SchemaH::Node { s: p, root: false });
                 }
                 if let Some(v) = s.additional_schema() {
