@@ -92,6 +92,34 @@ where
     fn supports_watch_list(&self) -> bool {
         self.inner.supports_watch_list()
     }
+
+    fn list_sharded<'a>(
+        &'a self,
+        params: &'a ListParams,
+        selector: &'a str,
+    ) -> BoxFuture<'a, Result<(ObjectList<K>, Option<String>), kube::Error>> {
+        let mut tweaked = params.clone();
+        (tweaked.label_selector, tweaked.field_selector) =
+            self.selectors(&params.label_selector, &params.field_selector);
+        async move { self.inner.list_sharded(&tweaked, selector).await }.boxed()
+    }
+
+    fn watch_sharded<'a>(
+        &'a self,
+        params: &'a WatchParams,
+        resource_version: &'a str,
+        selector: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<K>, kube::Error>> {
+        let mut tweaked = params.clone();
+        (tweaked.label_selector, tweaked.field_selector) =
+            self.selectors(&params.label_selector, &params.field_selector);
+        async move {
+            self.inner
+                .watch_sharded(&tweaked, resource_version, selector)
+                .await
+        }
+        .boxed()
+    }
 }
 
 /// How a kind's scope turns a factory's namespace into an [`Api`]: namespaced kinds are read
@@ -235,6 +263,13 @@ impl SharedInformerFactoryBuilder {
     /// ([`ReflectorOptions::watch_list`]).
     pub fn watch_list(mut self, on: bool) -> Self {
         self.reflector.watch_list = on;
+        self
+    }
+
+    /// Shards every informer over the replica's ranges ([`ReflectorOptions::sharded`]).
+    #[cfg(feature = "sharding")]
+    pub fn sharded(mut self, scope: crate::shard::ShardScope) -> Self {
+        self.reflector.shard = Some(scope);
         self
     }
 

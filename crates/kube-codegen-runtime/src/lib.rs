@@ -8,6 +8,8 @@ pub mod conversion;
 pub mod events;
 pub mod factory;
 pub mod leaderelection;
+#[cfg(feature = "sharding")]
+pub mod shard;
 #[cfg(feature = "validation")]
 pub mod validation;
 #[cfg(feature = "webhook")]

@@ -29,8 +29,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use kube::Resource;
-use kube::api::{ListParams, VersionMatch, WatchEvent, WatchParams};
+use kube::api::{ListParams, ObjectList, VersionMatch, WatchEvent, WatchParams};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -40,7 +41,7 @@ use super::health::{Health, ReflectorError};
 use super::initial_events::{InitialEvents, ends_initial_events};
 use super::metrics::ReflectorMetrics;
 use super::reflector_options::ReflectorOptions;
-use super::source::{ListWatch, WatchStream};
+use super::source::{ListWatch, SHARD_INFO_ANNOTATION, WatchStream};
 use super::store::Store;
 
 /// Where a reflector writes what it sees (client-go's `Store` as the reflector uses it).
@@ -123,6 +124,9 @@ pub struct Reflector<K> {
     synced: watch::Sender<bool>,
     health: Health,
     metrics: Option<ReflectorMetrics>,
+    /// The replica's ranges and the filter in front of the store (`ReflectorOptions::sharded`).
+    #[cfg(feature = "sharding")]
+    shard: Option<(crate::shard::ShardScope, Arc<crate::shard::source::Filter>)>,
 }
 
 impl<K> fmt::Debug for Reflector<K> {
@@ -151,6 +155,8 @@ struct Position {
     resource_version: String,
     /// The last list failed with 410: the next one reads at `""` (consistent).
     unavailable: bool,
+    /// The `shardSelector` of this round's ranges (sharded reflectors only).
+    selector: Option<String>,
 }
 
 impl Position {
@@ -173,8 +179,9 @@ struct OpenWatch<K> {
 
 /// How a watch-list's initial phase ended.
 enum Initial {
-    /// The end bookmark arrived, at this resourceVersion.
-    Done(String),
+    /// The end bookmark arrived, at this resourceVersion, with the `shardSelector` the server
+    /// echoed on it.
+    Done(String, Option<String>),
     /// The stream ended cleanly before the end bookmark.
     Interrupted,
     /// The resourceVersion asked for is too old (410).
@@ -204,12 +211,26 @@ where
             synced: watch::channel(false).0,
             health: Health::default(),
             metrics: None,
+            #[cfg(feature = "sharding")]
+            shard: None,
         }
     }
 
     /// Replaces the options.
     pub fn with_options(mut self, options: ReflectorOptions) -> Self {
         self.metrics = options.metrics.as_ref().map(ReflectorMetrics::new);
+        #[cfg(feature = "sharding")]
+        if let Some(scope) = options.shard.clone()
+            && self.shard.is_none()
+        {
+            // Only sharded reflectors pay for the filter: the unsharded path stays as it was.
+            let filter = Arc::new(crate::shard::source::Filter::new(scope.key));
+            self.store = Arc::new(crate::shard::source::FilteredStore {
+                inner: self.store.clone(),
+                filter: filter.clone(),
+            });
+            self.shard = Some((scope, filter));
+        }
         self.options = options;
         self
     }
@@ -244,7 +265,11 @@ where
         let mut pos = Position::default();
         let mut last_quick_relist: Option<Instant> = None;
         loop {
-            let delay = match self.list_and_watch(&mut pos, &mut backoff).await {
+            let Some(round) = self.round(&mut pos, &mut backoff).await else {
+                // The replica's ranges changed: list and watch again with the new selector.
+                continue;
+            };
+            let delay = match round {
                 Ok(Round::Expired) => {
                     backoff.reset();
                     let again =
@@ -274,6 +299,40 @@ where
                 tokio::time::sleep(delay).await;
             }
         }
+    }
+
+    /// One list-and-watch round; `None` when a sharded reflector's ranges changed during it.
+    async fn round(
+        &self,
+        pos: &mut Position,
+        backoff: &mut Backoff,
+    ) -> Option<Result<Round, kube::Error>> {
+        #[cfg(feature = "sharding")]
+        if let Some((scope, filter)) = &self.shard {
+            let mut assignment = scope.assignment.clone();
+            let ranges = assignment.borrow_and_update().ranges.clone();
+            pos.selector = ranges.selector(scope.key).map(|s| s.to_string());
+            filter.set_ranges(ranges);
+            let changed = async move {
+                if assignment.changed().await.is_err() {
+                    // The ranges can no longer change: keep the last ones.
+                    std::future::pending::<()>().await;
+                }
+            };
+            if pos.selector.is_none() {
+                // Owning nothing: an empty cache (what was cached is reported deleted), no
+                // request until ranges arrive.
+                let rv = pos.resource_version.clone();
+                self.stored(pos, Vec::new(), rv);
+                changed.await;
+                return None;
+            }
+            return tokio::select! {
+                round = self.list_and_watch(pos, backoff) => Some(round),
+                () = changed => None,
+            };
+        }
+        Some(self.list_and_watch(pos, backoff).await)
     }
 
     async fn list_and_watch(
@@ -343,7 +402,10 @@ where
                 m.watch_started();
             }
             let started = Instant::now();
-            let stream = match self.api.watch(&params, &at).await {
+            let stream = match self
+                .watch_request(&params, &at, pos.selector.as_deref())
+                .await
+            {
                 Ok(stream) => Some(stream),
                 // A consistent read cannot be too old: a 410 for it would loop.
                 Err(e) if is_unavailable_version(&e) && !at.is_empty() => None,
@@ -369,7 +431,10 @@ where
                 .initial_events(&mut stream, &mut initial, &mut events)
                 .await;
             match ended {
-                Initial::Done(rv) => {
+                Initial::Done(rv, echo) => {
+                    if let Some(sent) = &pos.selector {
+                        self.shard_echo(sent, echo.as_deref());
+                    }
                     let n = initial.len();
                     self.stored(pos, initial.into_objects(), rv);
                     if let Some(m) = &self.metrics {
@@ -434,8 +499,9 @@ where
             match event {
                 Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj)) => initial.put(obj),
                 Ok(WatchEvent::Deleted(obj)) => initial.remove(&obj),
-                Ok(WatchEvent::Bookmark(b)) if ends_initial_events(&b) => {
-                    return Initial::Done(b.metadata.resource_version);
+                Ok(WatchEvent::Bookmark(mut b)) if ends_initial_events(&b) => {
+                    let echo = b.metadata.annotations.remove(SHARD_INFO_ANNOTATION);
+                    return Initial::Done(b.metadata.resource_version, echo);
                 }
                 Ok(WatchEvent::Bookmark(_)) => {}
                 Ok(WatchEvent::Error(status)) if status.code == 410 || is_too_large(&status) => {
@@ -473,12 +539,13 @@ where
             m.list_started();
         }
         let started = Instant::now();
-        let listed = match self.list_at(&at).await {
+        let sel = pos.selector.as_deref();
+        let listed = match self.list_at(&at, sel).await {
             Err(e) if is_unavailable_version(&e) && !at.is_empty() => {
                 // The server cannot serve that version (compacted, or ahead of its watch
                 // cache): read the current state instead.
                 pos.unavailable = true;
-                self.list_at("").await
+                self.list_at("", sel).await
             }
             other => other,
         };
@@ -495,7 +562,7 @@ where
     /// pages (a later page whose continue token expired is replaced by one full list); reads
     /// at `"0"` or a given version ask for no limit, so the server answers from its watch cache
     /// (kube-client would drop `resourceVersion=0` from a request with a limit).
-    async fn list_at(&self, rv: &str) -> Result<(Vec<K>, String), kube::Error> {
+    async fn list_at(&self, rv: &str, sel: Option<&str>) -> Result<(Vec<K>, String), kube::Error> {
         let base = match rv {
             "" => ListParams::default(),
             "0" if self.options.consistent_first_list => ListParams::default(),
@@ -505,7 +572,7 @@ where
                 .matching(VersionMatch::NotOlderThan),
         };
         if base.resource_version.is_some() {
-            return self.list_whole(&base).await;
+            return self.list_whole(&base, sel).await;
         }
         let mut objects = Vec::new();
         let mut token: Option<String> = None;
@@ -517,7 +584,7 @@ where
                     .limit(self.options.page_size)
                     .continue_token(t),
             };
-            match self.api.list(&page).await {
+            match self.list_request(&page, sel).await {
                 Ok(list) => {
                     objects.extend(list.items);
                     match list.metadata.continue_.filter(|c| !c.is_empty()) {
@@ -528,19 +595,67 @@ where
                         }
                     }
                 }
-                Err(e) if token.is_some() && is_gone(&e) => return self.list_whole(&base).await,
+                Err(e) if token.is_some() && is_gone(&e) => {
+                    return self.list_whole(&base, sel).await;
+                }
                 Err(e) => return Err(e),
             }
         }
     }
 
     /// One unpaged list: its objects and resourceVersion.
-    async fn list_whole(&self, params: &ListParams) -> Result<(Vec<K>, String), kube::Error> {
-        let list = self.api.list(params).await?;
+    async fn list_whole(
+        &self,
+        params: &ListParams,
+        sel: Option<&str>,
+    ) -> Result<(Vec<K>, String), kube::Error> {
+        let list = self.list_request(params, sel).await?;
         Ok((
             list.items,
             list.metadata.resource_version.unwrap_or_default(),
         ))
+    }
+
+    /// A list, with the round's `shardSelector` when sharded.
+    async fn list_request(
+        &self,
+        params: &ListParams,
+        sel: Option<&str>,
+    ) -> Result<ObjectList<K>, kube::Error> {
+        match sel {
+            None => self.api.list(params).await,
+            Some(sent) => {
+                let (list, echo) = self.api.list_sharded(params, sent).await?;
+                self.shard_echo(sent, echo.as_deref());
+                Ok(list)
+            }
+        }
+    }
+
+    /// A watch, with the round's `shardSelector` when sharded.
+    fn watch_request<'a>(
+        &'a self,
+        params: &'a WatchParams,
+        resource_version: &'a str,
+        sel: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<WatchStream<K>, kube::Error>> {
+        match sel {
+            None => self.api.watch(params, resource_version),
+            Some(sent) => self.api.watch_sharded(params, resource_version, sent),
+        }
+    }
+
+    /// Whether the server applied the selector decides whether the client filters (the
+    /// server's answer, never a guess: an echo of exactly what was sent).
+    fn shard_echo(&self, sent: &str, echo: Option<&str>) {
+        #[cfg(feature = "sharding")]
+        if let Some((_, filter)) = &self.shard
+            && !filter.server_applied(sent, echo)
+        {
+            tracing::debug!("reflector: shardSelector not applied by the server; filtering here");
+        }
+        #[cfg(not(feature = "sharding"))]
+        let _ = (sent, echo);
     }
 
     /// Follows changes from the position, on `open` first if given (a watch-list's stream),
@@ -561,7 +676,10 @@ where
                     if let Some(m) = &self.metrics {
                         m.watch_started();
                     }
-                    match self.api.watch(&params, &pos.resource_version).await {
+                    let watched = self
+                        .watch_request(&params, &pos.resource_version, pos.selector.as_deref())
+                        .await;
+                    match watched {
                         Ok(stream) => {
                             self.health.recovered();
                             (stream, Instant::now(), 0, true)

@@ -9,6 +9,11 @@ use kube::core::Resource;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
+/// The annotation a sharded source puts on a watch-list's initial-events-end bookmark to pass
+/// on the server's `metadata.shardInfo.selector` (kube's bookmark type keeps only annotations);
+/// runtime-internal, never sent to a server.
+pub const SHARD_INFO_ANNOTATION: &str = "kube-codegen.io/shard-info-selector";
+
 /// A stream of watch events.
 pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, kube::Error>>;
 
@@ -35,6 +40,31 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
     /// (a server that refuses makes the reflector fall back to a LIST).
     fn supports_watch_list(&self) -> bool {
         false
+    }
+
+    /// A list restricted to `selector` (a `shardSelector`), and the selector the server echoed
+    /// in `metadata.shardInfo.selector` (`None`: it did not apply it, and the caller filters).
+    /// By default the selector is not sent and nothing is echoed.
+    fn list_sharded<'a>(
+        &'a self,
+        params: &'a ListParams,
+        selector: &'a str,
+    ) -> BoxFuture<'a, Result<(ObjectList<K>, Option<String>), kube::Error>> {
+        let _ = selector;
+        async move { Ok((self.list(params).await?, None)) }.boxed()
+    }
+
+    /// A watch restricted to `selector`; a watch-list's initial-events-end bookmark carries
+    /// the server's echo as the annotation [`SHARD_INFO_ANNOTATION`]. By default
+    /// the selector is not sent.
+    fn watch_sharded<'a>(
+        &'a self,
+        params: &'a WatchParams,
+        resource_version: &'a str,
+        selector: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<K>, kube::Error>> {
+        let _ = selector;
+        self.watch(params, resource_version)
     }
 }
 
@@ -63,5 +93,24 @@ where
 
     fn supports_watch_list(&self) -> bool {
         true
+    }
+
+    #[cfg(feature = "sharding")]
+    fn list_sharded<'a>(
+        &'a self,
+        params: &'a ListParams,
+        selector: &'a str,
+    ) -> BoxFuture<'a, Result<(ObjectList<K>, Option<String>), kube::Error>> {
+        crate::shard::source::list(self, params, selector).boxed()
+    }
+
+    #[cfg(feature = "sharding")]
+    fn watch_sharded<'a>(
+        &'a self,
+        params: &'a WatchParams,
+        resource_version: &'a str,
+        selector: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<K>, kube::Error>> {
+        crate::shard::source::watch(self, params, resource_version, selector).boxed()
     }
 }

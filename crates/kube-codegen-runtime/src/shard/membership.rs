@@ -1,0 +1,302 @@
+//! Ring membership through Leases: every replica holds its own `coordination.k8s.io/v1` Lease
+//! labelled [`RING_LABEL`]`=<ring>`, renewed like leader election's (15 s duration, 10 s renew
+//! deadline, 2 s retry: [`crate::leaderelection`]'s defaults); the ring is the set of those
+//! Leases that are not expired; the replica's share of the hash space follows from it
+//! ([`Ring`]) and is published on a `tokio::sync::watch` channel of [`Assignment`]s.
+//!
+//! Expiry is judged as client-go's leader election judges it, by when this replica last saw a
+//! Lease change (its own clock), never by comparing another replica's `renewTime` with it: clock
+//! skew cannot make a live member look dead. A replica counts itself a member only while its
+//! last successful renewal is within the renew deadline, which is shorter than the duration
+//! the others wait: one whose Lease lapses gives up its ranges before anyone takes them.
+//!
+//! For the handoff to come, a member can [`acknowledge`](Membership::acknowledge) the ring it
+//! has stopped working on the old split for; the next renewal writes it to its Lease
+//! ([`RING_ACK_ANNOTATION`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ListParams, PostParams};
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::{Assignment, Ring};
+use crate::leaderelection::{DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD};
+
+/// The label naming the ring a Lease belongs to.
+pub const RING_LABEL: &str = "kube-codegen.io/shard-ring";
+/// The annotation holding the last ring (its [`Assignment::ring_id`], hex) the member
+/// acknowledged.
+pub const RING_ACK_ANNOTATION: &str = "kube-codegen.io/shard-ring-acknowledged";
+
+/// How a replica takes part in a ring.
+#[derive(Debug, Clone)]
+pub struct MembershipConfig {
+    /// The ring's name (the label value); replicas of one controller share it.
+    pub ring: String,
+    /// This replica's identity (e.g. the pod name), unique in the ring.
+    pub identity: String,
+    /// Where the Leases live.
+    pub namespace: String,
+    /// How long another replica waits after seeing a Lease's last change before it counts the
+    /// member gone.
+    pub lease_duration: Duration,
+    /// How long after its last successful renewal a replica still counts itself a member.
+    pub renew_deadline: Duration,
+    /// How often the Lease is renewed and the ring read.
+    pub retry_period: Duration,
+    /// Points per member on the ring ([`super::DEFAULT_VIRTUAL_POINTS`]).
+    pub virtual_points: usize,
+}
+
+impl MembershipConfig {
+    /// Leader election's timing defaults.
+    pub fn new(
+        ring: impl Into<String>,
+        identity: impl Into<String>,
+        namespace: impl Into<String>,
+    ) -> Self {
+        MembershipConfig {
+            ring: ring.into(),
+            identity: identity.into(),
+            namespace: namespace.into(),
+            lease_duration: DEFAULT_LEASE_DURATION,
+            renew_deadline: DEFAULT_RENEW_DEADLINE,
+            retry_period: DEFAULT_RETRY_PERIOD,
+            virtual_points: super::DEFAULT_VIRTUAL_POINTS,
+        }
+    }
+
+    /// Other timings (tests): the renew deadline is kept below the duration.
+    pub fn timing(mut self, lease: Duration, renew_deadline: Duration, retry: Duration) -> Self {
+        self.lease_duration = lease;
+        self.renew_deadline = renew_deadline.min(lease);
+        self.retry_period = retry;
+        self
+    }
+
+    /// The Lease's name: `<ring>-<identity>`.
+    pub fn lease_name(&self) -> String {
+        format!("{}-{}", self.ring, self.identity)
+    }
+}
+
+/// A Lease as last seen: its `renewTime` and holder, and when this replica saw that.
+struct Seen {
+    renew: Option<String>,
+    holder: String,
+    at: Instant,
+}
+
+struct State {
+    seen: HashMap<String, Seen>,
+    last_renewed: Option<Instant>,
+    ack: Option<u64>,
+}
+
+/// One replica's membership of a ring.
+#[derive(Clone)]
+pub struct Membership {
+    api: Api<Lease>,
+    config: Arc<MembershipConfig>,
+    tx: Arc<watch::Sender<Assignment>>,
+    state: Arc<Mutex<State>>,
+}
+
+impl std::fmt::Debug for Membership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Membership")
+            .field("config", &self.config)
+            .field("assignment", &*self.tx.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Membership {
+    /// A member of `config.ring`; nothing happens until [`run`](Self::run).
+    pub fn new(client: kube::Client, config: MembershipConfig) -> Self {
+        Membership {
+            api: Api::namespaced(client, &config.namespace),
+            config: Arc::new(config),
+            tx: Arc::new(watch::channel(Assignment::default()).0),
+            state: Arc::new(Mutex::new(State {
+                seen: HashMap::new(),
+                last_renewed: None,
+                ack: None,
+            })),
+        }
+    }
+
+    /// This replica's assignment, updated whenever the ring or its own membership changes.
+    pub fn subscribe(&self) -> watch::Receiver<Assignment> {
+        self.tx.subscribe()
+    }
+
+    /// The current assignment.
+    pub fn assignment(&self) -> Assignment {
+        self.tx.borrow().clone()
+    }
+
+    /// Records that this replica has acted on ring `ring_id` (an [`Assignment::ring_id`]); the
+    /// next renewal writes it to the Lease's [`RING_ACK_ANNOTATION`].
+    pub fn acknowledge(&self, ring_id: u64) {
+        self.state.lock().ack = Some(ring_id);
+    }
+
+    /// Renews the Lease and reads the ring every retry period, until the future is dropped.
+    /// Failures (a write refused, the server unreachable) are logged and retried; while they
+    /// last past the renew deadline the replica owns nothing.
+    pub async fn run(&self) {
+        let mut tick = tokio::time::interval(self.config.retry_period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            self.step().await;
+        }
+    }
+
+    /// Gives up the ranges and deletes the Lease, so the others take them over at once.
+    pub async fn leave(&self) {
+        self.state.lock().last_renewed = None;
+        self.publish(Vec::new(), false);
+        let name = self.config.lease_name();
+        if let Err(e) = self.api.delete(&name, &Default::default()).await {
+            tracing::warn!(
+                "shard ring {}: lease {name} not deleted: {e}",
+                self.config.ring
+            );
+        }
+    }
+
+    /// One renewal and one read of the ring.
+    pub async fn step(&self) {
+        match self.renew().await {
+            Ok(()) => self.state.lock().last_renewed = Some(Instant::now()),
+            Err(e) => tracing::warn!("shard ring {}: lease not renewed: {e}", self.config.ring),
+        }
+        let leases = self
+            .api
+            .list(&ListParams::default().labels(&format!("{RING_LABEL}={}", self.config.ring)))
+            .await;
+        let now = Instant::now();
+        let mut st = self.state.lock();
+        match leases {
+            Ok(list) => {
+                let mut fresh = HashMap::new();
+                for lease in list.items {
+                    let Some(name) = lease.metadata.name.clone() else {
+                        continue;
+                    };
+                    let spec = lease.spec.unwrap_or_default();
+                    let Some(holder) = spec.holder_identity.filter(|h| !h.is_empty()) else {
+                        continue;
+                    };
+                    let renew = spec.renew_time.map(|t| t.0.to_string());
+                    let at = match st.seen.remove(&name) {
+                        Some(s) if s.renew == renew && s.holder == holder => s.at,
+                        _ => now,
+                    };
+                    fresh.insert(name, Seen { renew, holder, at });
+                }
+                st.seen = fresh;
+            }
+            Err(e) => tracing::warn!("shard ring {}: leases not listed: {e}", self.config.ring),
+        }
+        let me = &self.config.identity;
+        let member = st
+            .last_renewed
+            .is_some_and(|t| now.duration_since(t) < self.config.renew_deadline);
+        let mut members: Vec<String> = st
+            .seen
+            .values()
+            .filter(|s| &s.holder != me && now.duration_since(s.at) < self.config.lease_duration)
+            .map(|s| s.holder.clone())
+            .collect();
+        drop(st);
+        if member {
+            members.push(me.clone());
+        }
+        self.publish(members, member);
+    }
+
+    /// Publishes the assignment for `members` when it differs from the last one.
+    fn publish(&self, mut members: Vec<String>, member: bool) {
+        members.sort();
+        members.dedup();
+        let ring = Ring::new(members, self.config.virtual_points);
+        let ranges = if member {
+            ring.ranges_of(&self.config.identity)
+        } else {
+            Default::default()
+        };
+        self.tx.send_if_modified(|a| {
+            if a.members == ring.members() && a.ranges == ranges {
+                return false;
+            }
+            a.generation += 1;
+            a.ring_id = ring.id();
+            a.members = ring.members().to_vec();
+            a.ranges = ranges;
+            tracing::info!(
+                "shard ring {}: generation {}, {} members, this replica owns {:.1}%",
+                self.config.ring,
+                a.generation,
+                a.members.len(),
+                a.ranges.size() as f64 / super::range::HASH_SPACE_END as f64 * 100.0
+            );
+            true
+        });
+    }
+
+    /// Creates or renews this replica's Lease (optimistic: a conflict waits for the next tick).
+    async fn renew(&self) -> Result<(), kube::Error> {
+        let c = &self.config;
+        let name = c.lease_name();
+        let now = MicroTime(Timestamp::now());
+        let ack = self.state.lock().ack;
+        let existing = self.api.get_opt(&name).await?;
+        let mut lease = existing.clone().unwrap_or_else(|| Lease {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(c.namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(LeaseSpec {
+                acquire_time: Some(now.clone()),
+                ..LeaseSpec::default()
+            }),
+        });
+        lease
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(RING_LABEL.into(), c.ring.clone());
+        if let Some(ack) = ack {
+            lease
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(RING_ACK_ANNOTATION.into(), format!("{ack:016x}"));
+        }
+        let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
+        spec.holder_identity = Some(c.identity.clone());
+        spec.lease_duration_seconds =
+            Some(c.lease_duration.as_secs().clamp(1, i32::MAX as u64) as i32);
+        spec.renew_time = Some(now);
+        match existing {
+            None => self.api.create(&PostParams::default(), &lease).await?,
+            Some(_) => {
+                self.api
+                    .replace(&name, &PostParams::default(), &lease)
+                    .await?
+            }
+        };
+        Ok(())
+    }
+}

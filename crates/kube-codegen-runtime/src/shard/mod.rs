@@ -1,0 +1,64 @@
+//! Sharding one controller's work across replicas (issue 30): the hash space of
+//! server-side sharded list and watch (Kubernetes 1.36, KEP-5866), a consistent-hashing ring
+//! that splits it among replicas, ring membership through Leases, and the informer side
+//! ([`ReflectorOptions::sharded`](crate::cache::ReflectorOptions::sharded)).
+//!
+//! - [`hash`]: the 64-bit FNV-1a hash of an object's uid or namespace, as the API server
+//!   computes it for `shardSelector`.
+//! - [`range`]: half-open hash ranges, sets of them, and the `shardSelector` text.
+//! - [`ring`]: which replica owns which ranges, derived from the member set alone.
+//! - [`membership`]: each replica's Lease, the live set of them, and the replica's
+//!   [`Assignment`] published on a `tokio::sync::watch` channel.
+//!
+//! Parsing, formatting and hashing live in `kube_codegen_crd::shard`, which the in-memory API
+//! server applies selectors with: one definition for both sides of the wire.
+
+pub mod hash;
+pub mod membership;
+pub mod range;
+pub mod ring;
+pub(crate) mod source;
+
+pub use hash::{ShardKey, object_hash};
+pub use membership::{Membership, MembershipConfig, RING_ACK_ANNOTATION, RING_LABEL};
+pub use range::{HashRange, RangeSet, ShardSelector, ShardSelectorError};
+pub use ring::{DEFAULT_VIRTUAL_POINTS, Ring};
+
+use tokio::sync::watch;
+
+pub use crate::cache::SHARD_INFO_ANNOTATION;
+
+/// What one replica owns at one moment.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Assignment {
+    /// Bumped every time this replica's view of the ring changes (local to the replica).
+    pub generation: u64,
+    /// The ring this view is of: a hash of the sorted member identities, the same on every
+    /// replica that sees the same members (what a member acknowledges on its Lease).
+    pub ring_id: u64,
+    /// The live members, sorted.
+    pub members: Vec<String>,
+    /// The hashes this replica owns (empty while it is no member, e.g. its Lease lapsed).
+    pub ranges: RangeSet,
+}
+
+impl Assignment {
+    /// A fixed assignment (tests, static sharding): generation 1, no members.
+    pub fn fixed(ranges: RangeSet) -> Self {
+        Assignment {
+            generation: 1,
+            ranges,
+            ..Assignment::default()
+        }
+    }
+}
+
+/// What a sharded informer follows: the hashed field and the replica's changing ranges.
+#[derive(Debug, Clone)]
+pub struct ShardScope {
+    /// The field whose hash decides ownership.
+    pub key: ShardKey,
+    /// The replica's assignment; a change restarts the informer's list and watch with the
+    /// new selector, and the relist reports what left (deletes) and what arrived (adds).
+    pub assignment: watch::Receiver<Assignment>,
+}

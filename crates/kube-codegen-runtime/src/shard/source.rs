@@ -1,0 +1,198 @@
+//! The informer side of sharding: `shardSelector` on a `kube::Api`'s list and watch requests
+//! (kube's `ListParams` has no such field: the request is formed here and the parameter
+//! appended), the server's echo read from the responses, and the store filter used where a
+//! server did not apply the selector.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
+use kube::api::{Api, ListParams, ObjectList, WatchEvent, WatchParams};
+use kube::core::Resource;
+use parking_lot::RwLock;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::{RangeSet, SHARD_INFO_ANNOTATION, ShardKey, object_hash};
+use crate::cache::{ReflectorStore, WatchStream};
+
+/// `metadata.shardInfo.selector` of a list or bookmark, when present.
+#[derive(Deserialize)]
+struct Echo {
+    #[serde(default)]
+    metadata: EchoMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct EchoMeta {
+    #[serde(default, rename = "shardInfo")]
+    shard_info: Option<ShardInfo>,
+}
+
+#[derive(Deserialize)]
+struct ShardInfo {
+    #[serde(default)]
+    selector: String,
+}
+
+/// A watch line's object only, for the echo on a bookmark.
+#[derive(Deserialize)]
+struct EchoLine {
+    object: Echo,
+}
+
+/// Query-string encoding of a parameter value (every byte outside the unreserved set).
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3 / 2);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn with_selector(
+    mut req: http::Request<Vec<u8>>,
+    selector: &str,
+) -> Result<http::Request<Vec<u8>>, kube::Error> {
+    let uri = req.uri().to_string();
+    let sep = if uri.contains('?') { '&' } else { '?' };
+    let uri = format!("{uri}{sep}shardSelector={}", encode(selector));
+    *req.uri_mut() = uri.parse().map_err(|e: http::uri::InvalidUri| {
+        kube::Error::BuildRequest(kube::core::request::Error::BuildRequest(e.into()))
+    })?;
+    Ok(req)
+}
+
+/// A list with `shardSelector`, and the selector the server echoed.
+pub(crate) async fn list<K>(
+    api: &Api<K>,
+    params: &ListParams,
+    selector: &str,
+) -> Result<(ObjectList<K>, Option<String>), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let req = kube::core::Request::new(api.resource_url())
+        .list(params)
+        .map_err(kube::Error::BuildRequest)?;
+    let req = with_selector(req, selector)?;
+    let text = api.clone().into_client().request_text(req).await?;
+    let list: ObjectList<K> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+    let echo: Echo = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+    Ok((list, echo.metadata.shard_info.map(|s| s.selector)))
+}
+
+/// A watch with `shardSelector`; the echo on a bookmark is passed on as its
+/// [`SHARD_INFO_ANNOTATION`] annotation.
+pub(crate) async fn watch<K>(
+    api: &Api<K>,
+    params: &WatchParams,
+    resource_version: &str,
+    selector: &str,
+) -> Result<WatchStream<K>, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let req = kube::core::Request::new(api.resource_url())
+        .watch(params, resource_version)
+        .map_err(kube::Error::BuildRequest)?;
+    let req = with_selector(req, selector)?;
+    let body = api.clone().into_client().request_stream(req).await?;
+    let lines = body.lines().map_err(kube::Error::ReadEvents);
+    let events = lines.try_filter_map(|line| async move {
+        if line.trim().is_empty() {
+            return Ok(None);
+        }
+        let mut event: WatchEvent<K> =
+            serde_json::from_str(&line).map_err(kube::Error::SerdeError)?;
+        if let WatchEvent::Bookmark(b) = &mut event
+            && let Ok(EchoLine { object }) = serde_json::from_str::<EchoLine>(&line)
+            && let Some(info) = object.metadata.shard_info
+        {
+            b.metadata
+                .annotations
+                .insert(SHARD_INFO_ANNOTATION.into(), info.selector);
+        }
+        Ok(Some(event))
+    });
+    Ok(events.boxed())
+}
+
+/// Which objects a sharded reflector keeps: the ranges of the current round, and whether the
+/// server left the filtering to the client this round.
+pub(crate) struct Filter {
+    key: ShardKey,
+    ranges: RwLock<RangeSet>,
+    active: AtomicBool,
+}
+
+impl Filter {
+    pub(crate) fn new(key: ShardKey) -> Self {
+        Filter {
+            key,
+            ranges: RwLock::new(RangeSet::empty()),
+            active: AtomicBool::new(true),
+        }
+    }
+
+    pub(crate) fn set_ranges(&self, ranges: RangeSet) {
+        *self.ranges.write() = ranges;
+    }
+
+    /// Whether the server applied `sent`: it echoed it exactly. Filters on the client when not.
+    pub(crate) fn server_applied(&self, sent: &str, echo: Option<&str>) -> bool {
+        let applied = echo == Some(sent);
+        self.active.store(!applied, Ordering::Relaxed);
+        applied
+    }
+
+    fn keeps<K: Resource>(&self, obj: &K) -> bool {
+        !self.active.load(Ordering::Relaxed)
+            || self.ranges.read().contains(object_hash(obj, self.key))
+    }
+}
+
+/// A store that drops what the filter does not keep, in front of the informer's store.
+pub(crate) struct FilteredStore<K> {
+    pub(crate) inner: Arc<dyn ReflectorStore<K>>,
+    pub(crate) filter: Arc<Filter>,
+}
+
+impl<K: Resource + Send + Sync> ReflectorStore<K> for FilteredStore<K> {
+    fn replace(&self, objects: Vec<K>, resource_version: &str) {
+        let kept = objects
+            .into_iter()
+            .filter(|o| self.filter.keeps(o))
+            .collect();
+        self.inner.replace(kept, resource_version);
+    }
+    fn add(&self, object: K) {
+        if self.filter.keeps(&object) {
+            self.inner.add(object);
+        }
+    }
+    fn update(&self, object: K) {
+        if self.filter.keeps(&object) {
+            self.inner.update(object);
+        }
+    }
+    fn delete(&self, object: K) {
+        if self.filter.keeps(&object) {
+            self.inner.delete(object);
+        }
+    }
+    fn bookmark(&self, resource_version: &str) {
+        self.inner.bookmark(resource_version);
+    }
+    fn ready(&self) -> Option<futures::future::BoxFuture<'static, ()>> {
+        self.inner.ready()
+    }
+    fn flush(&self) {
+        self.inner.flush();
+    }
+}
