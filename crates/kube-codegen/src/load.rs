@@ -18,7 +18,8 @@
 //! - under `--strict`, every violation is an error (`--strict` and `--lenient` conflict).
 //!
 //! The reader's warnings (a mapping key given twice) and the validator's (v1beta1 is deprecated,
-//! unknown fields) are warnings under every option.
+//! unknown fields) are warnings under every option, as is the data-loss lint of
+//! `model::pruning` (versions whose schemas differ under `spec.conversion.strategy: None`).
 
 use std::path::PathBuf;
 
@@ -102,9 +103,13 @@ pub(crate) fn load(
                     invalid.push(checked.crd);
                     continue;
                 }
+                let lint = crate::model::pruning::converts_by_apiversion_and_prunes(&doc.value);
                 match Crd::from_value(&doc.source, doc.index, doc.value) {
                     Ok(crd) => {
                         warnings.extend(checked.downgraded);
+                        if lint {
+                            warnings.extend(crate::model::pruning::lint(&crd));
+                        }
                         loaded.crds.push(crd);
                         if checked.lenient {
                             loaded.lenient.push(checked.crd);

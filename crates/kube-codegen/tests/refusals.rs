@@ -491,3 +491,31 @@ fn lenient_generates_crds_breaking_many_rules_at_once() {
         }
     }
 }
+
+#[test]
+fn versions_whose_schemas_differ_without_conversion_warn_naming_the_dropped_fields() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/crds/multi-version.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let g = render(&[("mv.yaml", &text)], &[]).unwrap();
+    assert!(
+        has_warning(
+            &g,
+            &[
+                "mv.yaml: document 0: CRD certificates.multiversion.example.com serves v1alpha1 and v1 (the storage version)",
+                "an object written as v1alpha1 loses spec.commonName when stored as v1",
+            ]
+        ),
+        "{:#?}",
+        g.warnings
+    );
+    // A webhook converts: nothing to warn about.
+    let webhook = text.replacen(
+        "  conversion:\n    strategy: None\n",
+        "  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n      clientConfig: {url: \"https://convert.example.com/\"}\n",
+        1,
+    );
+    assert_ne!(webhook, text);
+    let g = render(&[("mv.yaml", &webhook)], &[]).unwrap();
+    assert!(!has_warning(&g, &["strategy: None"]), "{:#?}", g.warnings);
+}

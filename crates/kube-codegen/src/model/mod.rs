@@ -7,6 +7,7 @@ mod dedupe;
 pub(crate) use dedupe::ty_default;
 mod known;
 pub mod naming;
+pub(crate) mod pruning;
 mod version_scope;
 
 use std::collections::{BTreeMap, BTreeSet};
