@@ -34,7 +34,17 @@ impl Recording {
     }
 }
 
-impl Reconciler<ConfigMap> for Arc<Recording> {
+/// A local handle, so the test can implement the runtime's trait (orphan rule).
+struct H<T>(Arc<T>);
+
+impl<T> std::ops::Deref for H<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl Reconciler<ConfigMap> for H<Recording> {
     type Error = String;
 
     async fn reconcile(&self, obj: Arc<ConfigMap>, ctx: &Context) -> Result<Action, String> {
@@ -109,7 +119,7 @@ async fn owns_maps_children_to_their_controller_and_deletes_keep_their_object() 
         Controller::<ConfigMap>::for_kind(&f)
             .owns::<Secret>()
             .workers(2),
-        rec.clone(),
+        H(rec.clone()),
     );
     let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     let owner = create(&cms, "owner").await;
@@ -166,7 +176,7 @@ async fn errors_panics_and_hangs_go_through_the_policy_and_others_keep_going() {
     let controller = Controller::<ConfigMap>::for_kind(&f)
         .workers(2)
         .reconcile_timeout(Duration::from_millis(200));
-    let (stop, task) = spawn(controller, rec.clone());
+    let (stop, task) = spawn(controller, H(rec.clone()));
     let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     for name in ["panic", "hang", "err"] {
         create(&cms, name).await;
@@ -205,11 +215,11 @@ async fn two_controllers_share_one_watch_per_kind() {
     let first = Controller::<ConfigMap>::for_kind(&f)
         .name("first")
         .owns::<Secret>()
-        .build(a.clone());
+        .build(H(a.clone()));
     let second = Controller::<ConfigMap>::for_kind(&f)
         .name("second")
         .owns::<Secret>()
-        .build(b.clone());
+        .build(H(b.clone()));
     let manager = Manager::new(&f).add(first).add(second);
     let mut ready = manager.ready();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -243,7 +253,7 @@ async fn a_relist_after_a_410_loses_no_key() {
     let server = FakeApiServer::start().await.unwrap();
     let f = factory(&server);
     let rec = Arc::new(Recording::default());
-    let (stop, task) = spawn(Controller::<ConfigMap>::for_kind(&f), rec.clone());
+    let (stop, task) = spawn(Controller::<ConfigMap>::for_kind(&f), H(rec.clone()));
     let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     create(&cms, "before").await;
     eventually("first reconcile", || async { rec.count("before") >= 1 }).await;
@@ -268,7 +278,7 @@ struct Finalizing {
     cleanups: Mutex<usize>,
 }
 
-impl Reconciler<ConfigMap> for Arc<Finalizing> {
+impl Reconciler<ConfigMap> for H<Finalizing> {
     type Error = String;
     async fn reconcile(&self, obj: Arc<ConfigMap>, ctx: &Context) -> Result<Action, String> {
         if ctx.is_deleted() {
@@ -307,7 +317,7 @@ async fn finalizer_added_then_cleanup_retried_until_it_succeeds() {
     });
     let (stop, task) = spawn(
         Controller::<ConfigMap>::for_kind(&f).generation_changed(),
-        rec.clone(),
+        H(rec.clone()),
     );
     create(&cms, "guarded").await;
     eventually("finalizer added", || async {
@@ -342,7 +352,7 @@ async fn metrics_have_controller_runtime_names() {
             .name("cms")
             .workers(3)
             .metrics(provider),
-        rec.clone(),
+        H(rec.clone()),
     );
     let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     create(&cms, "m").await;
