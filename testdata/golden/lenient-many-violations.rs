@@ -90,12 +90,14 @@ pub mod batch {
                 }
             }
             /// The `openAPIV3Schema` of `batch.lenient.example.com/v1beta1` `Job` (without `description`s), compiled on first use.
-            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
-                    r##"{"properties":{"spec":{"properties":{"minAvailable":{"default":"one","format":"int32","type":"integer"},"plugins":{"additionalProperties":{"items":{"type":"string"},"type":"array"},"properties":{"env":{"items":{"type":"string"},"type":"array"}},"type":"object"},"policies":{"items":{"properties":{"action":{"type":"string"},"event":{"type":"string"}},"type":"object"},"type":"array","x-kubernetes-list-map-keys":["event"]},"queue":{"pattern":"(unclosed","type":"string"},"tasks":{"items":{"properties":{"name":{"type":"string"},"policies":{"items":{"properties":{"event":{"type":"string"}},"type":"object"},"type":"array","x-kubernetes-list-type":"set"},"replicas":{"type":"integer"}},"type":"object"},"type":"array","x-kubernetes-list-map-keys":["name"],"x-kubernetes-list-type":"map"},"volumes":{"items":{"$ref":"#/definitions/volume"},"type":"array","uniqueItems":true}},"type":"object","x-kubernetes-validations":[{"rule":"self.minAvailable >"},{"rule":""},{"fieldPath":".minAvailable[","messageExpression":"'min: ' + string(self.minAvailable","reason":"Sideways","rule":"self.minAvailable >= 0"}]},"status":{"properties":{"phase":{"type":"string"},"running":{"type":"integer"}},"type":"object"}},"type":"object"}"##,
-                    "batch.lenient.example.com",
-                    "Job",
-                )
-                .with_scale(".spec.minAvailable", "status.running", Some(".status[0]"));
+            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::with_scale(
+                r##"{"properties":{"spec":{"properties":{"minAvailable":{"default":"one","format":"int32","type":"integer"},"plugins":{"additionalProperties":{"items":{"type":"string"},"type":"array"},"properties":{"env":{"items":{"type":"string"},"type":"array"}},"type":"object"},"policies":{"items":{"properties":{"action":{"type":"string"},"event":{"type":"string"}},"type":"object"},"type":"array","x-kubernetes-list-map-keys":["event"]},"queue":{"pattern":"(unclosed","type":"string"},"tasks":{"items":{"properties":{"name":{"type":"string"},"policies":{"items":{"properties":{"event":{"type":"string"}},"type":"object"},"type":"array","x-kubernetes-list-type":"set"},"replicas":{"type":"integer"}},"type":"object"},"type":"array","x-kubernetes-list-map-keys":["name"],"x-kubernetes-list-type":"map"},"volumes":{"items":{"$ref":"#/definitions/volume"},"type":"array","uniqueItems":true}},"type":"object","x-kubernetes-validations":[{"rule":"self.minAvailable >"},{"rule":""},{"fieldPath":".minAvailable[","messageExpression":"'min: ' + string(self.minAvailable","reason":"Sideways","rule":"self.minAvailable >= 0"}]},"status":{"properties":{"phase":{"type":"string"},"running":{"type":"integer"}},"type":"object"}},"type":"object"}"##,
+                "batch.lenient.example.com",
+                "Job",
+                ".spec.minAvailable",
+                "status.running",
+                Some(".status[0]"),
+            );
             impl Job {
                 /// Checks this object as the API server checks it on create, with the same
                 /// validator as `kube-fake-apiserver`: the schema's value checks (types, formats,

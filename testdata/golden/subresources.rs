@@ -90,10 +90,13 @@ pub mod scaling {
                 }
             }
             /// The `openAPIV3Schema` of `scaling.example.com/v1` `WorkerPool` (without `description`s), compiled on first use.
-            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
+            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::with_scale(
                 r#"{"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"properties":{"machineType":{"type":"string"},"replicas":{"format":"int32","type":"integer"}},"type":"object"},"status":{"properties":{"conditions":{"items":{"properties":{"lastTransitionTime":{"format":"date-time","type":"string"},"message":{"type":"string"},"observedGeneration":{"format":"int64","type":"integer"},"reason":{"type":"string"},"status":{"enum":["True","False","Unknown"],"type":"string"},"type":{"type":"string"}},"required":["type","status"],"type":"object"},"type":"array","x-kubernetes-list-map-keys":["type"],"x-kubernetes-list-type":"map"},"readyReplicas":{"format":"int32","type":"integer"},"replicas":{"format":"int32","type":"integer"},"selector":{"type":"string"}},"type":"object"}},"type":"object"}"#,
                 "scaling.example.com",
                 "WorkerPool",
+                ".spec.replicas",
+                ".status.replicas",
+                Some(".status.selector"),
             );
             impl WorkerPool {
                 /// Checks this object as the API server checks it on create, with the same

@@ -87,10 +87,13 @@ pub mod legacy {
                 }
             }
             /// The `openAPIV3Schema` of `legacy.example.com/v1beta1` `Database` (without `description`s), compiled on first use.
-            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
+            static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::with_scale(
                 r#"{"properties":{"spec":{"properties":{"engine":{"enum":["postgres","mysql"],"type":"string"},"replicas":{"format":"int32","type":"integer"},"storageGB":{"type":"integer"}},"required":["engine"],"type":"object"},"status":{"properties":{"endpoint":{"type":"string"},"replicas":{"format":"int32","type":"integer"}},"type":"object"}},"type":"object"}"#,
                 "legacy.example.com",
                 "Database",
+                ".spec.replicas",
+                ".status.replicas",
+                None,
             );
             impl Database {
                 /// Checks this object as the API server checks it on create, with the same

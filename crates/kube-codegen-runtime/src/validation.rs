@@ -46,6 +46,8 @@ pub struct LazySchema {
     json: &'static str,
     group: &'static str,
     kind: &'static str,
+    /// The version's scale subresource: spec replicas, status replicas and label selector paths.
+    scale: Option<(&'static str, &'static str, Option<&'static str>)>,
     compiled: OnceLock<Compiled>,
 }
 
@@ -63,6 +65,31 @@ impl LazySchema {
             json: schema_json,
             group,
             kind,
+            scale: None,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// [`LazySchema::new`] for a version with a scale subresource (`specReplicasPath`,
+    /// `statusReplicasPath`, `labelSelectorPath`): validation also checks the values at those
+    /// paths, as the API server does on every write (an integer from 0 to 2^31-1; a string).
+    pub const fn with_scale(
+        schema_json: &'static str,
+        group: &'static str,
+        kind: &'static str,
+        spec_replicas_path: &'static str,
+        status_replicas_path: &'static str,
+        label_selector_path: Option<&'static str>,
+    ) -> Self {
+        LazySchema {
+            json: schema_json,
+            group,
+            kind,
+            scale: Some((
+                spec_replicas_path,
+                status_replicas_path,
+                label_selector_path,
+            )),
             compiled: OnceLock::new(),
         }
     }
@@ -92,11 +119,20 @@ impl LazySchema {
         self.compiled().error.as_deref()
     }
 
+    fn scale_paths(&self) -> Option<kube_codegen_crd::Scale> {
+        self.scale
+            .map(|(spec, status, selector)| kube_codegen_crd::Scale {
+                spec_replicas_path: spec.to_owned(),
+                status_replicas_path: status.to_owned(),
+                label_selector_path: selector.map(str::to_owned),
+            })
+    }
+
     fn compiled(&self) -> &Compiled {
         self.compiled
             .get_or_init(|| match serde_json::from_str::<Value>(self.json) {
                 Ok(schema) => Compiled {
-                    schema: ObjectSchema::new(schema),
+                    schema: ObjectSchema::new(schema).with_scale(self.scale_paths()),
                     error: None,
                 },
                 Err(e) => Compiled {
@@ -429,6 +465,43 @@ mod tests {
             image: Some("busybox".into()),
             ..JobSpec::default()
         }
+    }
+
+    /// A scale subresource's paths are checked beside the schema, in the server's words.
+    #[test]
+    fn scale_paths_are_checked() {
+        use serde_json::json;
+        static SCALED: LazySchema = LazySchema::with_scale(
+            r#"{"type":"object","properties":{"spec":{"type":"object",
+                "x-kubernetes-preserve-unknown-fields":true}}}"#,
+            "batch.example.com",
+            "Job",
+            ".spec.replicas",
+            ".status.replicas",
+            None,
+        );
+        let obj = |replicas: Value| {
+            json!({"apiVersion": "batch.example.com/v1", "kind": "Job",
+                   "metadata": {"name": "nightly"}, "spec": {"replicas": replicas}})
+        };
+        assert!(validate(&obj(json!(3)), &SCALED).is_ok());
+        let err = validate(&obj(json!("3")), &SCALED).unwrap_err();
+        let causes: Vec<String> = err.causes().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            causes,
+            [
+                ".spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer"
+            ]
+        );
+        let err = validate_update(&obj(json!(-1)), &obj(json!(1)), &SCALED).unwrap_err();
+        assert_eq!(
+            err.causes()[0].message,
+            "Invalid value: -1: should be a non-negative integer"
+        );
+        // Without the paths nothing is checked there.
+        static PLAIN: LazySchema =
+            LazySchema::new(r#"{"type":"object"}"#, "batch.example.com", "Job");
+        assert!(validate(&obj(json!("3")), &PLAIN).is_ok());
     }
 
     /// The LazySchema in a static needs Sync, and handing errors between tasks needs Send.

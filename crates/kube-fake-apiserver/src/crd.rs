@@ -64,8 +64,9 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
                     format!("{}/{} {} is deprecated", model.group, v.name, model.kind)
                 })
             }),
-            schema: (!v.raw_schema.is_null())
-                .then(|| Arc::new(ObjectSchema::new((*v.raw_schema).clone()))),
+            schema: (!v.raw_schema.is_null()).then(|| {
+                Arc::new(ObjectSchema::new((*v.raw_schema).clone()).with_scale(v.scale.clone()))
+            }),
             columns: v.printer_columns,
             status: v.status_subresource,
             scale: v.scale.map(|sc| ScalePaths {

@@ -194,6 +194,7 @@ fn admit(
     ver: &Version,
     obj: &mut Value,
     old: Option<&Value>,
+    mode: Mode,
     opts: &WriteOpts,
 ) -> Result<(), ApiError> {
     let mut causes: Vec<Cause> = Vec::new();
@@ -227,9 +228,21 @@ fn admit(
         }
         s.apply_defaults(obj);
         causes.extend(match old {
+            Some(old) if mode == Mode::Status => {
+                s.validate_status_update(obj, &view(res, &ver.name, old))
+            }
             Some(old) => s.validate_update(obj, &view(res, &ver.name, old)),
             None => s.validate(obj),
         });
+    } else if res.custom
+        && let Some(paths) = &ver.scale
+    {
+        // A version without a schema (a v1beta1 CRD's) still has its scale paths checked.
+        let scale = paths.to_crd();
+        if mode == Mode::Main {
+            kube_codegen_crd::object::scale::spec_causes(&scale, obj, &mut causes);
+        }
+        kube_codegen_crd::object::scale::status_causes(&scale, obj, &mut causes);
     }
     let name = meta_str(obj, "name").to_string();
     if !is_dns_subdomain(&name) {
@@ -350,7 +363,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
             o.remove("status");
         }
     }
-    admit(res, &ver, &mut obj, None, opts)?;
+    admit(res, &ver, &mut obj, None, Mode::Main, opts)?;
     ssa::Writer::new(res, version, &opts.manager, operation, Mode::Main)
         .record(None, &mut obj, &source);
     if is_crd(res) {
@@ -518,7 +531,7 @@ fn update(
             return Err(ApiError::invalid(&res.group, &res.kind, name, &[cause]));
         }
     }
-    admit(res, &ver, &mut new, Some(&old), opts)?;
+    admit(res, &ver, &mut new, Some(&old), mode, opts)?;
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
             .get("generation")
@@ -544,13 +557,13 @@ fn update(
     }
     crate::events::to_storage(res, &mut new);
     to_storage_version(res, &mut new);
-    db.limits
-        .check_storage(&key, group_in_key(res), &new, Some(stored_revision(&old)))?;
     if deleting && finalizers(&new).is_empty() && !crate::namespaces::awaits_finalize(res, &new) {
         // The last finalizer is gone: the object is deleted now.
         let last = remove(db, res, &key, Some(new));
         return Ok(view(res, version, &last.unwrap_or_default()));
     }
+    db.limits
+        .check_storage(&key, group_in_key(res), &new, Some(stored_revision(&old)))?;
     if is_crd(res) {
         register_crd(db, &new)?;
     }

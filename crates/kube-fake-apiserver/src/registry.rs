@@ -14,6 +14,17 @@ pub struct ScalePaths {
     pub label_selector: Option<String>,
 }
 
+impl ScalePaths {
+    /// The paths as the object validator takes them.
+    pub fn to_crd(&self) -> kube_codegen_crd::Scale {
+        kube_codegen_crd::Scale {
+            spec_replicas_path: self.spec_replicas.clone(),
+            status_replicas_path: self.status_replicas.clone(),
+            label_selector_path: self.label_selector.clone(),
+        }
+    }
+}
+
 /// One version of a resource.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Version {

@@ -364,3 +364,97 @@ async fn bodies_over_3_mib_are_413_for_every_write() {
         (413, "Request entity too large: limit is 1000")
     );
 }
+
+// ---- item 5: the scale subresource's type check ----
+
+fn widgets(c: &kube::Client) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
+    Api::namespaced_with(c.clone(), "default", &ApiResource::from_gvk(&gvk))
+}
+
+fn widget_with(name: &str, replicas: Value) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": name}, "spec": {"replicas": replicas, "color": "red"}
+    }))
+    .unwrap()
+}
+
+/// `(field, reason, message)` of each cause.
+fn causes(st: &kube::core::Status) -> Vec<(String, String, String)> {
+    st.details
+        .as_ref()
+        .map(|d| {
+            d.causes
+                .iter()
+                .map(|c| (c.field.clone(), c.reason.clone(), c.message.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn cause(field: &str, reason: &str, message: &str) -> (String, String, String) {
+    (field.into(), reason.into(), message.into())
+}
+
+#[tokio::test]
+async fn scale_paths_are_type_checked_beside_the_schema() {
+    let (_s, c) = with_widgets().await;
+    let api = widgets(&c);
+    let pp = PostParams::default();
+
+    // The schema's own cause, then the scale check's, with the CRD's leading dot.
+    let st = refused(api.create(&pp, &widget_with("a", json!("3"))).await);
+    assert_eq!((st.code, st.reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        causes(&st),
+        [
+            cause(
+                "spec.replicas",
+                "FieldValueTypeInvalid",
+                "Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""
+            ),
+            cause(
+                ".spec.replicas",
+                "FieldValueInvalid",
+                "Invalid value: \"string\": spec.replicas in body must be of type integer"
+            ),
+        ]
+    );
+    assert_eq!(
+        st.message,
+        "Widget.example.com \"a\" is invalid: [spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\", .spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer]"
+    );
+
+    // A count the schema allows but a Scale cannot hold.
+    let st = refused(api.create(&pp, &widget_with("a", json!(-1))).await);
+    assert_eq!(
+        causes(&st),
+        [cause(
+            ".spec.replicas",
+            "FieldValueInvalid",
+            "Invalid value: -1: should be a non-negative integer"
+        )]
+    );
+
+    // The status subresource checks the status side.
+    api.create(&pp, &widget_with("a", json!(1))).await.unwrap();
+    let status = Patch::Merge(json!({"status": {"replicas": -2}}));
+    let st = refused(
+        api.patch_status("a", &PatchParams::default(), &status)
+            .await,
+    );
+    assert_eq!(
+        causes(&st),
+        [cause(
+            ".status.replicas",
+            "FieldValueInvalid",
+            "Invalid value: -2: should be a non-negative integer"
+        )]
+    );
+    // An update of the main resource with a good count passes.
+    let good = Patch::Merge(json!({"spec": {"replicas": 2}}));
+    api.patch("a", &PatchParams::default(), &good)
+        .await
+        .unwrap();
+}

@@ -9,9 +9,10 @@
 //! `x-kubernetes-*` extensions) decides which fields exist; `allOf`/`anyOf`/`oneOf`/`not` only
 //! add value validations, exactly as in apiextensions-apiserver.
 //!
-//! Order of the checks, as `customResourceStrategy.Validate`: OpenAPI values (`openapi`), list
-//! types (`listtype`), then CEL (`cel`) — skipped, with one `<nil>` cause, when an earlier
-//! cause is of a blocking kind (required, not supported, too long, too many, wrong type).
+//! Order of the checks, as `customResourceStrategy.Validate`: OpenAPI values (`openapi`), the
+//! scale subresource's paths when the version has one (`scale`), list types (`listtype`), then
+//! CEL (`cel`) — skipped, with one `<nil>` cause, when an earlier cause is of a blocking kind
+//! (required, not supported, too long, too many, wrong type).
 
 use serde_json::Value;
 
@@ -26,6 +27,7 @@ mod listtype;
 mod node;
 mod openapi;
 mod prune;
+pub mod scale;
 #[cfg(test)]
 mod tests;
 
@@ -43,6 +45,8 @@ pub const RULES_NOT_CHECKED: &str = "Invalid value: null: some validation rules 
 pub struct ObjectSchema {
     schema: Value,
     rules: cel::Rules,
+    /// The version's scale subresource, whose paths every write checks too.
+    scale: Option<crate::Scale>,
 }
 
 impl std::fmt::Debug for ObjectSchema {
@@ -56,7 +60,7 @@ impl std::fmt::Debug for ObjectSchema {
 impl PartialEq for ObjectSchema {
     /// Two compiled schemas are equal when their sources are.
     fn eq(&self, other: &Self) -> bool {
-        self.schema == other.schema
+        self.schema == other.schema && self.scale == other.scale
     }
 }
 
@@ -65,7 +69,23 @@ impl ObjectSchema {
     /// rule that cannot be evaluated here is listed by [`ObjectSchema::rule_issues`] and skipped.
     pub fn new(schema: Value) -> ObjectSchema {
         let rules = cel::Rules::compile(&schema);
-        ObjectSchema { schema, rules }
+        ObjectSchema {
+            schema,
+            rules,
+            scale: None,
+        }
+    }
+
+    /// The same schema for a version with a scale subresource: writes also check the values at
+    /// its paths ([`scale`]).
+    pub fn with_scale(mut self, scale: Option<crate::Scale>) -> ObjectSchema {
+        self.scale = scale;
+        self
+    }
+
+    /// The scale subresource given to [`ObjectSchema::with_scale`].
+    pub fn scale(&self) -> Option<&crate::Scale> {
+        self.scale.as_ref()
     }
 
     /// The schema this was compiled from.
@@ -94,7 +114,7 @@ impl ObjectSchema {
     /// The causes of a 422 for creating `obj` (pruned and defaulted, as the server validates
     /// it); empty when the server would accept it.
     pub fn validate(&self, obj: &Value) -> Vec<Cause> {
-        self.check(obj, None)
+        self.check(obj, None, true)
     }
 
     /// The causes of a 422 for updating `old` to `obj`: transition rules see `oldSelf`, and
@@ -102,11 +122,23 @@ impl ObjectSchema {
     /// except by what the server never ratchets: transition rules, list types, and `allOf`,
     /// `anyOf`, `oneOf`, `not`.
     pub fn validate_update(&self, obj: &Value, old: &Value) -> Vec<Cause> {
-        self.check(obj, Some(old))
+        self.check(obj, Some(old), true)
     }
 
-    fn check(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+    /// [`ObjectSchema::validate_update`] for a write of the status subresource: of the scale
+    /// paths only the status side (`statusReplicasPath`, `labelSelectorPath`) is checked.
+    pub fn validate_status_update(&self, obj: &Value, old: &Value) -> Vec<Cause> {
+        self.check(obj, Some(old), false)
+    }
+
+    fn check(&self, obj: &Value, old: Option<&Value>, spec: bool) -> Vec<Cause> {
         let mut causes = openapi::validate(&self.schema, obj, old);
+        if let Some(s) = &self.scale {
+            if spec {
+                scale::spec_causes(s, obj, &mut causes);
+            }
+            scale::status_causes(s, obj, &mut causes);
+        }
         listtype::check(node::Node(&self.schema), obj, "", 0, &mut causes);
         if self.has_rules() {
             if causes.iter().any(is_blocking) {

@@ -1,5 +1,6 @@
 //! Client-side validation (`--emit validation`): per kind version, a private `static` holding
-//! the version's `openAPIV3Schema` as compact JSON (compiled by the runtime on first use), and
+//! the version's `openAPIV3Schema` as compact JSON (compiled by the runtime on first use, with
+//! the scale subresource's paths when the version has one), and
 //! `validate`, `validate_update` and `apply_defaults` methods on the root type, all thin calls
 //! into `kube_codegen_runtime::validation`.
 //!
@@ -29,9 +30,21 @@ pub fn kind_items(r: &Resource) -> TokenStream {
         " The `openAPIV3Schema` of `{}/{}` `{}` (without `description`s), compiled on first use.",
         r.group, r.version, r.kind
     );
+    // The scale subresource's paths are checked on every write too.
+    let constructor = match &r.scale {
+        Some(s) => {
+            let (spec, status) = (&s.spec_replicas_path, &s.status_replicas_path);
+            let selector = match &s.label_selector_path {
+                Some(p) => quote!(Some(#p)),
+                None => quote!(None),
+            };
+            quote!(with_scale(#literal, #group, #kind, #spec, #status, #selector))
+        }
+        None => quote!(new(#literal, #group, #kind)),
+    };
     quote! {
         #[doc = #static_doc]
-        static OPENAPI_V3_SCHEMA: #rt::LazySchema = #rt::LazySchema::new(#literal, #group, #kind);
+        static OPENAPI_V3_SCHEMA: #rt::LazySchema = #rt::LazySchema::#constructor;
 
         #allow
         impl #root {
