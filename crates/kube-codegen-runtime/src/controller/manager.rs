@@ -112,6 +112,7 @@ impl Manager {
 
     /// Adds a controller ([`Controller::build`](super::Controller::build)) built on the same
     /// factory.
+    #[allow(clippy::should_implement_trait)] // controller-runtime's `Add`; not arithmetic
     pub fn add(mut self, controller: Runnable) -> Self {
         self.controllers.push(controller);
         self
@@ -219,7 +220,10 @@ impl Inner {
             synced = async {
                 match self.sync_timeout {
                     Some(t) => tokio::time::timeout(t, sync).await.map_err(|_| ControllerError::SyncTimeout(t)),
-                    None => Ok(sync.await),
+                    None => {
+                        sync.await;
+                        Ok(())
+                    }
                 }
             } => synced?,
             _ = &mut stop => return Ok(()),
