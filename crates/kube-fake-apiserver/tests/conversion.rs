@@ -416,10 +416,11 @@ async fn objects_are_stored_in_the_storage_version_and_converted_on_every_read_a
     assert_eq!(r2.code, 200, "{}", r2.body);
     assert_eq!(common::rv_of(&r2.body), common::rv_of(&r.body));
 
-    // Server-side apply through v2 of an existing object.
+    // Server-side apply through v2 of an existing object (forced: the earlier writes' manager,
+    // `unknown` for a request without User-Agent, owns spec.deployment.name).
     let r = common::apply(
         &c,
-        &format!("{V2}/a?fieldManager=tester"),
+        &format!("{V2}/a?fieldManager=tester&force=true"),
         &format!("apiVersion: {GROUP}/v2\nkind: Widget\nmetadata:\n  name: a\nspec:\n  deployment:\n    name: web3\n"),
     )
     .await;
