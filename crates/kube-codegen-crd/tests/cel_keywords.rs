@@ -164,3 +164,40 @@ fn tracing_policy_rule_compiles_and_undeclared_keywords_stay_undefined() {
         "{got:?}"
     );
 }
+
+/// The server's size estimator walks a rule's path by the names as written and its declarations
+/// hold the escaped names, so a keyword selected directly has no size bound: a regex over
+/// `self.namespace` is estimated unbounded, over `self.__namespace__` by its `maxLength`.
+#[test]
+fn keyword_selected_directly_loses_its_size_bound() {
+    let props = json!({"namespace": {"type": "string", "maxLength": 10}});
+    assert_eq!(
+        causes(&crd(
+            props.clone(),
+            "self.__namespace__.matches('^[a-z]+$')"
+        )),
+        Vec::<String>::new()
+    );
+    let rule = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule";
+    let hint = "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
+    assert_eq!(
+        causes(&crd(props.clone(), "self.namespace.matches('^[a-z]+$')")),
+        [
+            format!(
+                "{rule}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {hint}"
+            ),
+            format!(
+                "{rule}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+            ),
+            format!(
+                "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {hint}"
+            ),
+        ]
+    );
+    // Scalars are sized one either way, so the measured boolean rules are within budget.
+    let props = json!({"namespace": {"type": "boolean"}});
+    assert_eq!(
+        causes(&crd(props, "!has(self.namespace) || self.namespace")),
+        Vec::<String>::new()
+    );
+}

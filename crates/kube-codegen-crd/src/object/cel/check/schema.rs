@@ -36,13 +36,18 @@ pub(crate) enum SchemaH<S> {
     Node {
         s: S,
         root: bool,
+        /// The server's size estimator finds this node: it walks the rule's path by the names
+        /// as written, so below a keyword selected directly (`self.namespace`, declared as
+        /// `__namespace__`) it finds nothing and cel-go takes non-scalar sizes as unbounded.
+        sized: bool,
     },
     /// `metadata` at the root or of an embedded resource: `name` and `generateName`.
     Meta,
     /// `apiVersion`, `kind`, `metadata.name`, `metadata.generateName`: unbounded strings.
     TypeMetaString,
-    /// Map keys (the server's plain string declaration, whose size bound is zero).
-    Key,
+    /// Map keys (the server's plain string declaration, whose size bound is zero; unbounded
+    /// where the node is not `sized`).
+    Key { sized: bool },
 }
 
 fn is_root<S: SchemaView>(s: &S, root: bool) -> bool {
@@ -162,23 +167,24 @@ impl<S: SchemaView> Shapes for SchemaShapes<S> {
 
     fn kind(&self, h: &Self::H) -> Kind {
         match h {
-            SchemaH::Node { s, root } => kind_of(s, *root),
+            SchemaH::Node { s, root, .. } => kind_of(s, *root),
             SchemaH::Meta => Kind::Object,
-            SchemaH::TypeMetaString | SchemaH::Key => Kind::String,
+            SchemaH::TypeMetaString | SchemaH::Key { .. } => Kind::String,
         }
     }
 
     fn size(&self, h: &Self::H) -> Option<Range> {
         match h {
-            SchemaH::Node { s, root } => max_elements(s, *root).map(Range::up_to),
-            SchemaH::Meta | SchemaH::Key => Some(Range::ZERO),
+            SchemaH::Node { sized: false, .. } | SchemaH::Key { sized: false } => None,
+            SchemaH::Node { s, root, .. } => max_elements(s, *root).map(Range::up_to),
+            SchemaH::Meta | SchemaH::Key { .. } => Some(Range::ZERO),
             SchemaH::TypeMetaString => Some(Range::up_to(MAX_REQUEST_BYTES - 2)),
         }
     }
 
     fn field(&self, h: &Self::H, name: &str) -> Field<Self::H> {
         match h {
-            SchemaH::Node { s, root } => {
+            SchemaH::Node { s, root, sized } => {
                 if is_root(s, *root) {
                     match name {
                         "metadata" => return Field::Known(SchemaH::Meta),
@@ -186,14 +192,28 @@ impl<S: SchemaView> Shapes for SchemaShapes<S> {
                         _ => {}
                     }
                 }
-                let declared = s.property_by_cel_name(name).or_else(|| {
+                if let Some(p) = s.property_by_cel_name(name) {
+                    return Field::Known(SchemaH::Node {
+                        s: p,
+                        root: false,
+                        sized: *sized,
+                    });
+                }
+                if let Some(p) =
                     keyword_field(name).and_then(|escaped| s.property_by_cel_name(&escaped))
-                });
-                if let Some(p) = declared {
-                    return Field::Known(SchemaH::Node { s: p, root: false });
+                {
+                    return Field::Known(SchemaH::Node {
+                        s: p,
+                        root: false,
+                        sized: false,
+                    });
                 }
                 if let Some(v) = s.additional_schema() {
-                    return Field::Known(SchemaH::Node { s: v, root: false });
+                    return Field::Known(SchemaH::Node {
+                        s: v,
+                        root: false,
+                        sized: *sized,
+                    });
                 }
                 if kind_of(s, *root) == Kind::Object
                     && !s.preserve_unknown()
@@ -209,23 +229,30 @@ impl<S: SchemaView> Shapes for SchemaShapes<S> {
                 "name" | "generateName" => Field::Known(SchemaH::TypeMetaString),
                 _ => Field::Undefined,
             },
-            SchemaH::TypeMetaString | SchemaH::Key => Field::Dyn,
+            SchemaH::TypeMetaString | SchemaH::Key { .. } => Field::Dyn,
         }
     }
 
     fn elem(&self, h: &Self::H) -> Option<Self::H> {
         match h {
-            SchemaH::Node { s, .. } => s
-                .items()
-                .or_else(|| s.additional_schema())
-                .map(|s| SchemaH::Node { s, root: false }),
+            SchemaH::Node { s, sized, .. } => {
+                s.items()
+                    .or_else(|| s.additional_schema())
+                    .map(|s| SchemaH::Node {
+                        s,
+                        root: false,
+                        sized: *sized,
+                    })
+            }
             _ => None,
         }
     }
 
     fn key(&self, h: &Self::H) -> Option<Self::H> {
         match h {
-            SchemaH::Node { s, .. } if s.additional_schema().is_some() => Some(SchemaH::Key),
+            SchemaH::Node { s, sized, .. } if s.additional_schema().is_some() => {
+                Some(SchemaH::Key { sized: *sized })
+            }
             _ => None,
         }
     }
@@ -241,7 +268,11 @@ impl<S: SchemaView> SchemaShapes<S> {
 
     /// `self` of a rule on node `s` (`root`: the resource root).
     pub(crate) fn this(s: S, root: bool) -> SchemaH<S> {
-        SchemaH::Node { s, root }
+        SchemaH::Node {
+            s,
+            root,
+            sized: true,
+        }
     }
 }
 
