@@ -47,6 +47,9 @@ pub enum Group {
     },
     /// G1 (generation speed) and G2 (compile cost of the generated code) on a corpus.
     Gen(GenArgs),
+    /// G3: the corpus's types generated from `build.rs` (a scratch crate per profile variant)
+    /// beside kopium's binary, same run.
+    Buildrs(crate::bench_buildrs::Args),
     /// V1: rule compile time per CRD and objects validated per second over the corpus samples.
     Validate {
         /// Corpus directory (default: ../shared/corpus/public beside the repository).
@@ -85,6 +88,10 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Informer { args } => runtime_bench("informer", &args),
         Group::Conversion { args } => runtime_bench("conversion", &args),
         Group::Controller { args } => package_bench("sample-controller", "controller", &args),
+        Group::Buildrs(args) => {
+            crate::bench_buildrs::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Group::Gen(_) | Group::Validate { .. } if cfg!(debug_assertions) => {
             // G1 and V1 time work in this process: an unoptimised build would measure the wrong thing.
             let status = Command::new(paths::cargo())

@@ -1,6 +1,7 @@
 //! Project automation: `cargo xtask <command>`.
 
 mod bench;
+mod bench_buildrs;
 mod bench_validate;
 mod bless;
 mod corpus;
