@@ -1,6 +1,7 @@
 //! Client-side validation of custom resources against their CRD version's `openAPIV3Schema`,
 //! with the same validator the in-memory API server admits writes through
-//! ([`kube_codegen_crd::object`]): OpenAPI value checks, list types, the
+//! ([`kube_codegen_crd::object`]): OpenAPI value checks, a scale subresource's paths
+//! ([`LazySchema::with_scale`]), list types, the
 //! `x-kubernetes-validations` CEL rules (transition rules and ratcheting on update) and
 //! defaulting. A [`ValidationErrors`] holds the causes a real server would put in its 422
 //! `Invalid` answer, in its words, so a controller can refuse a bad object before a round trip.
