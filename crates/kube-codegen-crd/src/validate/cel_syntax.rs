@@ -853,10 +853,9 @@ fn cel_go_message(msg: &str) -> String {
     };
     let input = go_escape_ws(&msg[quoted_from..quoted_from + len]);
     let rest = &msg[quoted_from + len + 1..];
+    // cel-go's pattern is `'.(true|false|null)'`: any one character (the `.`), then the word.
     let mut chars = input.chars();
-    if let (Some(first), kw @ ("true" | "false" | "null")) = (chars.next(), chars.as_str())
-        && first != '\n'
-    {
+    if let (Some(_), kw @ ("true" | "false" | "null")) = (chars.next(), chars.as_str()) {
         return format!(
             "{}mismatched input '{kw}' expecting IDENTIFIER{rest}",
             &msg[..at]
