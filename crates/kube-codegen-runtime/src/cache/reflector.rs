@@ -311,8 +311,12 @@ where
         if let Some((scope, filter)) = &self.shard {
             let mut assignment = scope.assignment.clone();
             let ranges = assignment.borrow_and_update().ranges.clone();
-            pos.selector = ranges.selector(scope.key).map(|s| s.to_string());
-            filter.set_ranges(ranges);
+            // A selector too long for a request line asks for a superset; the filter then
+            // drops the rest here whatever the server does.
+            let sent =
+                crate::shard::range::coarsen(&ranges, crate::shard::range::MAX_SELECTOR_TERMS);
+            pos.selector = sent.selector(scope.key).map(|s| s.to_string());
+            filter.set_ranges(ranges.clone(), sent != ranges);
             let changed = async move {
                 if assignment.changed().await.is_err() {
                     // The ranges can no longer change: keep the last ones.

@@ -7,3 +7,48 @@
 pub use kube_codegen_crd::shard::{
     HASH_SPACE_END, HashRange, RangeSet, ShardSelector, ShardSelectorError,
 };
+
+/// The most `shardRange` terms a sharded informer sends. The request line carries the
+/// selector: about 110 bytes a term once URL-encoded, and an `http::Uri` holds at most 64 KiB,
+/// so 400 terms (about 44 KB) leave room for the path and the other parameters.
+pub const MAX_SELECTOR_TERMS: usize = 400;
+
+/// `set` with at most `max_terms` ranges: the smallest gaps between its ranges are filled in
+/// (a superset, so a server filtering by it sends every object of `set` and some more, which
+/// the client then drops). `set` itself when it has no more ranges than that.
+pub fn coarsen(set: &RangeSet, max_terms: usize) -> RangeSet {
+    let ranges = set.ranges();
+    let max_terms = max_terms.max(1);
+    if ranges.len() <= max_terms {
+        return set.clone();
+    }
+    // Gaps between neighbours, smallest first; fill all but the largest `max_terms - 1`.
+    let mut gaps: Vec<(u128, usize)> = ranges
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (u128::from(w[1].start()) - w[0].end(), i))
+        .collect();
+    gaps.sort_unstable();
+    let fill = ranges.len() - max_terms;
+    let extra = gaps[..fill].iter().filter_map(|&(_, i)| {
+        let start = u64::try_from(ranges[i].end()).ok()?;
+        HashRange::new(start, u128::from(ranges[i + 1].start()))
+    });
+    set.union(&RangeSet::from_ranges(extra))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coarsen_fills_the_smallest_gaps() {
+        let r = |a: u64, b: u128| HashRange::new(a, b).unwrap();
+        let set = RangeSet::from_ranges([r(0, 10), r(12, 20), r(40, 50), r(51, 60)]);
+        assert_eq!(coarsen(&set, 4), set);
+        let two = coarsen(&set, 2);
+        assert_eq!(two.ranges(), &[r(0, 20), r(40, 60)]);
+        assert_eq!(coarsen(&set, 1).ranges(), &[r(0, 60)]);
+        assert_eq!(set.difference(&two), RangeSet::empty());
+    }
+}

@@ -129,6 +129,8 @@ pub(crate) struct Filter {
     key: ShardKey,
     ranges: RwLock<RangeSet>,
     active: AtomicBool,
+    /// The selector sent is a superset of the ranges: filter whatever the server does.
+    superset: AtomicBool,
 }
 
 impl Filter {
@@ -137,17 +139,23 @@ impl Filter {
             key,
             ranges: RwLock::new(RangeSet::empty()),
             active: AtomicBool::new(true),
+            superset: AtomicBool::new(false),
         }
     }
 
-    pub(crate) fn set_ranges(&self, ranges: RangeSet) {
+    pub(crate) fn set_ranges(&self, ranges: RangeSet, superset: bool) {
         *self.ranges.write() = ranges;
+        self.superset.store(superset, Ordering::Relaxed);
+        self.active.store(true, Ordering::Relaxed);
     }
 
     /// Whether the server applied `sent`: it echoed it exactly. Filters on the client when not.
     pub(crate) fn server_applied(&self, sent: &str, echo: Option<&str>) -> bool {
         let applied = echo == Some(sent);
-        self.active.store(!applied, Ordering::Relaxed);
+        self.active.store(
+            !applied || self.superset.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
         applied
     }
 
