@@ -93,7 +93,7 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
         generation: true,
         return_deleted: true,
         custom: true,
-        conversion: crate::conversion::from_crd(crd),
+        conversion: crate::conversion_config::from_crd(crd),
     })
 }
 

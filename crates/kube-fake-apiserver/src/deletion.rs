@@ -1,10 +1,11 @@
 //! `DELETE` of one object as the generic registry does it: preconditions, the propagation policy
 //! turned into the garbage collector's finalizers (`orphan`, `foregroundDeletion`), and graceful
-//! (pending) deletion while any finalizer remains.
+//! (pending) deletion while any finalizer remains; a namespace's DELETE (`Terminating` first).
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::namespaces;
 use crate::objects::{self, key_of, stored, view};
 use crate::registry::Resource;
 use crate::state::Db;
@@ -146,8 +147,8 @@ pub fn delete(
     let key = key_of(res, ns, name);
     let old = stored(db, res, &key)?;
     check_preconditions(res, name, &old, &opts.preconditions)?;
-    if crate::namespaces::is_namespaces(res) {
-        return crate::namespaces::delete(db, res, version, &key, old, opts);
+    if namespaces::is_namespaces(res) {
+        return delete_namespace(db, res, version, &key, old, opts);
     }
     if objects::is_crd(res) && !is_deleting(&old) {
         // The CRD storage's own first DELETE: the finalizer controller deletes its objects.
@@ -232,6 +233,94 @@ pub fn delete_in_background(db: &mut Db, k: &Key) -> bool {
     let version = res.storage_version().to_string();
     let ns = (!k.namespace.is_empty()).then_some(k.namespace.as_str());
     delete(db, &res, &version, ns, &k.name, &opts).is_ok()
+}
+
+/// A namespace's `metadata.finalizers` after its first DELETE, as the namespace storage sets
+/// them: `orphan` for `Orphan` (or `orphanDependents: true`), `foregroundDeletion` for
+/// `Foreground` (or `orphanDependents: false`), what it had when neither is given.
+///
+/// The policy is about the namespace's own dependents (objects elsewhere whose owner reference
+/// names the namespace), which the garbage collector orphans or waits for. Its contents are
+/// always deleted by the namespace controller, in the background, whatever the policy.
+fn namespace_gc_finalizers(old: &[String], opts: &DeleteOpts) -> Vec<String> {
+    let has = |f: &str| old.iter().any(|x| x == f);
+    let orphan = match (opts.orphan_dependents, opts.propagation) {
+        (Some(o), _) => o,
+        (None, Some(p)) => p == Propagation::Orphan,
+        (None, None) => has(ORPHAN),
+    };
+    let foreground = match (opts.orphan_dependents, opts.propagation) {
+        (Some(o), _) => !o,
+        (None, Some(p)) => p == Propagation::Foreground,
+        (None, None) => has(FOREGROUND),
+    };
+    let mut out: Vec<String> = old
+        .iter()
+        .filter(|f| *f != ORPHAN && *f != FOREGROUND)
+        .cloned()
+        .collect();
+    if orphan {
+        out.push(ORPHAN.into());
+    }
+    if foreground {
+        out.push(FOREGROUND.into());
+    }
+    out
+}
+
+/// DELETE of a namespace: the first one marks it `Terminating` and sets the garbage
+/// collector's finalizers ([`namespace_gc_finalizers`]); the controller does the rest. Later ones are a
+/// 409 until `spec.finalizers` is empty.
+fn delete_namespace(
+    db: &mut Db,
+    res: &Arc<Resource>,
+    version: &str,
+    key: &Key,
+    old: Value,
+    opts: &DeleteOpts,
+) -> Result<(u16, Value), ApiError> {
+    let dry_run = opts.dry_run;
+    if namespaces::IMMORTAL.contains(&key.name.as_str()) {
+        return Err(ApiError::forbidden(
+            "",
+            "namespaces",
+            &key.name,
+            "this namespace may not be deleted",
+        ));
+    }
+    if !is_deleting(&old) {
+        let mut new = old;
+        let before = finalizers(&new);
+        let after = namespace_gc_finalizers(&before, opts);
+        let m = meta_mut(&mut new);
+        m.insert("deletionTimestamp".into(), json!(now()));
+        if db.gc_enabled && after != before {
+            if after.is_empty() {
+                m.remove("finalizers");
+            } else {
+                m.insert("finalizers".into(), json!(after));
+            }
+        }
+        new["status"]["phase"] = json!("Terminating");
+        if dry_run {
+            return Ok((200, view(res, version, &new)));
+        }
+        let stored = db.store.put(key.clone(), new);
+        return Ok((200, view(res, version, &stored)));
+    }
+    if namespaces::awaits_finalize(res, &old) {
+        return Err(ApiError::conflict(
+            "",
+            "namespaces",
+            &key.name,
+            "The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.",
+        ));
+    }
+    if !finalizers(&old).is_empty() || dry_run {
+        return Ok((200, view(res, version, &old)));
+    }
+    let last = objects::remove(db, res, key, None).unwrap_or(old);
+    Ok((200, view(res, version, &last)))
 }
 
 #[cfg(test)]

@@ -20,11 +20,9 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::registry::EVENTS_GROUP;
 use crate::registry::Resource;
 use crate::util::meta_str;
-
-/// `events.k8s.io`, the group of the newer Events API.
-pub const EVENTS_GROUP: &str = "events.k8s.io";
 
 /// Core name -> `events.k8s.io/v1` name, for the fields the two shapes name differently.
 const RENAMED: [(&str, &str); 8] = [
@@ -42,16 +40,6 @@ const RENAMED: [(&str, &str); 8] = [
 /// Whether `res` is one of the two Event resources.
 pub fn is_event(res: &Resource) -> bool {
     res.plural == "events" && (res.group.is_empty() || res.group == EVENTS_GROUP)
-}
-
-/// The `(group, resource)` objects of `res` are stored under: both Event APIs share core
-/// `events`; every other resource is stored under its own.
-pub fn storage(res: &Resource) -> (&str, &str) {
-    if res.group == EVENTS_GROUP && res.plural == "events" {
-        ("", "events")
-    } else {
-        (&res.group, &res.plural)
-    }
 }
 
 /// A stored Event (core shape) as `res` serves it; any other object unchanged. An object

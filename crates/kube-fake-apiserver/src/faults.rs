@@ -1,11 +1,10 @@
-//! Fault injection and request recording.
-use std::sync::Arc;
+//! Fault injection and request recording: what is injected (read by the serving code), and the
+//! recorded requests' type. The public handle that sets them, `Faults`, is in `lib.rs`, so this
+//! module (held by `state::Shared`) names nothing above it.
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
-
-use crate::state::Shared;
 
 /// One request as the server saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,100 +67,24 @@ impl FaultState {
     pub fn end_after(&self) -> usize {
         self.end_after.load(Ordering::Relaxed)
     }
-}
-
-/// Handle on the fault-injection controls of a running server. Cheap to clone.
-#[derive(Clone)]
-pub struct Faults {
-    pub(crate) shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for Faults {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Faults").finish_non_exhaustive()
+    pub fn set_end_after(&self, n: usize) {
+        self.end_after.store(n, Ordering::Relaxed);
     }
-}
-
-impl Faults {
-    /// Ends every open watch now (the stream ends cleanly, as when the server closes it).
-    pub fn drop_watches(&self) {
-        self.shared.drop_watches();
+    pub fn set_expire_lists(&self, n: usize) {
+        self.expire_lists.store(n, Ordering::Relaxed);
     }
-
-    /// Ends every watch after it has sent `n` events (bookmarks included); `None` turns this off.
-    pub fn end_watches_after(&self, n: Option<usize>) {
-        self.shared
-            .faults
-            .end_after
-            .store(n.unwrap_or(0), Ordering::Relaxed);
-    }
-
-    /// Forgets the event history: the next watch (or list) from an older resourceVersion gets 410 Expired.
-    pub fn compact(&self) {
-        self.shared.db.lock().store.compact();
-    }
-
-    /// The next `n` lists that could expire answer 410 `Expired` as if their snapshot had been
-    /// compacted: a list with a `continue` token gets the "continue parameter is too old" Status
-    /// carrying the inconsistent-continue token in `metadata.continue`, a list at an exact
-    /// resourceVersion (`resourceVersionMatch=Exact`, or a `limit` with a resourceVersion) gets
-    /// "The resourceVersion for the provided list is too old.". Other lists are served and do not
-    /// count. Lets a test drive a client's fallback (relist from scratch, or continue
-    /// inconsistently) without compacting the history.
-    pub fn expire_lists(&self, n: usize) {
-        self.shared.faults.expire_lists.store(n, Ordering::Relaxed);
-    }
-
-    /// The next `count` requests fail with `code` (500, 429 with `Retry-After`, 503, ...).
-    pub fn fail_next(&self, count: usize, code: u16) {
-        self.shared.faults.fail.lock().push(FailRule {
+    /// The next `count` requests (whose path starts with `prefix`, if given) fail with `code`.
+    pub fn push_failure(&self, count: usize, code: u16, prefix: Option<String>) {
+        self.fail.lock().push(FailRule {
             remaining: count,
             code,
-            prefix: None,
+            prefix,
         });
     }
-
-    /// The next `count` requests whose path starts with `path_prefix` fail with `code`.
-    pub fn fail_next_matching(&self, count: usize, code: u16, path_prefix: &str) {
-        self.shared.faults.fail.lock().push(FailRule {
-            remaining: count,
-            code,
-            prefix: Some(path_prefix.into()),
-        });
-    }
-
-    /// Cancels pending injected failures.
     pub fn clear_failures(&self) {
-        self.shared.faults.fail.lock().clear();
+        self.fail.lock().clear();
     }
-
-    /// Delay added before every request is handled (`Duration::ZERO` to turn off).
     pub fn set_latency(&self, latency: Duration) {
-        *self.shared.faults.latency.lock() = latency;
-    }
-
-    /// Simulates an API server restart: data is kept, every connection and watch is dropped, and with
-    /// `lose_history` the event history is gone (watches from older resourceVersions get 410).
-    pub fn restart(&self, lose_history: bool) {
-        if lose_history {
-            self.compact();
-        }
-        self.shared.drop_watches();
-        self.shared.drop_connections();
-    }
-
-    /// Requests recorded so far (recording is on by default).
-    pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.requests.lock().clone()
-    }
-
-    /// Forgets the requests recorded so far (recording goes on).
-    pub fn clear_requests(&self) {
-        self.shared.requests.lock().clear();
-    }
-
-    /// Turns request recording on or off.
-    pub fn set_recording(&self, on: bool) {
-        self.shared.faults.recording.store(on, Ordering::Relaxed);
+        *self.latency.lock() = latency;
     }
 }

@@ -39,6 +39,7 @@
 mod builtin_defaults;
 mod controllers;
 mod conversion;
+mod conversion_config;
 mod crd;
 mod deletion;
 mod dispatch;
@@ -72,7 +73,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use faults::{Faults, RecordedRequest};
+pub use faults::RecordedRequest;
 pub use registry::KindSpec;
 
 /// Structural-schema handling exactly as the server applies it to custom resources: pruning,
@@ -119,7 +120,7 @@ pub struct ServerBuilder {
     garbage_collector: bool,
     crd_establish_delay: Duration,
     deployments_available_after: Option<Duration>,
-    resolver: conversion::Resolver,
+    resolver: conversion_config::Resolver,
     limits: limits::Limits,
     shard_selectors: bool,
 }
@@ -135,7 +136,7 @@ impl Default for ServerBuilder {
             garbage_collector: true,
             crd_establish_delay: Duration::ZERO,
             deployments_available_after: None,
-            resolver: conversion::Resolver::default(),
+            resolver: conversion_config::Resolver::default(),
             limits: limits::Limits::default(),
             shard_selectors: false,
         }
@@ -211,7 +212,7 @@ impl ServerBuilder {
     where
         F: Fn(&str, &str, u16) -> Option<SocketAddr> + Send + Sync + 'static,
     {
-        self.resolver = conversion::Resolver(Some(Arc::new(resolve)));
+        self.resolver = conversion_config::Resolver(Some(Arc::new(resolve)));
         self
     }
     /// The longest request body a create, update, patch or delete may have (kube-apiserver's
@@ -257,6 +258,10 @@ impl ServerBuilder {
             limits: self.limits,
             shard_selectors: self.shard_selectors,
         });
+        if self.builtins {
+            // The namespaces a cluster starts with, before anything can watch.
+            namespaces::create_initial(&mut shared.db.lock().store);
+        }
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
             .map_err(|source| Error::Bind {
@@ -269,7 +274,7 @@ impl ServerBuilder {
         })?;
         *shared.address.lock() = addr.to_string();
         let tls = if self.tls {
-            Some(tls::generate()?)
+            Some(tls::generate().map_err(Error::Tls)?)
         } else {
             None
         };
@@ -475,5 +480,95 @@ impl FakeApiServer {
 impl Drop for FakeApiServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Handle on the fault-injection controls of a running server. Cheap to clone.
+#[derive(Clone)]
+pub struct Faults {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Faults").finish_non_exhaustive()
+    }
+}
+
+impl Faults {
+    /// Ends every open watch now (the stream ends cleanly, as when the server closes it).
+    pub fn drop_watches(&self) {
+        self.shared.drop_watches();
+    }
+
+    /// Ends every watch after it has sent `n` events (bookmarks included); `None` turns this off.
+    pub fn end_watches_after(&self, n: Option<usize>) {
+        self.shared.faults.set_end_after(n.unwrap_or(0));
+    }
+
+    /// Forgets the event history: the next watch (or list) from an older resourceVersion gets 410 Expired.
+    pub fn compact(&self) {
+        self.shared.db.lock().store.compact();
+    }
+
+    /// The next `n` lists that could expire answer 410 `Expired` as if their snapshot had been
+    /// compacted: a list with a `continue` token gets the "continue parameter is too old" Status
+    /// carrying the inconsistent-continue token in `metadata.continue`, a list at an exact
+    /// resourceVersion (`resourceVersionMatch=Exact`, or a `limit` with a resourceVersion) gets
+    /// "The resourceVersion for the provided list is too old.". Other lists are served and do not
+    /// count. Lets a test drive a client's fallback (relist from scratch, or continue
+    /// inconsistently) without compacting the history.
+    pub fn expire_lists(&self, n: usize) {
+        self.shared.faults.set_expire_lists(n);
+    }
+
+    /// The next `count` requests fail with `code` (500, 429 with `Retry-After`, 503, ...).
+    pub fn fail_next(&self, count: usize, code: u16) {
+        self.shared.faults.push_failure(count, code, None);
+    }
+
+    /// The next `count` requests whose path starts with `path_prefix` fail with `code`.
+    pub fn fail_next_matching(&self, count: usize, code: u16, path_prefix: &str) {
+        self.shared
+            .faults
+            .push_failure(count, code, Some(path_prefix.into()));
+    }
+
+    /// Cancels pending injected failures.
+    pub fn clear_failures(&self) {
+        self.shared.faults.clear_failures();
+    }
+
+    /// Delay added before every request is handled (`Duration::ZERO` to turn off).
+    pub fn set_latency(&self, latency: Duration) {
+        self.shared.faults.set_latency(latency);
+    }
+
+    /// Simulates an API server restart: data is kept, every connection and watch is dropped, and with
+    /// `lose_history` the event history is gone (watches from older resourceVersions get 410).
+    pub fn restart(&self, lose_history: bool) {
+        if lose_history {
+            self.compact();
+        }
+        self.shared.drop_watches();
+        self.shared.drop_connections();
+    }
+
+    /// Requests recorded so far (recording is on by default).
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests.lock().clone()
+    }
+
+    /// Forgets the requests recorded so far (recording goes on).
+    pub fn clear_requests(&self) {
+        self.shared.requests.lock().clear();
+    }
+
+    /// Turns request recording on or off.
+    pub fn set_recording(&self, on: bool) {
+        self.shared
+            .faults
+            .recording
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 }

@@ -33,22 +33,7 @@ pub struct WriteOpts {
     pub served_old: Option<Value>,
 }
 
-/// Which part of the object a write may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Main,
-    Status,
-}
-
-impl Mode {
-    /// The subresource a `managedFields` entry names for writes in this mode.
-    pub fn subresource(self) -> Option<&'static str> {
-        match self {
-            Mode::Main => None,
-            Mode::Status => Some("status"),
-        }
-    }
-}
+pub use crate::ssa::Mode;
 
 /// One write: the resource and version it goes through, the namespace it is in, and on whose
 /// behalf (options and the `managedFields` operation it records).
@@ -239,7 +224,7 @@ fn admit(
     {
         // A version without a schema (a v1beta1 CRD's) still has its scale paths checked.
         let scale = paths.to_crd();
-        if mode == Mode::Main {
+        if mode != Mode::Status {
             kube_codegen_crd::object::scale::spec_causes(&scale, obj, &mut causes);
         }
         kube_codegen_crd::object::scale::status_causes(&scale, obj, &mut causes);
@@ -282,7 +267,19 @@ fn spec_part(ver: &Version, obj: &Value) -> Value {
     o
 }
 
-impl Write<'_> {
+impl<'a> Write<'a> {
+    /// The `managedFields` writer for this write's manager and operation, through `mode`'s
+    /// endpoint.
+    pub fn writer(&self, mode: Mode) -> ssa::Writer<'a> {
+        ssa::Writer::new(
+            self.res,
+            self.version,
+            &self.opts.manager,
+            self.operation,
+            mode,
+        )
+    }
+
     /// `POST` (and apply of a missing object).
     pub fn create(&self, db: &mut Db, obj: Value) -> Result<Value, ApiError> {
         create(db, self, obj)
@@ -455,7 +452,7 @@ fn update(
         return Err(ApiError::stale(&res.group, &res.plural, name));
     }
     let mut new = match mode {
-        Mode::Main => {
+        Mode::Main | Mode::Scale => {
             let mut n = obj;
             if ver.status {
                 match old.get("status") {

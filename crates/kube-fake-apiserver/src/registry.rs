@@ -6,6 +6,9 @@ use crate::openapi::ResourceSchema;
 use crate::schema::ObjectSchema;
 use crate::table::PrinterColumn;
 
+/// `events.k8s.io`, the group of the newer Events API (its events are stored as core ones).
+pub const EVENTS_GROUP: &str = "events.k8s.io";
+
 /// JSON paths of a scale subresource (`.spec.replicas` style, as CRDs spell them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScalePaths {
@@ -72,14 +75,19 @@ pub struct Resource {
     /// Defined by a CRD (strategic merge patch is refused).
     pub custom: bool,
     /// The CRD's conversion webhook (`strategy: Webhook`); `None`: only apiVersion changes.
-    pub conversion: Option<Arc<crate::conversion::Webhook>>,
+    pub conversion: Option<Arc<crate::conversion_config::Webhook>>,
 }
 
 impl Resource {
-    /// The `(group, resource)` this resource's objects are stored under (see
-    /// [`crate::events::storage`]: the two Event APIs share one store).
+    /// The `(group, resource)` this resource's objects are stored under: both Event APIs share
+    /// core `events` (as kube-apiserver stores them, `/registry/events`); every other resource is
+    /// stored under its own.
     pub fn storage(&self) -> (&str, &str) {
-        crate::events::storage(self)
+        if self.group == EVENTS_GROUP && self.plural == "events" {
+            ("", "events")
+        } else {
+            (&self.group, &self.plural)
+        }
     }
     pub fn version(&self, v: &str) -> Option<&Version> {
         self.versions.iter().find(|x| x.name == v && x.served)

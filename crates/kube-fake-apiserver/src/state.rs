@@ -1,4 +1,7 @@
 //! Shared server state: registry + store behind one lock, faults, recorded requests.
+//!
+//! The bottom of the crate with `registry`, `store` and `faults`: it names nothing above it (the
+//! initial namespaces are created by `ServerBuilder::start`; see `tests/layering.rs`).
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +36,7 @@ pub(crate) struct Settings {
     pub gc_enabled: bool,
     pub crd_establish_delay: Duration,
     /// How `clientConfig.service` webhooks are reached.
-    pub resolver: crate::conversion::Resolver,
+    pub resolver: crate::conversion_config::Resolver,
     pub limits: crate::limits::Limits,
     /// `shardSelector` is served (KEP-5866); otherwise ignored.
     pub shard_selectors: bool,
@@ -52,7 +55,7 @@ pub(crate) struct Shared {
     /// Wakes the controllers when kinds change without a store write (`register_kind`).
     pub kinds_changed: tokio::sync::Notify,
     /// How `clientConfig.service` conversion webhooks are reached (none: no service exists).
-    pub resolver: crate::conversion::Resolver,
+    pub resolver: crate::conversion_config::Resolver,
     /// `shardSelector` is served (KEP-5866); otherwise ignored like a 1.35 server does.
     pub shard_selectors: bool,
 }
@@ -61,12 +64,11 @@ impl Shared {
     pub fn new(settings: &Settings) -> Arc<Self> {
         let mut reg = Registry::default();
         reg.insert(registry::crd_resource());
-        let mut store = Store::new(settings.history_limit);
+        let store = Store::new(settings.history_limit);
         if settings.builtins {
             for r in registry::builtins() {
                 reg.insert(r);
             }
-            crate::namespaces::create_initial(&mut store);
         }
         Arc::new(Shared {
             db: Mutex::new(Db {

@@ -15,7 +15,7 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::Value;
 use tokio::net::TcpStream;
 
-use super::{Target, Webhook};
+use crate::conversion_config::{Target, Webhook};
 use crate::state::Shared;
 
 /// The webhook call's bound (and its `?timeout=`), as kube-apiserver's.

@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::{Ctx, converted, write_opts};
 use crate::http::{Body, json_response};
 use crate::objects::{Mode, key_of, view};
-use crate::ssa::{self, Operation};
+use crate::ssa::Operation;
 use crate::status::ApiError;
 use crate::util::{meta_mut, meta_str, str_of};
 
@@ -125,12 +125,14 @@ async fn apply(ctx: &Ctx<'_>, mode: Mode) -> Result<Response<Body>, ApiError> {
     }
     {
         let write = ctx.write(&opts, Operation::Apply);
-        ssa::Writer::of(&write, mode).check_config(&applied, ctx.ns().unwrap_or(""), ctx.name())?;
+        write
+            .writer(mode)
+            .check_config(&applied, ctx.ns().unwrap_or(""), ctx.name())?;
     }
     let force = ctx.req.flag("force");
     let (code, obj) = converted::write(ctx, &opts, Some(ctx.name()), &|db, opts| {
         let write = ctx.write(opts, Operation::Apply);
-        let writer = ssa::Writer::of(&write, mode);
+        let writer = write.writer(mode);
         let key = key_of(&ctx.res, ctx.ns(), ctx.name());
         let old = match (&opts.served_old, db.store.get(&key)) {
             (_, None) => None,

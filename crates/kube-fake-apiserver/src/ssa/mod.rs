@@ -9,7 +9,6 @@ mod walk;
 
 use serde_json::{Value, json};
 
-use crate::objects::Mode;
 use crate::registry::Resource;
 use crate::status::ApiError;
 use crate::util::{meta_mut, now, str_of};
@@ -39,6 +38,26 @@ impl Operation {
             "Apply" => Some(Operation::Apply),
             "Update" => Some(Operation::Update),
             _ => None,
+        }
+    }
+}
+
+/// Which part of the object a write may change, and through which endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Main,
+    Status,
+    /// The main resource written through `/scale` (only the replicas change).
+    Scale,
+}
+
+impl Mode {
+    /// The subresource a `managedFields` entry names for writes in this mode.
+    pub fn subresource(self) -> Option<&'static str> {
+        match self {
+            Mode::Main => None,
+            Mode::Status => Some("status"),
+            Mode::Scale => Some("scale"),
         }
     }
 }
@@ -226,11 +245,6 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    /// The writer for `w`'s manager and operation, through `mode`'s endpoint.
-    pub fn of(w: &crate::objects::Write<'a>, mode: Mode) -> Writer<'a> {
-        Writer::new(w.res, w.version, &w.opts.manager, w.operation, mode)
-    }
-
     pub fn new(
         res: &'a Resource,
         version: &str,
@@ -241,7 +255,7 @@ impl<'a> Writer<'a> {
         let ver = res.version(version);
         let part = match (ver.is_some_and(|v| v.status), mode) {
             (true, Mode::Status) => Part::Status,
-            (true, Mode::Main) => Part::Main,
+            (true, Mode::Main | Mode::Scale) => Part::Main,
             _ => Part::Whole,
         };
         Writer {
