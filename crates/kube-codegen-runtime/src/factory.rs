@@ -27,8 +27,8 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 use crate::cache::{
-    InformerMetricsProvider, InformerOptions, ListWatch, ReflectorOptions, SharedIndexInformer,
-    WatchStream,
+    InformerMetricsProvider, InformerOptions, ListWatch, ReflectorOptions, ShardedList,
+    SharedIndexInformer, WatchStream,
 };
 
 /// A [`SharedInformerFactoryBuilder::tweak_list_params`] closure.
@@ -97,7 +97,7 @@ where
         &'a self,
         params: &'a ListParams,
         selector: &'a str,
-    ) -> BoxFuture<'a, Result<(ObjectList<K>, Option<String>), kube::Error>> {
+    ) -> BoxFuture<'a, Result<ShardedList<K>, kube::Error>> {
         let mut tweaked = params.clone();
         (tweaked.label_selector, tweaked.field_selector) =
             self.selectors(&params.label_selector, &params.field_selector);

@@ -15,7 +15,8 @@ use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, ObjectList, PostParams, WatchEvent, WatchParams};
 use kube_codegen_runtime::cache::{
-    Deleted, EventHandlerFns, InformerOptions, ListWatch, SharedIndexInformer, WatchStream,
+    Deleted, EventHandlerFns, InformerOptions, ListWatch, ShardedList, SharedIndexInformer,
+    WatchStream,
 };
 use kube_codegen_runtime::shard::{
     Assignment, HashRange, Membership, MembershipConfig, RangeSet, ShardKey, ShardScope,
@@ -57,7 +58,7 @@ impl ListWatch<ConfigMap> for Counting {
         &'a self,
         p: &'a ListParams,
         sel: &'a str,
-    ) -> BoxFuture<'a, Result<(ObjectList<ConfigMap>, Option<String>), kube::Error>> {
+    ) -> BoxFuture<'a, Result<ShardedList<ConfigMap>, kube::Error>> {
         async move {
             let (l, echo) = self.api.list_sharded(p, sel).await?;
             self.objects.fetch_add(l.items.len(), Ordering::Relaxed);

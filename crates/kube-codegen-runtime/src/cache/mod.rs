@@ -66,5 +66,5 @@ pub use self::metrics::InformerMetricsProvider;
 pub use self::reader::StoreReader;
 pub use self::reflector::{Reflector, ReflectorHealth, ReflectorStore, Synced};
 pub use self::reflector_options::{ReflectorOptions, WatchErrorHandler};
-pub use self::source::{ListWatch, SHARD_INFO_ANNOTATION, WatchStream};
+pub use self::source::{ListWatch, SHARD_INFO_ANNOTATION, ShardedList, WatchStream};
 pub use self::store::{IndexFn, Indexers, NAMESPACE_INDEX, Store, namespace_index};

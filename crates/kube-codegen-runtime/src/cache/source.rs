@@ -14,6 +14,9 @@ use std::fmt::Debug;
 /// runtime-internal, never sent to a server.
 pub const SHARD_INFO_ANNOTATION: &str = "kube-codegen.io/shard-info-selector";
 
+/// A list and the `shardSelector` the server echoed in its `metadata.shardInfo.selector`.
+pub type ShardedList<K> = (ObjectList<K>, Option<String>);
+
 /// A stream of watch events.
 pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, kube::Error>>;
 
@@ -49,7 +52,7 @@ pub trait ListWatch<K: Clone>: Send + Sync + 'static {
         &'a self,
         params: &'a ListParams,
         selector: &'a str,
-    ) -> BoxFuture<'a, Result<(ObjectList<K>, Option<String>), kube::Error>> {
+    ) -> BoxFuture<'a, Result<ShardedList<K>, kube::Error>> {
         let _ = selector;
         async move { Ok((self.list(params).await?, None)) }.boxed()
     }
@@ -100,7 +103,7 @@ where
         &'a self,
         params: &'a ListParams,
         selector: &'a str,
-    ) -> BoxFuture<'a, Result<(ObjectList<K>, Option<String>), kube::Error>> {
+    ) -> BoxFuture<'a, Result<ShardedList<K>, kube::Error>> {
         crate::shard::source::list(self, params, selector).boxed()
     }
 
