@@ -52,10 +52,13 @@ pub mod finalizer;
 pub mod metrics;
 pub mod owners;
 pub mod predicate;
+pub mod writes;
 
 mod action;
 mod builder;
 mod context;
+#[cfg(feature = "cli")]
+mod flags;
 mod manager;
 mod program;
 mod run;
@@ -71,9 +74,13 @@ pub use self::manager::{DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SYNC_TIMEOUT, LeaderEl
 #[cfg(feature = "prometheus")]
 pub(crate) use self::metrics::ControllerFamilies;
 pub use self::metrics::ControllerMetricsProvider;
+#[cfg(feature = "cli")]
+pub use self::flags::{ControllerFlags, LeaderElectionFlags, StartupError, run_program};
 pub use self::program::{
-    ConfigError, describe_error, load_config, parse_duration, shutdown_signal, unique_identity,
+    ConfigError, Shutdown, describe_error, load_config, parse_duration, shutdown_signal,
+    unique_identity,
 };
+pub use self::writes::{ApiWrites, FakeWrites, Writes};
 pub use self::run::Reconciler;
 
 /// Default [`Controller::reconcile_timeout`]: a reconcile still running after this long is

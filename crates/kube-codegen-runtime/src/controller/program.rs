@@ -7,10 +7,13 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use tokio::signal::unix::{SignalKind, signal};
 
+/// A future resolving on shutdown; clone it to wait in several places.
+pub type Shutdown = Shared<BoxFuture<'static, ()>>;
+
 /// Resolves on the first SIGTERM or SIGINT (logged); later signals are ignored. The handlers
 /// are installed when this is called, so call it first: a signal during startup is then seen
 /// instead of killing the process. Clone it to wait in several places.
-pub fn shutdown_signal() -> std::io::Result<Shared<BoxFuture<'static, ()>>> {
+pub fn shutdown_signal() -> std::io::Result<Shutdown> {
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let (tx, rx) = tokio::sync::watch::channel(false);
