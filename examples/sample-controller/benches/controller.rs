@@ -15,12 +15,13 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{ListParams, PatchParams, PostParams};
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::cache::EventHandlerFns;
+use kube_codegen_runtime::controller::ApiWrites;
 use kube_codegen_runtime::controller::owners::EnqueueRequestForOwner;
 use kube_codegen_runtime::events::{Recorder, Reporter};
 use kube_codegen_runtime::workqueue::{Action, WorkQueue, run_workers};
 use kube_fake_apiserver::FakeApiServer;
-use sample_controller::controller::{ApiWrites, Controller, SyncError};
-use sample_controller::samplecontroller::v1beta1::{Foo, FooSpec, FooSpecDeployment};
+use sample_controller::controller::{CONTROLLER_NAME, Controller, SyncError};
+use sample_controller::samplecontroller::v1alpha1::{Foo, FooSpec};
 use sample_controller::{Clientset, InformerFactoryExt};
 
 const FOOS: usize = 1_000;
@@ -70,7 +71,7 @@ async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 fn foo(i: usize) -> Foo {
     let mut f = Foo {
         spec: Some(FooSpec {
-            deployment: Some(FooSpecDeployment { name: Some(format!("dep-{i}")) }),
+            deployment_name: Some(format!("dep-{i}")),
             replicas: Some(1),
         }),
         ..Foo::default()
@@ -80,15 +81,17 @@ fn foo(i: usize) -> Foo {
 }
 
 async fn create_foos(cs: &Clientset) {
-    let foos = cs.samplecontroller_v1beta1().foos(NAMESPACE);
+    let foos = cs.samplecontroller_v1alpha1().foos(NAMESPACE);
     for i in 0..FOOS {
-        foos.create(&PostParams::default(), &foo(i)).await.expect("create a Foo");
+        foos.create(&PostParams::default(), &foo(i))
+            .await
+            .expect("create a Foo");
     }
 }
 
 /// Patches every Foo's replicas to `replicas`.
 async fn scale_all(cs: &Clientset, replicas: i32) {
-    let foos = cs.samplecontroller_v1beta1().foos(NAMESPACE);
+    let foos = cs.samplecontroller_v1alpha1().foos(NAMESPACE);
     let patch =
         kube_codegen_runtime::Patch::Merge(serde_json::json!({"spec": {"replicas": replicas}}));
     for i in 0..FOOS {
@@ -111,7 +114,7 @@ async fn deployments_with(cs: &Clientset, replicas: i32) -> usize {
 
 async fn informer_alone(server: &FakeApiServer, cs: &Clientset) {
     let factory = SharedInformerFactory::new(cs.clone());
-    let informer = factory.samplecontroller().v1beta1().foos();
+    let informer = factory.samplecontroller().v1alpha1().foos();
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
     let counter2 = seen.clone();
@@ -130,13 +133,19 @@ async fn informer_alone(server: &FakeApiServer, cs: &Clientset) {
     measured("informer_first_sync", async {
         factory.start();
         factory.wait_for_cache_sync().await;
-        wait_until("the informer's initial adds", || seen.load(Ordering::Relaxed) >= FOOS).await;
+        wait_until("the informer's initial adds", || {
+            seen.load(Ordering::Relaxed) >= FOOS
+        })
+        .await;
         seen.swap(0, Ordering::Relaxed)
     })
     .await;
     measured("informer_steady", async {
         scale_all(cs, 5).await;
-        wait_until("the informer's updates", || seen.load(Ordering::Relaxed) >= FOOS).await;
+        wait_until("the informer's updates", || {
+            seen.load(Ordering::Relaxed) >= FOOS
+        })
+        .await;
         seen.load(Ordering::Relaxed)
     })
     .await;
@@ -146,7 +155,7 @@ async fn informer_alone(server: &FakeApiServer, cs: &Clientset) {
 
 async fn controller(cs: &Clientset) {
     let factory = SharedInformerFactory::new(cs.clone());
-    let foos = factory.samplecontroller().v1beta1().foos();
+    let foos = factory.samplecontroller().v1alpha1().foos();
     let deployments = factory.informer_for::<Deployment>();
     let queue: WorkQueue<String> = WorkQueue::builder().name("foos").build();
     foos.informer()
@@ -164,8 +173,12 @@ async fn controller(cs: &Clientset) {
             foos.informer().lister(),
         ))
         .expect("deployment handler");
-    let reporter = Reporter { controller: "sample-controller".into(), instance: None };
-    let writes = ApiWrites::new(cs.clone(), Recorder::new(cs.client().clone(), reporter));
+    let reporter = Reporter {
+        controller: "sample-controller".into(),
+        instance: None,
+    };
+    let recorder = Recorder::new(cs.client().clone(), reporter);
+    let writes = ApiWrites::new(cs.client().clone(), recorder, CONTROLLER_NAME);
     let controller = Arc::new(Controller::new(foos.lister(), deployments.lister(), writes));
     let reconciles = Arc::new(AtomicUsize::new(0));
     let counted = reconciles.clone();
@@ -209,8 +222,10 @@ async fn controller(cs: &Clientset) {
 }
 
 fn main() {
-    let runtime =
-        tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     runtime.block_on(async {
         let server = FakeApiServer::start().await.expect("server starts");
         let crd: serde_json::Value =

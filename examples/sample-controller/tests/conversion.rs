@@ -53,8 +53,11 @@ async fn both_versions_through_the_generated_conversions_and_the_runtime_webhook
     }));
 
     let mut crd: Value = serde_saphyr::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/artifacts/crd.yaml"))
-            .expect("crd.yaml"),
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/artifacts/crd-conversion.yaml"
+        ))
+        .expect("crd-conversion.yaml"),
     )
     .expect("crd parses");
     crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {

@@ -33,13 +33,13 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube_fake_apiserver::{FakeApiServer, RecordedRequest};
 use sample_controller::Clientset;
-use sample_controller::samplecontroller::v1beta1::{Foo, FooSpec, FooSpecDeployment};
+use sample_controller::samplecontroller::v1alpha1::{Foo, FooSpec};
 use serde_json::{Value, json};
 
 /// How long any single wait may take (generous: the machine may be busy building).
 const DEADLINE: Duration = Duration::from_secs(40);
 
-const FOOS_ALL: &str = "/apis/samplecontroller.k8s.io/v1beta1/foos";
+const FOOS_ALL: &str = "/apis/samplecontroller.k8s.io/v1alpha1/foos";
 const DEPLOYMENTS_ALL: &str = "/apis/apps/v1/deployments";
 
 /// The running binary and its log (stderr), read live.
@@ -180,7 +180,7 @@ impl Env {
 
     fn foos(&self, ns: &str) -> kube_codegen_runtime::ResourceClient<Foo> {
         Clientset::new(self.client.clone())
-            .samplecontroller_v1beta1()
+            .samplecontroller_v1alpha1()
             .foos(ns)
     }
 
@@ -201,9 +201,7 @@ impl Env {
                 ..ObjectMeta::default()
             },
             spec: Some(FooSpec {
-                deployment: deployment.map(|n| FooSpecDeployment {
-                    name: Some(n.into()),
-                }),
+                deployment_name: deployment.map(Into::into),
                 replicas: Some(replicas),
             }),
             ..Foo::default()
@@ -290,7 +288,7 @@ async fn reconcile_steps(env: &Env, program: &Program, ns: &str) {
     assert_eq!(
         dep.metadata.owner_references,
         Some(vec![OwnerReference {
-            api_version: "samplecontroller.k8s.io/v1beta1".into(),
+            api_version: "samplecontroller.k8s.io/v1alpha1".into(),
             kind: "Foo".into(),
             name: a.into(),
             uid,
@@ -599,7 +597,7 @@ async fn converges_through_dropped_watches_5xx_429_410_and_restarts() {
     let faults = env.server.faults();
     // One-shot failures on paths only the controller uses: its status writes and its events.
     let status_path =
-        format!("/apis/samplecontroller.k8s.io/v1beta1/namespaces/{ns}/foos/a/status");
+        format!("/apis/samplecontroller.k8s.io/v1alpha1/namespaces/{ns}/foos/a/status");
     let events_path = format!("/apis/events.k8s.io/v1/namespaces/{ns}/");
     let mark = env.requests().len();
     faults.fail_next_matching(2, 500, &status_path);

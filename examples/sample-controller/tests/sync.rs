@@ -10,18 +10,14 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::core::Status;
 use kube_codegen_runtime::cache::{Deleted, EventHandler, Lister, Store};
+use kube_codegen_runtime::controller::FakeWrites;
 use kube_codegen_runtime::controller::owners::{EnqueueRequestForOwner, controller_owner_key};
+use kube_codegen_runtime::controller::writes::Verb;
 use kube_codegen_runtime::events::EventType;
 use kube_codegen_runtime::workqueue::WorkQueue;
-use parking_lot::Mutex;
-use sample_controller::controller::{
-    Controller, FooEvent, ServerWrites, SyncError, new_deployment,
-};
-use sample_controller::samplecontroller::v1beta1::{
-    Foo, FooLister, FooSpec, FooSpecDeployment, FooStatus,
-};
+use sample_controller::controller::{Controller, SyncError, new_deployment};
+use sample_controller::samplecontroller::v1alpha1::{Foo, FooLister, FooSpec, FooStatus};
 use tokio::sync::watch;
 
 /// One write the controller sent (upstream's expected `core.Action`s).
@@ -32,53 +28,31 @@ enum Write {
     UpdateFooStatus(Foo),
 }
 
-/// Records writes and events; optionally fails the next write with an HTTP code (a reactor).
-#[derive(Default)]
-struct FakeWrites {
-    writes: Mutex<Vec<Write>>,
-    events: Mutex<Vec<(String, FooEvent)>>,
-    fail_next: Mutex<Option<u16>>,
-    fail_next_event: Mutex<bool>,
+/// An event about a Foo, as the runtime's `FakeWrites` recorded it (upstream's fake recorder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FooEvent {
+    type_: EventType,
+    reason: String,
+    note: String,
 }
 
-fn injected(code: u16) -> kube::Error {
-    kube::Error::Api(Status::failure("injected", "InternalError").with_code(code).boxed())
-}
-
-impl FakeWrites {
-    fn react(&self, write: Write) -> Result<(), kube::Error> {
-        self.writes.lock().push(write);
-        match self.fail_next.lock().take() {
-            Some(code) => Err(injected(code)),
-            None => Ok(()),
+impl FooEvent {
+    fn normal(reason: &str, note: &str) -> Self {
+        let (type_, reason, note) = (EventType::Normal, reason.into(), note.into());
+        FooEvent {
+            type_,
+            reason,
+            note,
         }
     }
-}
 
-impl ServerWrites for FakeWrites {
-    async fn create_deployment(&self, deployment: &Deployment) -> Result<Deployment, kube::Error> {
-        self.react(Write::CreateDeployment(deployment.clone()))?;
-        Ok(deployment.clone())
-    }
-
-    async fn update_deployment(&self, deployment: &Deployment) -> Result<Deployment, kube::Error> {
-        self.react(Write::UpdateDeployment(deployment.clone()))?;
-        Ok(deployment.clone())
-    }
-
-    async fn update_foo_status(&self, foo: &Foo) -> Result<Foo, kube::Error> {
-        self.react(Write::UpdateFooStatus(foo.clone()))?;
-        Ok(foo.clone())
-    }
-
-    /// Records every attempt, failed or not.
-    async fn record_event(&self, foo: &Foo, event: FooEvent) -> Result<(), kube::Error> {
-        let name = foo.metadata.name.clone().unwrap_or_default();
-        self.events.lock().push((name, event));
-        if std::mem::take(&mut *self.fail_next_event.lock()) {
-            return Err(injected(500));
+    fn warning(reason: &str, note: &str) -> Self {
+        let (type_, reason, note) = (EventType::Warning, reason.into(), note.into());
+        FooEvent {
+            type_,
+            reason,
+            note,
         }
-        Ok(())
     }
 }
 
@@ -105,15 +79,43 @@ impl Fixture {
             Lister::new(deployment_store.clone()),
             FakeWrites::default(),
         );
-        Fixture { foos: foo_store, deployments: deployment_store, controller }
+        Fixture {
+            foos: foo_store,
+            deployments: deployment_store,
+            controller,
+        }
     }
 
+    /// The writes recorded (every attempt, failed or not), each of the kind its verb writes.
     fn writes(&self) -> Vec<Write> {
-        self.controller.writes().writes.lock().clone()
+        let writes = self.controller.writes().writes();
+        let decode = |w: &kube_codegen_runtime::controller::writes::Write| match w.verb {
+            Verb::Create => Write::CreateDeployment(w.object().expect("a Deployment created")),
+            Verb::Replace => Write::UpdateDeployment(w.object().expect("a Deployment replaced")),
+            Verb::ReplaceStatus => Write::UpdateFooStatus(w.object().expect("a Foo's status")),
+        };
+        writes.iter().map(decode).collect()
     }
 
+    /// The events recorded (every attempt, failed or not), by the Foo's name; every one is
+    /// about a Foo in `default`, with the action `Sync`.
     fn events(&self) -> Vec<(String, FooEvent)> {
-        self.controller.writes().events.lock().clone()
+        let events = self.controller.writes().events();
+        events
+            .into_iter()
+            .map(|e| {
+                assert_eq!(e.regarding.kind.as_deref(), Some("Foo"), "{e:?}");
+                assert_eq!(e.regarding.namespace.as_deref(), Some("default"), "{e:?}");
+                assert_eq!(e.action, "Sync", "{e:?}");
+                let note = e.note.unwrap_or_default();
+                let event = FooEvent {
+                    type_: e.type_,
+                    reason: e.reason,
+                    note,
+                };
+                (e.regarding.name.unwrap_or_default(), event)
+            })
+            .collect()
     }
 }
 
@@ -128,7 +130,7 @@ fn foo(name: &str, deployment_name: Option<&str>, replicas: Option<i32>) -> Foo 
             ..ObjectMeta::default()
         },
         spec: Some(FooSpec {
-            deployment: deployment_name.map(|n| FooSpecDeployment { name: Some(n.into()) }),
+            deployment_name: deployment_name.map(Into::into),
             replicas,
         }),
         ..Foo::default()
@@ -136,7 +138,9 @@ fn foo(name: &str, deployment_name: Option<&str>, replicas: Option<i32>) -> Foo 
 }
 
 fn with_status(mut foo: Foo, available: i32) -> Foo {
-    foo.status = Some(FooStatus { available_replicas: Some(available) });
+    foo.status = Some(FooStatus {
+        available_replicas: Some(available),
+    });
     foo
 }
 
@@ -144,8 +148,10 @@ fn with_status(mut foo: Foo, available: i32) -> Foo {
 fn stored(mut deployment: Deployment, available: Option<i32>) -> Deployment {
     deployment.metadata.resource_version = Some("11".into());
     deployment.metadata.uid = Some("deployment-uid".into());
-    deployment.status = available
-        .map(|a| DeploymentStatus { available_replicas: Some(a), ..DeploymentStatus::default() });
+    deployment.status = available.map(|a| DeploymentStatus {
+        available_replicas: Some(a),
+        ..DeploymentStatus::default()
+    });
     deployment
 }
 
@@ -176,7 +182,7 @@ async fn creates_the_deployment_when_missing() {
     assert_eq!(
         created.metadata.owner_references,
         Some(vec![OwnerReference {
-            api_version: "samplecontroller.k8s.io/v1beta1".into(),
+            api_version: "samplecontroller.k8s.io/v1alpha1".into(),
             kind: "Foo".into(),
             name: "test".into(),
             uid: "uid-test".into(),
@@ -188,7 +194,10 @@ async fn creates_the_deployment_when_missing() {
     assert_eq!(spec.replicas, Some(1));
     assert_eq!(spec.selector.match_labels.as_ref(), Some(&labels));
     let template = &spec.template;
-    assert_eq!(template.metadata.as_ref().unwrap().labels.as_ref(), Some(&labels));
+    assert_eq!(
+        template.metadata.as_ref().unwrap().labels.as_ref(),
+        Some(&labels)
+    );
     let containers = &template.spec.as_ref().unwrap().containers;
     assert_eq!(containers.len(), 1);
     assert_eq!(containers[0].name, "nginx");
@@ -268,7 +277,7 @@ async fn a_deployment_not_controlled_by_the_foo_is_not_touched() {
     owned_by_another.metadata.name = Some("other-web".into());
     owned_by_another.metadata.owner_references = Some(vec![OwnerReference {
         uid: "uid-someone-else".into(),
-        ..sample_controller::controller::controller_ref(&f)
+        ..kube_codegen_runtime::controller::owners::controller_ref(&f)
     }]);
     let g = foo("second", Some("other-web"), Some(1));
     let fx = Fixture::new(&[f, g], &[unowned, owned_by_another]);
@@ -276,7 +285,10 @@ async fn a_deployment_not_controlled_by_the_foo_is_not_touched() {
     for (key, name) in [("default/test", "web"), ("default/second", "other-web")] {
         let err = fx.controller.sync(key).await.unwrap_err();
         let message = format!("Resource \"{name}\" already exists and is not managed by Foo");
-        assert!(matches!(&err, SyncError::ResourceExists(m) if *m == message), "{err:?}");
+        assert!(
+            matches!(&err, SyncError::ResourceExists(m) if *m == message),
+            "{err:?}"
+        );
         assert_eq!(err.to_string(), message);
     }
 
@@ -286,12 +298,15 @@ async fn a_deployment_not_controlled_by_the_foo_is_not_touched() {
             foo.to_owned(),
             FooEvent {
                 type_: EventType::Warning,
-                reason: "ErrResourceExists",
+                reason: "ErrResourceExists".into(),
                 note: format!("Resource \"{name}\" already exists and is not managed by Foo"),
             },
         )
     };
-    assert_eq!(fx.events(), [warning("test", "web"), warning("second", "other-web")]);
+    assert_eq!(
+        fx.events(),
+        [warning("test", "web"), warning("second", "other-web")]
+    );
 }
 
 #[tokio::test]
@@ -301,7 +316,7 @@ async fn an_invalid_foo_is_reported_once_and_not_retried() {
     let invalid = || {
         (
             "test".to_owned(),
-            FooEvent::warning("InvalidSpec", "spec.deployment.name must be specified"),
+            FooEvent::warning("InvalidSpec", "spec.deploymentName must be specified"),
         )
     };
 
@@ -322,7 +337,9 @@ async fn an_invalid_foo_is_reported_once_and_not_retried() {
     assert_eq!(fx.events(), [invalid(), invalid()]);
 
     // Fixed, then broken again: reported again.
-    fx.foos.update(Arc::new(with_status(foo("test", Some("web"), Some(1)), 0))).unwrap();
+    fx.foos
+        .update(Arc::new(with_status(foo("test", Some("web"), Some(1)), 0)))
+        .unwrap();
     fx.controller.sync("default/test").await.unwrap();
     fx.foos.update(Arc::new(f)).unwrap();
     fx.controller.sync("default/test").await.unwrap();
@@ -335,9 +352,18 @@ async fn an_invalid_foo_is_reported_once_and_not_retried() {
 #[tokio::test]
 async fn an_invalid_foo_whose_report_failed_is_reported_again() {
     let fx = Fixture::new(&[foo("test", None, Some(1))], &[]);
-    *fx.controller.writes().fail_next_event.lock() = true;
+    fx.controller.writes().fail_next_event(500);
     let err = fx.controller.sync("default/test").await.unwrap_err();
-    assert!(matches!(&err, SyncError::Api { action: "writing an event about foo", .. }), "{err:?}");
+    assert!(
+        matches!(
+            &err,
+            SyncError::Api {
+                action: "writing an event about foo",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     // The retry reports it (the failed attempt did not count), and then no more.
     fx.controller.sync("default/test").await.unwrap();
     fx.controller.sync("default/test").await.unwrap();
@@ -351,7 +377,7 @@ async fn a_lost_synced_event_does_not_fail_the_sync() {
     let f = with_status(foo("test", Some("web"), Some(1)), 1);
     let d = stored(new_deployment(&f, "web"), Some(1));
     let fx = Fixture::new(&[f], &[d]);
-    *fx.controller.writes().fail_next_event.lock() = true;
+    fx.controller.writes().fail_next_event(500);
     fx.controller.sync("default/test").await.unwrap();
     assert_eq!(fx.events(), [("test".to_owned(), synced())]);
 }
@@ -375,19 +401,41 @@ async fn a_malformed_key_is_dropped() {
 async fn failed_writes_are_errors_and_skip_the_synced_event() {
     let f = foo("test", Some("web"), Some(1));
     let fx = Fixture::new(&[f], &[]);
-    *fx.controller.writes().fail_next.lock() = Some(500);
+    fx.controller.writes().fail_next_write(500);
     let err = fx.controller.sync("default/test").await.unwrap_err();
-    assert!(matches!(&err, SyncError::Api { action: "creating deployment", .. }), "{err:?}");
+    assert!(
+        matches!(
+            &err,
+            SyncError::Api {
+                action: "creating deployment",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("default/web"), "{err}");
-    assert_eq!(fx.events(), Vec::<(String, FooEvent)>::new(), "no Synced after a failure");
+    assert_eq!(
+        fx.events(),
+        Vec::<(String, FooEvent)>::new(),
+        "no Synced after a failure"
+    );
 
     // The status write fails too: still an error.
     let f = with_status(foo("test", Some("web"), Some(1)), 0);
     let d = stored(new_deployment(&f, "web"), Some(1));
     let fx = Fixture::new(&[f], &[d]);
-    *fx.controller.writes().fail_next.lock() = Some(409);
+    fx.controller.writes().fail_next_write(409);
     let err = fx.controller.sync("default/test").await.unwrap_err();
-    assert!(matches!(&err, SyncError::Api { action: "updating status of foo", .. }), "{err:?}");
+    assert!(
+        matches!(
+            &err,
+            SyncError::Api {
+                action: "updating status of foo",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(fx.events(), Vec::<(String, FooEvent)>::new());
 }
 
@@ -395,7 +443,10 @@ async fn failed_writes_are_errors_and_skip_the_synced_event() {
 async fn a_lister_that_has_not_synced_is_an_error_not_a_delete() {
     let (_tx, rx) = watch::channel(false);
     let controller = Controller::new(
-        FooLister::new(Lister::with_synced(Arc::new(Store::with_namespace_index()), rx)),
+        FooLister::new(Lister::with_synced(
+            Arc::new(Store::with_namespace_index()),
+            rx,
+        )),
         Lister::new(Arc::new(Store::with_namespace_index())),
         FakeWrites::default(),
     );
@@ -439,17 +490,35 @@ async fn deployments_map_to_the_foo_that_controls_them() {
     let key = |d: &Deployment| controller_owner_key(&d.metadata, &lister);
 
     assert_eq!(
-        key(&deployment_owned_by("web", Some(("Foo", "test", "uid-test", true)))),
+        key(&deployment_owned_by(
+            "web",
+            Some(("Foo", "test", "uid-test", true))
+        )),
         Some("default/test".to_owned())
     );
     // Another kind, an owner that is not the controller, no owner, a Foo not in the cache.
     assert_eq!(
-        key(&deployment_owned_by("web", Some(("ReplicaSet", "test", "uid-test", true)))),
+        key(&deployment_owned_by(
+            "web",
+            Some(("ReplicaSet", "test", "uid-test", true))
+        )),
         None
     );
-    assert_eq!(key(&deployment_owned_by("web", Some(("Foo", "test", "uid-test", false)))), None);
+    assert_eq!(
+        key(&deployment_owned_by(
+            "web",
+            Some(("Foo", "test", "uid-test", false))
+        )),
+        None
+    );
     assert_eq!(key(&deployment_owned_by("web", None)), None);
-    assert_eq!(key(&deployment_owned_by("web", Some(("Foo", "gone", "uid-gone", true)))), None);
+    assert_eq!(
+        key(&deployment_owned_by(
+            "web",
+            Some(("Foo", "gone", "uid-gone", true))
+        )),
+        None
+    );
 }
 
 #[tokio::test]
@@ -460,7 +529,10 @@ async fn handlers_enqueue_foo_keys_including_from_tombstones() {
     // The runtime's `owns` handler (it replaced the example's `deployment_event_handler`),
     // called as the informer calls it.
     let handler = EnqueueRequestForOwner::<Foo, Deployment>::new(queue.clone(), lister);
-    let owned = Arc::new(deployment_owned_by("web", Some(("Foo", "test", "uid-test", true))));
+    let owned = Arc::new(deployment_owned_by(
+        "web",
+        Some(("Foo", "test", "uid-test", true)),
+    ));
 
     // An update with an unchanged resourceVersion (a resync or relist repeat) is skipped.
     EventHandler::on_update(&handler, &owned, &owned);
@@ -477,11 +549,18 @@ async fn handlers_enqueue_foo_keys_including_from_tombstones() {
     // A delete seen only at a relist: the tombstone's last known state maps the same way.
     EventHandler::on_delete(
         &handler,
-        &Deleted::FinalStateUnknown { key: "default/web".into(), object: owned.clone() },
+        &Deleted::FinalStateUnknown {
+            key: "default/web".into(),
+            object: owned.clone(),
+        },
     );
     assert_eq!(next(&queue).await, "default/test");
     // Unowned Deployments enqueue nothing.
-    EventHandler::on_add(&handler, &Arc::new(deployment_owned_by("other", None)), false);
+    EventHandler::on_add(
+        &handler,
+        &Arc::new(deployment_owned_by("other", None)),
+        false,
+    );
     assert_eq!(queue.len(), 0);
 
     // The Foo handler is the runtime's own (adds, updates and deletes, tombstones included,
