@@ -90,9 +90,8 @@ pub fn apply(group: &str, plural: &str, o: &mut Value) {
         }
         ("", "secrets") => default(o, "type", json!("Opaque")),
         ("", "namespaces") => {
-            if obj(o, "spec").is_some() {
-                default(&mut o["spec"], "finalizers", json!(["kubernetes"]));
-            }
+            // `spec.finalizers` is no default: the namespace strategy sets it after the field
+            // manager ran (`namespaces::prepare_for_create`).
             if obj(o, "status").is_some() {
                 default(&mut o["status"], "phase", json!("Active"));
             }

@@ -9,7 +9,7 @@ use crate::registry::Resource;
 use crate::state::Db;
 use crate::status::ApiError;
 use crate::store::{Key, Store};
-use crate::util::{now, str_list, str_of, uid};
+use crate::util::{meta_mut, now, str_list, str_of, uid};
 
 /// The namespaces a cluster has from the start.
 const INITIAL: &[&str] = &["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -42,6 +42,55 @@ pub fn create_initial(store: &mut Store) {
             "status": {"phase": "Active"}
         });
         store.put(ns_key(name), ns);
+    }
+}
+
+/// The label kube-apiserver keeps equal to a namespace's name.
+pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// `SetDefaults_Namespace`, run when a request is decoded: the [`NAME_LABEL`] label, when the
+/// name is known (a `generateName` create has none yet). A default, so the writer owns it.
+pub fn default_name_label(obj: &mut Value) {
+    let name = str_of(obj.pointer("/metadata/name")).to_string();
+    if !name.is_empty() {
+        set_name_label(obj, name);
+    }
+}
+
+fn set_name_label(obj: &mut Value, name: String) {
+    let m = meta_mut(obj);
+    if !m.get("labels").is_some_and(Value::is_object) {
+        m.insert("labels".into(), json!({}));
+    }
+    m["labels"][NAME_LABEL] = json!(name);
+}
+
+/// The namespace strategy's `PrepareForCreate` and `Canonicalize`, which run after the field
+/// manager, so no manager owns what they set: `status.phase: Active`, `kubernetes` appended to
+/// `spec.finalizers` when missing, and the [`NAME_LABEL`] label (a generated name's too).
+pub fn prepare_for_create(obj: &mut Value) {
+    obj["status"] = json!({"phase": "Active"});
+    if !obj.get("spec").is_some_and(Value::is_object) {
+        obj["spec"] = json!({});
+    }
+    let mut finalizers = str_list(obj.pointer("/spec/finalizers"));
+    if !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER) {
+        finalizers.push(KUBERNETES_FINALIZER.into());
+    }
+    obj["spec"]["finalizers"] = json!(finalizers);
+    let name = str_of(obj.pointer("/metadata/name")).to_string();
+    set_name_label(obj, name);
+}
+
+/// An update's `spec` without `finalizers` gets `kubernetes`, as this server has always done.
+/// kube-apiserver's `PrepareForUpdate` instead keeps the stored `spec.finalizers` (only
+/// `/finalize` changes them); here the namespace controller and `/finalize` write through the
+/// main resource, so that rule is not modelled.
+pub fn default_finalizers_on_update(obj: &mut Value) {
+    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+        && !spec.contains_key("finalizers")
+    {
+        spec.insert("finalizers".into(), json!([KUBERNETES_FINALIZER]));
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::crd;
+use crate::namespaces;
 use crate::registry::{Resource, Version};
 use crate::schema::{self, Cause};
 use crate::ssa::{self, Operation};
@@ -310,6 +311,9 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     let ver = typed_for(res, version, &mut obj)?;
     check_namespace(res, ns, &mut obj)?;
     let source = obj.clone();
+    if namespaces::is_namespaces(res) {
+        namespaces::default_name_label(&mut obj);
+    }
     let m = meta_mut(&mut obj);
     let name = str_of(m.get("name")).to_string();
     let generate = str_of(m.get("generateName")).to_string();
@@ -330,7 +334,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
         ));
     }
     // Admission (before the name is generated and the object validated).
-    crate::namespaces::admit_create(db, res, ns, &name)?;
+    namespaces::admit_create(db, res, ns, &name)?;
     let name = if name.is_empty() {
         format!("{generate}{}", name_suffix())
     } else {
@@ -363,6 +367,9 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     admit(res, &ver, &mut obj, None, Mode::Main, opts)?;
     ssa::Writer::new(res, version, &opts.manager, operation, Mode::Main)
         .record(None, &mut obj, &source);
+    if namespaces::is_namespaces(res) {
+        namespaces::prepare_for_create(&mut obj);
+    }
     if is_crd(res) {
         crd::set_status(db, &mut obj);
     }
@@ -528,6 +535,10 @@ fn update(
             return Err(ApiError::invalid(&res.group, &res.kind, name, &[cause]));
         }
     }
+    if namespaces::is_namespaces(res) && mode == Mode::Main {
+        namespaces::default_name_label(&mut new);
+        namespaces::default_finalizers_on_update(&mut new);
+    }
     admit(res, &ver, &mut new, Some(&old), mode, opts)?;
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
@@ -554,7 +565,7 @@ fn update(
     }
     crate::events::to_storage(res, &mut new);
     to_storage_version(res, &mut new);
-    if deleting && finalizers(&new).is_empty() && !crate::namespaces::awaits_finalize(res, &new) {
+    if deleting && finalizers(&new).is_empty() && !namespaces::awaits_finalize(res, &new) {
         // The last finalizer is gone: the object is deleted now.
         let last = remove(db, res, &key, Some(new));
         return Ok(view(res, version, &last.unwrap_or_default()));

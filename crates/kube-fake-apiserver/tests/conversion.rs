@@ -768,3 +768,27 @@ async fn an_unserved_storage_version_still_stores_the_objects() {
     let r = get(&client, &format!("{V1}/a")).await;
     assert_eq!(r.code, 404, "{}", r.body);
 }
+
+/// A webhook-converted write that changes only `managedFields` is a write, as anywhere else
+/// (`ssa::same_write`): resetting them through the converted version clears them.
+#[tokio::test]
+async fn a_managed_fields_reset_through_a_converted_version_is_a_write() {
+    let hook = Webhook::start().await;
+    let srv = server_with(&hook).await;
+    let c = srv.client();
+    let r = post(&c, V2, widget_v2("a", "web")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert!(r.body["metadata"]["managedFields"].is_array(), "{}", r.body);
+    let rv = r.body["metadata"]["resourceVersion"].clone();
+    let r = merge_patch(
+        &c,
+        &format!("{V2}/a"),
+        json!({"metadata": {"managedFields": [{}]}}),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert!(r.body["metadata"].get("managedFields").is_none(), "{}", r.body);
+    assert_ne!(r.body["metadata"]["resourceVersion"], rv);
+    let r = get(&c, &format!("{V2}/a")).await;
+    assert!(r.body["metadata"].get("managedFields").is_none(), "{}", r.body);
+}

@@ -125,16 +125,9 @@ fn commit(
         db.limits.check_storage(key, in_key, &new, None)?;
         return Ok(db.store.put(key.clone(), new));
     };
-    let strip = |o: &Value| {
-        let mut o = o.clone();
-        o.as_object_mut().map(|x| x.remove("apiVersion"));
-        crate::ssa::drop_managed_fields(&mut o);
-        if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-        }
-        o
-    };
-    if strip(&new) == strip(old) {
+    // As the pipeline decides it: a change to `managedFields` alone is a write, their times
+    // alone are not.
+    if crate::ssa::same_write(old, &new) {
         return Ok(old.clone());
     }
     if is_deleting(old) && finalizers(&new).is_empty() {

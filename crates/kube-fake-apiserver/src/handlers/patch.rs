@@ -110,6 +110,19 @@ async fn apply(ctx: &Ctx<'_>, mode: Mode) -> Result<Response<Body>, ApiError> {
             )));
         }
     }
+    if ctx.t.sub.as_deref() == Some("scale") && ctx.res.custom {
+        // A CRD's type converter has no `autoscaling/v1 Scale`, so kube-apiserver's field manager
+        // cannot type the applied Scale (kubernetes#116311); a 500 without reason.
+        return Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to create typed patch object ({}/{}; autoscaling/v1, Kind=Scale): no corresponding type for autoscaling/v1, Kind=Scale",
+                meta_str(&applied, "namespace"),
+                meta_str(&applied, "name")
+            ),
+        ));
+    }
     if crate::util::meta(&applied, "managedFields").is_some_and(|v| !v.is_null()) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }

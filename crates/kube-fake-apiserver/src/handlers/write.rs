@@ -254,7 +254,7 @@ pub fn write_scale(
     let mut new = objects::view(&ctx.res, ctx.version(), old);
     set_path(&mut new, &paths.spec_replicas, replicas);
     ctx.write(opts, Operation::Update)
-        .update(db, ctx.name(), new, Mode::Main, source)
+        .update(db, ctx.name(), new, Mode::Scale, source)
 }
 
 /// The stored object at the request's URL as its version shows it: the converted one a

@@ -62,10 +62,6 @@ impl Mode {
     }
 }
 
-/// Takes `metadata.managedFields` off `obj` (as a write's answer or comparison needs it).
-pub fn drop_managed_fields(obj: &mut Value) {
-    meta_mut(obj).remove("managedFields");
-}
 
 /// Whether writing `new` over `old` changes nothing: equal apart from apiVersion and
 /// resourceVersion, and `managedFields` equal apart from their times (kube-apiserver's
@@ -421,6 +417,12 @@ impl<'a> Writer<'a> {
     /// kept, every field it added or changed (defaulted ones too, and a map, list or element it
     /// added as itself: the `.` entries), and its entry's time moves only if it took something.
     pub fn record(&self, old: Option<&Value>, new: &mut Value, config: &Value) {
+        if self.mode == Mode::Scale {
+            if let Some(old) = old {
+                self.record_scale(old, new);
+            }
+            return;
+        }
         let sent = crate::util::meta(new, "managedFields").cloned();
         let mut all = match (self.operation, self.mode) {
             (Operation::Update, Mode::Main) if is_reset(sent.as_ref()) => Vec::new(),
@@ -496,6 +498,83 @@ impl<'a> Writer<'a> {
                     &q.subresource,
                 ))
         });
+        let m = meta_mut(new);
+        if all.is_empty() {
+            m.remove("managedFields");
+        } else {
+            m.insert(
+                "managedFields".into(),
+                Value::Array(all.iter().map(Entry::encode).collect()),
+            );
+        }
+    }
+}
+
+impl Writer<'_> {
+    /// The replicas field of `api_version`'s scale subresource as a field path (`None`: that
+    /// version has no scale subresource).
+    fn replicas_path(&self, api_version: &str) -> Option<fieldpath::Path> {
+        let ver = self
+            .res
+            .versions
+            .iter()
+            .find(|v| self.res.api_version(&v.name) == api_version)?;
+        let path = &ver.scale.as_ref()?.spec_replicas;
+        Some(
+            path.trim_start_matches('.')
+                .split('.')
+                .map(fieldpath::Element::field)
+                .collect(),
+        )
+    }
+
+    /// An update through `/scale`, as kube-apiserver records it: the write's field manager runs
+    /// on the `autoscaling/v1 Scale` and apimachinery's `ScaleHandler.ToParent` carries the
+    /// result back. Entries of an apiVersion the resource does not have are dropped. For a
+    /// built-in kind, a manager that changes the replicas owns exactly the kind's replicas field
+    /// in an entry with `subresource: scale` and the request's apiVersion, and no time (`ToParent`
+    /// looks the time up among the parent's entries under the Scale manager's identity, which
+    /// names `autoscaling/v1`, so it finds none); every other entry loses the field. Replicas
+    /// unchanged: nothing changes. For a custom resource the Scale's field manager has no type
+    /// for `autoscaling/v1 Scale` (the CRD's type converter knows only the CRD's kinds:
+    /// kubernetes#116311, #131892), so its update fails, `UpdateNoErrors` clears the Scale's
+    /// entries, and `ToParent` then takes the replicas field from every entry and adds none.
+    fn record_scale(&self, old: &Value, new: &mut Value) {
+        let mut all: Vec<Entry> = entries(old)
+            .into_iter()
+            .filter(|e| {
+                self.res
+                    .versions
+                    .iter()
+                    .any(|v| self.res.api_version(&v.name) == e.api_version)
+            })
+            .collect();
+        let Some(mine) = self.replicas_path(&self.api_version) else {
+            return;
+        };
+        let value = |o: &Value| walk::get(o, &mine, self.shape()).cloned();
+        let changed = value(old) != value(new);
+        if self.res.custom || changed {
+            for e in &mut all {
+                if let Some(p) = self.replicas_path(&e.api_version) {
+                    e.fields.remove(&p);
+                }
+            }
+        }
+        if !self.res.custom && changed {
+            all.retain(|e| !self.is_me(e));
+            let mut fields = FieldSet::default();
+            fields.insert(mine);
+            all.push(Entry {
+                manager: self.manager.to_string(),
+                operation: Operation::Update,
+                api_version: self.api_version.clone(),
+                time: None,
+                subresource: Some("scale".into()),
+                fields,
+            });
+        }
+        all.retain(|e| !e.fields.is_empty());
         let m = meta_mut(new);
         if all.is_empty() {
             m.remove("managedFields");
