@@ -9,16 +9,20 @@
 //! - [`ring`]: which replica owns which ranges, derived from the member set alone.
 //! - [`membership`]: each replica's Lease, the live set of them, and the replica's
 //!   [`Assignment`] published on a `tokio::sync::watch` channel.
+//! - [`handoff`]: the state machine that says which ranges a replica may reconcile now, so
+//!   that a range changing hands is never worked on by two replicas at once.
 //!
 //! Parsing, formatting and hashing live in `kube_codegen_crd::shard`, which the in-memory API
 //! server applies selectors with: one definition for both sides of the wire.
 
+pub mod handoff;
 pub mod hash;
 pub mod membership;
 pub mod range;
 pub mod ring;
 pub(crate) mod source;
 
+pub use handoff::{Handoff, RingView, Transition};
 pub use hash::{ShardKey, object_hash};
 pub use membership::{Membership, MembershipConfig, RING_ACK_ANNOTATION, RING_LABEL};
 pub use range::{HashRange, RangeSet, ShardSelector, ShardSelectorError};
