@@ -315,8 +315,8 @@ mod tests {
     #[test]
     fn an_events_k8s_io_event_is_stored_and_served_as_core_v1() {
         let (core, new) = (resource(""), resource(EVENTS_GROUP));
-        assert_eq!(storage(&new), ("", "events"));
-        assert_eq!(storage(&core), ("", "events"));
+        assert_eq!(new.storage(), ("", "events"));
+        assert_eq!(core.storage(), ("", "events"));
         let mut stored = recorded();
         to_storage(&new, &mut stored);
         let mut as_core = stored.clone();
