@@ -1,0 +1,32 @@
+//! README.md shows the whole controller: every Rust block in it is quoted verbatim from
+//! `src/main.rs` or `src/controller.rs`, so it cannot drift from the code that is tested.
+
+fn read(path: &str) -> String {
+    let path = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn the_readme_quotes_the_controller_verbatim() {
+    let readme = read("README.md");
+    let sources = [read("src/main.rs"), read("src/controller.rs")];
+    let blocks: Vec<&str> = readme
+        .split("```rust\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap_or_default())
+        .collect();
+    assert!(
+        blocks.len() >= 3,
+        "main, the reconcile and the Reconciler impl are shown"
+    );
+    assert!(
+        blocks.contains(&sources[0].as_str()),
+        "README.md shows all of src/main.rs"
+    );
+    for block in blocks {
+        assert!(
+            sources.iter().any(|s| s.contains(block)),
+            "README.md quotes code that is not in src/ as it is:\n{block}"
+        );
+    }
+}
