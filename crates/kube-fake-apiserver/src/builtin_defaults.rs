@@ -89,12 +89,10 @@ pub fn apply(group: &str, plural: &str, o: &mut Value) {
             default(spec, "sessionAffinity", json!("None"));
         }
         ("", "secrets") => default(o, "type", json!("Opaque")),
-        ("", "namespaces") => {
-            // `spec.finalizers` is no default: the namespace strategy sets it after the field
-            // manager ran (`namespaces::prepare_for_create`).
-            if obj(o, "status").is_some() {
-                default(&mut o["status"], "phase", json!("Active"));
-            }
+        // `spec.finalizers` is no default: the namespace strategy sets it after the field
+        // manager ran (`namespaces::prepare_for_create`).
+        ("", "namespaces") if obj(o, "status").is_some() => {
+            default(&mut o["status"], "phase", json!("Active"));
         }
         _ => {}
     }

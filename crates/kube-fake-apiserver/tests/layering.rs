@@ -224,7 +224,8 @@ fn graph() -> Graph {
         for p in crate_paths(&code) {
             let r = resolve(&p, &mods);
             // Within itself, or its own ancestors (reached by `super::` chains) are not edges.
-            if r != *m && !(m.starts_with(&format!("{r}::")) && !r.is_empty()) {
+            let ancestor = !r.is_empty() && m.starts_with(&format!("{r}::"));
+            if r != *m && !ancestor {
                 to.insert(r);
             }
         }
