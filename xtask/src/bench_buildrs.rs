@@ -6,7 +6,7 @@
 //! script. For each variant (no profile override, or one of the overrides the README
 //! documents) a scratch crate outside the workspace (`target/bench-buildrs/<variant>/`, its own
 //! target directory, the workspace's `Cargo.lock`) has a `build.rs` that times
-//! `Builder::generate` of the corpus's types (`--emit types`) and writes the figure to a file; a
+//! `Builder::generate` of the corpus's types (`--emit types --versions all`) and writes the figure to a file; a
 //! run is `cargo build` with a new `KCG_BENCH_RUN` value, which reruns only the build script.
 //! kopium generates the same corpus one process per CRD version (it takes one CRD and one
 //! version per call), sequentially, output discarded; versions it refuses are left out after a
@@ -40,6 +40,10 @@ pub struct Args {
     /// Remove each variant's target directory first and time its clean build.
     #[arg(long)]
     pub clean: bool,
+    /// Where the scratch crates and their target directories go (default:
+    /// `target/bench-buildrs` in the repository).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
 }
 
 /// The scratch crate's `Cargo.toml` profile section for a variant.
@@ -61,7 +65,9 @@ const BUILD_RS: &str = r#"fn main() {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("gen");
     // Every run writes every file, as a first build does.
     let _ = std::fs::remove_dir_all(&out);
-    let options = kube_codegen::Options::from_args(&["--emit", "types"]).expect("options");
+    // Every version, as kopium is given every version.
+    let options = kube_codegen::Options::from_args(&["--emit", "types", "--versions", "all"])
+        .expect("options");
     let start = std::time::Instant::now();
     let generated = kube_codegen::Builder::new()
         .input(&corpus)
@@ -74,10 +80,10 @@ const BUILD_RS: &str = r#"fn main() {
 }
 "#;
 
-/// Writes the scratch crate of `variant`; returns its directory.
-fn scratch_crate(variant: &str) -> Result<PathBuf> {
+/// Writes the scratch crate of `variant` in `work`; returns its directory.
+fn scratch_crate(work: &Path, variant: &str) -> Result<PathBuf> {
     let root = paths::repo_root();
-    let dir = root.join("target/bench-buildrs").join(variant);
+    let dir = work.join(variant);
     let manifest = format!(
         "[package]\nname = \"bench-buildrs-{variant}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          [build-dependencies]\nkube-codegen = {{ path = {:?}, default-features = false }}\n\n\
@@ -193,7 +199,11 @@ pub fn run(args: &Args) -> Result<()> {
         bail!("{}: no crds/ directory", corpus.display());
     }
     let crds = crds.canonicalize()?;
-    let kopium_dir = paths::repo_root().join("target/bench-buildrs/kopium-inputs");
+    let work = args
+        .work_dir
+        .clone()
+        .unwrap_or_else(|| paths::repo_root().join("target/bench-buildrs"));
+    let kopium_dir = work.join("kopium-inputs");
     let _ = std::fs::remove_dir_all(&kopium_dir);
     let all = kopium_jobs(&crds, &kopium_dir)?;
     let mut jobs = Vec::new();
@@ -206,7 +216,7 @@ pub fn run(args: &Args) -> Result<()> {
 
     let mut dirs = Vec::new();
     for variant in &args.variants {
-        let dir = scratch_crate(variant)?;
+        let dir = scratch_crate(&work, variant)?;
         if args.clean {
             let _ = std::fs::remove_dir_all(dir.join("target"));
         }
