@@ -54,7 +54,7 @@ fn ring_properties() {
                 );
                 // The owner look-up agrees with the ranges.
                 for range in r.ranges().iter().take(8) {
-                    prop_assert_eq!(ring.owner(range.start()), Some(m.as_ref()));
+                    prop_assert_eq!(ring.owner(range.start()), Some(*m));
                 }
             }
             // A member joining takes only from the others, and only for itself.
@@ -65,7 +65,7 @@ fn ring_properties() {
             let after = joined.assignments();
             let mut taken = RangeSet::empty();
             for (m, before) in &a {
-                let now = &after[m.as_ref() as &str];
+                let now = &after[*m];
                 prop_assert_eq!(
                     now.difference(before),
                     RangeSet::empty(),

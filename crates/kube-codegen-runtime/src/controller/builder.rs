@@ -58,6 +58,7 @@ pub struct Controller<K> {
     queue_metrics: Option<Arc<dyn MetricsProvider>>,
     metrics: Option<Arc<dyn ControllerMetricsProvider>>,
     manager: Manager,
+    shard: Option<super::sharded::Gate>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -89,6 +90,7 @@ impl<K: Watched> Controller<K> {
             queue_metrics: None,
             metrics: None,
             manager: Manager::new(factory),
+            shard: None,
         }
     }
 
@@ -206,6 +208,17 @@ impl<K: Watched> Controller<K> {
         self
     }
 
+    /// Ring mode, instead of leader election: this replica reconciles only the objects whose
+    /// hash (uid or namespace, [`ShardRing::key`](crate::shard::ShardRing::key)) the ring
+    /// allows it now, and every replica of the ring runs. Build the factory with
+    /// `.sharded(ring.scope())` so its informers cache only this replica's share. The ring
+    /// runs with the controller (or its [`Manager`]), which leaves it on shutdown.
+    #[cfg(feature = "sharding")]
+    pub fn shard_ring(mut self, ring: crate::shard::ShardRing) -> Self {
+        self.shard = Some(ring);
+        self
+    }
+
     /// [`run`](Self::run) fails when the caches have not synced this long after starting
     /// (default 2 minutes, controller-runtime's `CacheSyncTimeout`); `None`: wait forever.
     pub fn sync_timeout(mut self, timeout: Option<Duration>) -> Self {
@@ -276,12 +289,22 @@ impl<K: Watched> Controller<K> {
             metrics: self
                 .metrics
                 .map(|p| ControllerMetrics::new(&*p, &self.name, self.workers)),
+            shard: self.shard.clone(),
         });
+        if let Some(gate) = &self.shard {
+            super::sharded::queue_gains(
+                gate,
+                self.primary.store(),
+                worker.tombstones.clone(),
+                queue.clone(),
+            );
+        }
         let workers = self.workers;
         Runnable {
             name: self.name,
             workers,
             queue,
+            shard: self.shard,
             registrars,
             spawn: Box::new(move || {
                 let mut set = JoinSet::new();
@@ -300,6 +323,8 @@ pub struct Runnable {
     pub(crate) name: String,
     pub(crate) workers: usize,
     pub(crate) queue: WorkQueue<String>,
+    /// Ring mode: the manager runs and leaves the ring.
+    pub(crate) shard: Option<super::sharded::Gate>,
     pub(crate) registrars: Vec<Registrar>,
     pub(crate) spawn: Box<dyn Fn() -> JoinHandle<()> + Send + Sync>,
 }

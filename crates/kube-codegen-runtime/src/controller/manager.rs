@@ -62,6 +62,7 @@ pub struct Manager {
     sync_timeout: Option<Duration>,
     shutdown_timeout: Duration,
     ready: watch::Sender<bool>,
+    shard: Option<super::sharded::Gate>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -107,6 +108,7 @@ impl Manager {
             sync_timeout: Some(DEFAULT_SYNC_TIMEOUT),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             ready: watch::channel(false).0,
+            shard: None,
         }
     }
 
@@ -114,6 +116,10 @@ impl Manager {
     /// factory.
     #[allow(clippy::should_implement_trait)] // controller-runtime's `Add`; not arithmetic
     pub fn add(mut self, controller: Runnable) -> Self {
+        // A controller in ring mode puts the manager in ring mode (one ring per manager).
+        if self.shard.is_none() {
+            self.shard = controller.shard.clone();
+        }
         self.controllers.push(controller);
         self
     }
@@ -175,9 +181,17 @@ impl Manager {
             informers_started: AtomicBool::new(false),
             stop: stop_rx,
         });
-        let result = match self.leader_election {
-            None => inner.work(None).await,
-            Some(election) => inner.clone().elect(election).await,
+        let result = match (self.shard, self.leader_election) {
+            (None, None) => inner.work(None).await,
+            (None, Some(election)) => inner.clone().elect(election).await,
+            (Some(ring), election) => {
+                if election.is_some() {
+                    tracing::warn!(
+                        "ring mode: every replica works on its share; leader election is not used"
+                    );
+                }
+                super::sharded::in_ring(ring, inner.work(None)).await
+            }
         };
         watcher.abort();
         inner.factory.shutdown();

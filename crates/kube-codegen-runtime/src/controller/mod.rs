@@ -62,6 +62,7 @@ mod flags;
 mod manager;
 mod program;
 mod run;
+mod sharded;
 
 use std::fmt;
 use std::time::Duration;

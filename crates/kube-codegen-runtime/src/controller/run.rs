@@ -60,6 +60,8 @@ pub(crate) struct Worker<K, R> {
     pub(crate) shared: Arc<Shared>,
     pub(crate) timeout: Duration,
     pub(crate) metrics: Option<ControllerMetrics>,
+    /// Ring mode: which keys this replica may reconcile now.
+    pub(crate) shard: Option<super::sharded::Gate>,
 }
 
 /// Decrements the active-workers gauge however the reconcile ends (even aborted).
@@ -112,6 +114,21 @@ where
                 }
             },
         };
+        let permit = match super::sharded::admit(self.shard.as_ref(), &*object) {
+            super::sharded::Admit::Go(permit) => permit,
+            other => {
+                // Not this replica's now: queued again when its range is allowed (a deleted
+                // object's last state kept for that), or another replica's.
+                if deleted && matches!(other, super::sharded::Admit::Later) {
+                    self.tombstones
+                        .lock()
+                        .entry(key.to_owned())
+                        .or_insert(object);
+                }
+                self.queue.forget(&key.to_owned());
+                return;
+            }
+        };
         let ctx = Context {
             shared: self.shared.clone(),
             key: key.to_owned(),
@@ -127,7 +144,15 @@ where
         let reconcile =
             AssertUnwindSafe(async { self.reconciler.reconcile(object.clone(), &ctx).await })
                 .catch_unwind();
-        let outcome = match tokio::time::timeout(self.timeout, reconcile).await {
+        let timed = tokio::time::timeout(self.timeout, reconcile);
+        let Some(outcome) = super::sharded::unless_revoked(timed, permit.as_ref()).await else {
+            // The ring gave the range away: the new owner reconciles it.
+            tracing::info!(controller = %self.shared.name, key, "reconcile abandoned: range handed off");
+            self.queue.forget(&ctx.key);
+            return;
+        };
+        drop(permit);
+        let outcome = match outcome {
             Ok(Ok(Ok(action))) => Ok(action),
             Ok(Ok(Err(e))) => Err(ReconcileError::Reconciler(e)),
             Ok(Err(panic)) => Err(ReconcileError::Panic(panic_message(&*panic))),

@@ -150,7 +150,7 @@ impl Handoff {
     pub fn observe(&mut self, view: &RingView) -> Transition {
         let before = self.allowed.clone();
         self.acked = view.acked;
-        if !view.member || !view.members.iter().any(|m| *m == self.me) {
+        if !view.member || !view.members.contains(&self.me) {
             self.view = None;
             self.allowed = RangeSet::empty();
             return Transition {

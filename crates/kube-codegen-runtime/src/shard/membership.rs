@@ -10,9 +10,14 @@
 //! last successful renewal is within the renew deadline, which is shorter than the duration
 //! the others wait: one whose Lease lapses gives up its ranges before anyone takes them.
 //!
-//! For the handoff to come, a member can [`acknowledge`](Membership::acknowledge) the ring it
-//! has stopped working on the old split for; the next renewal writes it to its Lease
-//! ([`RING_ACK_ANNOTATION`]).
+//! For the handoff ([`super::handoff`]), a member [`acknowledge`](Membership::acknowledge)s the
+//! ring it has stopped working on the old split for; the next renewal writes it to its Lease
+//! ([`RING_ACK_ANNOTATION`]), and every step publishes a [`RingView`] (members, this replica's
+//! written acknowledgement, the live peers' acknowledgements read after it) on a second channel.
+//! The renew deadline is counted from when the renewal was *sent* (as leader election counts
+//! it), so a replica never counts itself a member after the others may count it gone, whatever
+//! the request's latency; [`Membership::member_until`] is that deadline, for a gate that must
+//! hold even when this task stalls.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +31,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::{Assignment, Ring};
+use super::{Assignment, Ring, RingView};
 use crate::leaderelection::{DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD};
 
 /// The label naming the ring a Lease belongs to.
@@ -87,17 +92,23 @@ impl MembershipConfig {
     }
 }
 
-/// A Lease as last seen: its `renewTime` and holder, and when this replica saw that.
+/// A Lease as last seen: its `renewTime`, holder and acknowledged ring, and when this replica
+/// saw that.
 struct Seen {
     renew: Option<String>,
     holder: String,
+    ack: Option<u64>,
     at: Instant,
 }
 
 struct State {
     seen: HashMap<String, Seen>,
+    /// When the last successful renewal was sent.
     last_renewed: Option<Instant>,
+    /// What to write on the next renewal.
     ack: Option<u64>,
+    /// What the Lease acknowledges, as of the last successful renewal.
+    written_ack: Option<u64>,
 }
 
 /// One replica's membership of a ring.
@@ -106,6 +117,7 @@ pub struct Membership {
     api: Api<Lease>,
     config: Arc<MembershipConfig>,
     tx: Arc<watch::Sender<Assignment>>,
+    view: Arc<watch::Sender<RingView>>,
     state: Arc<Mutex<State>>,
 }
 
@@ -125,10 +137,12 @@ impl Membership {
             api: Api::namespaced(client, &config.namespace),
             config: Arc::new(config),
             tx: Arc::new(watch::channel(Assignment::default()).0),
+            view: Arc::new(watch::channel(RingView::default()).0),
             state: Arc::new(Mutex::new(State {
                 seen: HashMap::new(),
                 last_renewed: None,
                 ack: None,
+                written_ack: None,
             })),
         }
     }
@@ -141,6 +155,26 @@ impl Membership {
     /// The current assignment.
     pub fn assignment(&self) -> Assignment {
         self.tx.borrow().clone()
+    }
+
+    /// The ring as of the last step, with the acknowledgements (for [`super::Handoff`]);
+    /// published when it changes.
+    pub fn view(&self) -> watch::Receiver<RingView> {
+        self.view.subscribe()
+    }
+
+    /// Until when this replica counts itself a member: its last successful renewal's send time
+    /// plus the renew deadline (`None`: not renewed yet, or left).
+    pub fn member_until(&self) -> Option<Instant> {
+        self.state
+            .lock()
+            .last_renewed
+            .map(|t| t + self.config.renew_deadline)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MembershipConfig {
+        &self.config
     }
 
     /// Records that this replica has acted on ring `ring_id` (an [`Assignment::ring_id`]); the
@@ -165,6 +199,7 @@ impl Membership {
     pub async fn leave(&self) {
         self.state.lock().last_renewed = None;
         self.publish(Vec::new(), false);
+        self.view.send_replace(RingView::default());
         let name = self.config.lease_name();
         if let Err(e) = self.api.delete(&name, &Default::default()).await {
             tracing::warn!(
@@ -176,10 +211,18 @@ impl Membership {
 
     /// One renewal and one read of the ring.
     pub async fn step(&self) {
+        let sent = Instant::now();
         match self.renew().await {
-            Ok(()) => self.state.lock().last_renewed = Some(Instant::now()),
+            Ok(ack) => {
+                let mut st = self.state.lock();
+                st.last_renewed = Some(sent);
+                st.written_ack = ack;
+            }
             Err(e) => tracing::warn!("shard ring {}: lease not renewed: {e}", self.config.ring),
         }
+        // The acknowledgement on the Lease before the list below is sent: the peers' read
+        // after it (the handoff's order).
+        let acked = self.state.lock().written_ack;
         let leases = self
             .api
             .list(&ListParams::default().labels(&format!("{RING_LABEL}={}", self.config.ring)))
@@ -198,11 +241,25 @@ impl Membership {
                         continue;
                     };
                     let renew = spec.renew_time.map(|t| t.0.to_string());
+                    let ack = lease
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(RING_ACK_ANNOTATION))
+                        .and_then(|v| u64::from_str_radix(v, 16).ok());
                     let at = match st.seen.remove(&name) {
                         Some(s) if s.renew == renew && s.holder == holder => s.at,
                         _ => now,
                     };
-                    fresh.insert(name, Seen { renew, holder, at });
+                    fresh.insert(
+                        name,
+                        Seen {
+                            renew,
+                            holder,
+                            ack,
+                            at,
+                        },
+                    );
                 }
                 st.seen = fresh;
             }
@@ -212,17 +269,30 @@ impl Membership {
         let member = st
             .last_renewed
             .is_some_and(|t| now.duration_since(t) < self.config.renew_deadline);
-        let mut members: Vec<String> = st
+        let peers: std::collections::BTreeMap<String, Option<u64>> = st
             .seen
             .values()
             .filter(|s| &s.holder != me && now.duration_since(s.at) < self.config.lease_duration)
-            .map(|s| s.holder.clone())
+            .map(|s| (s.holder.clone(), s.ack))
             .collect();
         drop(st);
+        let mut members: Vec<String> = peers.keys().cloned().collect();
         if member {
             members.push(me.clone());
         }
+        members.sort();
+        let view = RingView {
+            member,
+            members: members.clone(),
+            acked,
+            peers,
+        };
         self.publish(members, member);
+        self.view.send_if_modified(|v| {
+            let changed = *v != view;
+            *v = view;
+            changed
+        });
     }
 
     /// Publishes the assignment for `members` when it differs from the last one.
@@ -254,8 +324,9 @@ impl Membership {
         });
     }
 
-    /// Creates or renews this replica's Lease (optimistic: a conflict waits for the next tick).
-    async fn renew(&self) -> Result<(), kube::Error> {
+    /// Creates or renews this replica's Lease (optimistic: a conflict waits for the next tick);
+    /// returns the acknowledgement the Lease now carries.
+    async fn renew(&self) -> Result<Option<u64>, kube::Error> {
         let c = &self.config;
         let name = c.lease_name();
         let now = MicroTime(Timestamp::now());
@@ -277,12 +348,21 @@ impl Membership {
             .labels
             .get_or_insert_with(Default::default)
             .insert(RING_LABEL.into(), c.ring.clone());
-        if let Some(ack) = ack {
-            lease
-                .metadata
-                .annotations
-                .get_or_insert_with(Default::default)
-                .insert(RING_ACK_ANNOTATION.into(), format!("{ack:016x}"));
+        match ack {
+            Some(ack) => {
+                lease
+                    .metadata
+                    .annotations
+                    .get_or_insert_with(Default::default)
+                    .insert(RING_ACK_ANNOTATION.into(), format!("{ack:016x}"));
+            }
+            // A new process: what an earlier one acknowledged is not this one's claim (this
+            // one works on nothing yet), and a stale claim would only hold the others back.
+            None => {
+                if let Some(a) = lease.metadata.annotations.as_mut() {
+                    a.remove(RING_ACK_ANNOTATION);
+                }
+            }
         }
         let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
         spec.holder_identity = Some(c.identity.clone());
@@ -297,6 +377,6 @@ impl Membership {
                     .await?
             }
         };
-        Ok(())
+        Ok(ack)
     }
 }

@@ -9,6 +9,8 @@
 //! - [`ring`]: which replica owns which ranges, derived from the member set alone.
 //! - [`membership`]: each replica's Lease, the live set of them, and the replica's
 //!   [`Assignment`] published on a `tokio::sync::watch` channel.
+//! - [`runner`]: [`ShardRing`], a replica's membership, handoff and reconcile gate at run time
+//!   (what `Controller::shard_ring` uses).
 //! - [`handoff`]: the state machine that says which ranges a replica may reconcile now, so
 //!   that a range changing hands is never worked on by two replicas at once.
 //!
@@ -20,6 +22,7 @@ pub mod hash;
 pub mod membership;
 pub mod range;
 pub mod ring;
+pub mod runner;
 pub(crate) mod source;
 
 pub use handoff::{Handoff, RingView, Transition};
@@ -27,6 +30,7 @@ pub use hash::{ShardKey, object_hash};
 pub use membership::{Membership, MembershipConfig, RING_ACK_ANNOTATION, RING_LABEL};
 pub use range::{HashRange, RangeSet, ShardSelector, ShardSelectorError};
 pub use ring::{DEFAULT_VIRTUAL_POINTS, Ring};
+pub use runner::{Admission, DEFAULT_HANDOFF_TIMEOUT, Permit, ShardRing, ShardStats};
 
 use tokio::sync::watch;
 

@@ -1,0 +1,140 @@
+//! Ring mode ([`Controller::shard_ring`](super::Controller::shard_ring)): the workers reconcile
+//! only keys whose hash the replica's [`ShardRing`](crate::shard::ShardRing) allows now, a
+//! running reconcile is dropped when the ring revokes its range, and a gained range's objects
+//! are queued. Without the `sharding` feature the gate type is uninhabited, so the unsharded
+//! path costs one `None` check.
+
+use std::future::Future;
+
+use kube::Resource;
+
+use super::run::Tombstones;
+use crate::cache::{StoreReader, key_of};
+use crate::workqueue::WorkQueue;
+
+#[cfg(feature = "sharding")]
+pub(crate) type Gate = crate::shard::ShardRing;
+#[cfg(feature = "sharding")]
+pub(crate) type Held = crate::shard::Permit;
+
+/// No gate without the `sharding` feature.
+#[cfg(not(feature = "sharding"))]
+#[derive(Clone, Debug)]
+pub(crate) enum Gate {}
+#[cfg(not(feature = "sharding"))]
+pub(crate) enum Held {}
+
+/// What the gate says about one object.
+#[cfg_attr(not(feature = "sharding"), allow(dead_code))]
+pub(crate) enum Admit {
+    /// Reconcile it (holding the permit, when sharded).
+    Go(Option<Held>),
+    /// Being taken: drop the key now, it is queued again when allowed; keep a tombstone.
+    Later,
+    /// Another replica's.
+    NotMine,
+}
+
+pub(crate) fn admit<K: Resource>(gate: Option<&Gate>, object: &K) -> Admit {
+    let Some(gate) = gate else {
+        return Admit::Go(None);
+    };
+    #[cfg(feature = "sharding")]
+    {
+        use crate::shard::Admission;
+        match gate.admit(crate::shard::object_hash(object, gate.shard_key())) {
+            Admission::Reconcile(p) => Admit::Go(Some(p)),
+            Admission::Later => Admit::Later,
+            Admission::NotMine => Admit::NotMine,
+        }
+    }
+    #[cfg(not(feature = "sharding"))]
+    {
+        let _ = object;
+        match *gate {}
+    }
+}
+
+/// Runs `work` (the workers, until they stopped) with the ring taking part, then leaves the
+/// ring (its Lease deleted, so the others take over at once).
+pub(crate) async fn in_ring<F: Future>(ring: Gate, work: F) -> F::Output {
+    #[cfg(feature = "sharding")]
+    {
+        let driver = tokio::spawn({
+            let ring = ring.clone();
+            async move { ring.run().await }
+        });
+        let out = work.await;
+        driver.abort();
+        ring.leave().await;
+        out
+    }
+    #[cfg(not(feature = "sharding"))]
+    {
+        let _ = work;
+        match ring {}
+    }
+}
+
+/// `work`'s output, or `None` when the permit was revoked first (then `work` is dropped).
+pub(crate) async fn unless_revoked<F: Future>(work: F, permit: Option<&Held>) -> Option<F::Output> {
+    let Some(permit) = permit else {
+        return Some(work.await);
+    };
+    #[cfg(feature = "sharding")]
+    {
+        tokio::select! {
+            biased;
+            out = work => Some(out),
+            () = permit.revoked() => None,
+        }
+    }
+    #[cfg(not(feature = "sharding"))]
+    {
+        let _ = work;
+        match *permit {}
+    }
+}
+
+/// On every gained range, queues the cached objects and the tombstones whose hash is in it.
+pub(crate) fn queue_gains<K>(
+    gate: &Gate,
+    store: StoreReader<K>,
+    tombstones: Tombstones<K>,
+    queue: WorkQueue<String>,
+) where
+    K: Resource + Send + Sync + 'static,
+{
+    #[cfg(feature = "sharding")]
+    {
+        let key = gate.shard_key();
+        gate.on_gain(move |gained| {
+            let hash = |o: &K| crate::shard::object_hash(o, key);
+            let mut n = 0usize;
+            for o in store.list() {
+                if gained.contains(hash(&o))
+                    && let Ok(k) = key_of(&*o)
+                {
+                    queue.add(k);
+                    n += 1;
+                }
+            }
+            let deleted: Vec<String> = tombstones
+                .lock()
+                .iter()
+                .filter(|(_, o)| gained.contains(hash(o)))
+                .map(|(k, _)| k.clone())
+                .collect();
+            n += deleted.len();
+            for k in deleted {
+                queue.add(k);
+            }
+            tracing::debug!(queue = queue.name(), keys = n, "queued a gained range");
+        });
+    }
+    #[cfg(not(feature = "sharding"))]
+    {
+        let _ = (store, tombstones, queue, key_of::<K>);
+        match *gate {}
+    }
+}

@@ -1,0 +1,411 @@
+//! [`ShardRing`]: one replica's part of a ring at run time: its [`Membership`], the
+//! [`Handoff`] fed by it, the gate workers ask before every reconcile, and the ranges its
+//! informers cache.
+//!
+//! The gate answers per hash: reconcile now (with a [`Permit`] that counts the reconcile as
+//! running until dropped), later (the hash is being taken: the cache holds it, the handoff
+//! does not allow it yet), or not mine. When the ring changes, the allowed ranges shrink at
+//! once; running reconciles outside them get the handoff timeout to finish, then their
+//! [`Permit::revoked`] fires and the worker drops them; only then is the new ring
+//! acknowledged. A replica whose Lease was not renewed within the renew deadline (counted from
+//! the renewal's send time, on a timer of its own, whatever the membership task is doing)
+//! revokes everything at once, running reconciles included.
+//!
+//! The informers get the ranges to cache on [`ShardRing::scope`] only after the allowed ranges
+//! shrank, so the deletes a relist reports for a range given away find it no longer allowed.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::{
+    Assignment, Handoff, Membership, MembershipConfig, RangeSet, RingView, ShardKey, ShardScope,
+};
+
+/// Default [`ShardRing::handoff_timeout`]: how long running reconciles of a range given away
+/// may take before they are abandoned.
+pub const DEFAULT_HANDOFF_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Called with the ranges a replica starts reconciling.
+type GainHandler = Box<dyn Fn(&RangeSet) + Send + Sync>;
+
+/// What the gate says about one hash.
+#[derive(Debug)]
+pub enum Admission {
+    /// Reconcile it; the permit counts it as running until dropped.
+    Reconcile(Permit),
+    /// Being taken (cached, not allowed yet), or the replica's Lease lapsed: it will be queued
+    /// again when allowed.
+    Later,
+    /// Another replica's.
+    NotMine,
+}
+
+/// Counters for an operator: see [`ShardRing::stats`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShardStats {
+    /// The live members.
+    pub members: usize,
+    /// This replica's share of the hash space it may reconcile now (0..1).
+    pub allowed_share: f64,
+    /// Ring changes this replica acknowledged.
+    pub acknowledged: u64,
+    /// Reconciles abandoned because their range was given away or the Lease lapsed.
+    pub abandoned: u64,
+    /// Keys skipped because their range was being taken.
+    pub deferred: u64,
+}
+
+#[derive(Default)]
+struct Gate {
+    allowed: RangeSet,
+    cacheable: RangeSet,
+    in_flight: HashMap<u64, u64>,
+    /// Running reconciles of these hashes must stop now.
+    abandon: RangeSet,
+    stopped: bool,
+}
+
+struct Inner {
+    membership: Membership,
+    key: ShardKey,
+    handoff_timeout: Duration,
+    gate: Mutex<Gate>,
+    next_permit: AtomicU64,
+    /// Bumped whenever `gate.abandon` grows or a permit is dropped.
+    changed: watch::Sender<u64>,
+    cache: watch::Sender<Assignment>,
+    gains: Mutex<Vec<GainHandler>>,
+    acknowledged: AtomicU64,
+    abandoned: AtomicU64,
+    deferred: AtomicU64,
+    members: AtomicU64,
+}
+
+/// One replica's part of a shard ring (see the module docs). Cheap to clone.
+#[derive(Clone)]
+pub struct ShardRing {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for ShardRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardRing")
+            .field("membership", &self.inner.membership)
+            .field("key", &self.inner.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A reconcile the gate let through; dropping it ends it as far as the handoff is concerned.
+pub struct Permit {
+    inner: Arc<Inner>,
+    id: u64,
+    hash: u64,
+}
+
+impl fmt::Debug for Permit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Permit({:016x})", self.hash)
+    }
+}
+
+impl Permit {
+    /// Resolves when this reconcile must stop: its range was given away and the handoff
+    /// timeout passed, or the Lease lapsed. The caller drops the reconcile then.
+    pub async fn revoked(&self) {
+        let mut rx = self.inner.changed.subscribe();
+        loop {
+            if self.inner.gate.lock().abandon.contains(self.hash) {
+                self.inner.abandoned.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            if rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.inner.gate.lock().in_flight.remove(&self.id);
+        self.inner.changed.send_modify(|n| *n += 1);
+    }
+}
+
+impl ShardRing {
+    /// This replica's part of ring `config.ring`, objects hashed by uid. Nothing runs until
+    /// [`run`](Self::run).
+    pub fn new(client: kube::Client, config: MembershipConfig) -> Self {
+        ShardRing {
+            inner: Arc::new(Inner {
+                membership: Membership::new(client, config),
+                key: ShardKey::Uid,
+                handoff_timeout: DEFAULT_HANDOFF_TIMEOUT,
+                gate: Mutex::default(),
+                next_permit: AtomicU64::new(0),
+                changed: watch::channel(0).0,
+                cache: watch::channel(Assignment::default()).0,
+                gains: Mutex::default(),
+                acknowledged: AtomicU64::new(0),
+                abandoned: AtomicU64::new(0),
+                deferred: AtomicU64::new(0),
+                members: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    fn with(self, f: impl FnOnce(&mut Inner)) -> Self {
+        let mut inner = Arc::try_unwrap(self.inner)
+            .unwrap_or_else(|_| panic!("ShardRing options are set before it is cloned"));
+        f(&mut inner);
+        ShardRing {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Hash objects by `key` (default uid; namespace keeps a namespace's objects together).
+    /// Set before the ring is cloned or handed out.
+    pub fn key(self, key: ShardKey) -> Self {
+        self.with(|i| i.key = key)
+    }
+
+    /// How long running reconciles of a range given away may take before they are abandoned
+    /// (default [`DEFAULT_HANDOFF_TIMEOUT`]). Set before the ring is cloned or handed out.
+    pub fn handoff_timeout(self, timeout: Duration) -> Self {
+        self.with(|i| i.handoff_timeout = timeout)
+    }
+
+    /// The field objects are hashed by.
+    pub fn shard_key(&self) -> ShardKey {
+        self.inner.key
+    }
+
+    /// This replica's membership (its Lease, the ring's assignment).
+    pub fn membership(&self) -> &Membership {
+        &self.inner.membership
+    }
+
+    /// What the factory's informers follow ([`SharedInformerFactoryBuilder::sharded`](
+    /// crate::factory::SharedInformerFactoryBuilder::sharded)): this replica's share of the
+    /// current ring (what it reconciles and what it is taking).
+    pub fn scope(&self) -> ShardScope {
+        ShardScope {
+            key: self.inner.key,
+            assignment: self.inner.cache.subscribe(),
+        }
+    }
+
+    /// Calls `f` with every range this replica starts reconciling (to queue its objects).
+    pub fn on_gain(&self, f: impl Fn(&RangeSet) + Send + Sync + 'static) {
+        self.inner.gains.lock().push(Box::new(f));
+    }
+
+    /// The ranges this replica may reconcile now.
+    pub fn allowed(&self) -> RangeSet {
+        self.inner.gate.lock().allowed.clone()
+    }
+
+    /// Counters for metrics and logs.
+    pub fn stats(&self) -> ShardStats {
+        ShardStats {
+            members: self.inner.members.load(Ordering::Relaxed) as usize,
+            allowed_share: self.allowed().size() as f64 / super::range::HASH_SPACE_END as f64,
+            acknowledged: self.inner.acknowledged.load(Ordering::Relaxed),
+            abandoned: self.inner.abandoned.load(Ordering::Relaxed),
+            deferred: self.inner.deferred.load(Ordering::Relaxed),
+        }
+    }
+
+    /// May the object with `hash` be reconciled now?
+    pub fn admit(&self, hash: u64) -> Admission {
+        let lapsed = !self.is_member_now();
+        let mut gate = self.inner.gate.lock();
+        if gate.stopped {
+            return Admission::NotMine;
+        }
+        if !lapsed && gate.allowed.contains(hash) && !gate.abandon.contains(hash) {
+            let id = self.inner.next_permit.fetch_add(1, Ordering::Relaxed);
+            gate.in_flight.insert(id, hash);
+            return Admission::Reconcile(Permit {
+                inner: self.inner.clone(),
+                id,
+                hash,
+            });
+        }
+        if lapsed || gate.cacheable.contains(hash) {
+            self.inner.deferred.fetch_add(1, Ordering::Relaxed);
+            Admission::Later
+        } else {
+            Admission::NotMine
+        }
+    }
+
+    fn is_member_now(&self) -> bool {
+        self.inner
+            .membership
+            .member_until()
+            .is_some_and(|u| Instant::now() < u)
+    }
+
+    /// Takes part in the ring until the future is dropped or [`leave`](Self::leave) is called:
+    /// renews the Lease, follows the ring, moves the allowed ranges and acknowledges.
+    pub async fn run(&self) {
+        let membership = self.inner.membership.clone();
+        let mut renewing = std::pin::pin!(async move { membership.run().await });
+        let mut views = self.inner.membership.view();
+        let mut drained = self.inner.changed.subscribe();
+        let mut handoff = Handoff::new(
+            self.inner.membership.config().identity.clone(),
+            self.inner.membership.config().virtual_points,
+        );
+        let retry = self.inner.membership.config().retry_period;
+        let mut applied: Option<RingView> = None;
+        // Since when a ring waits for running reconciles outside the allowed ranges.
+        let mut draining_since: Option<Instant> = None;
+        let mut last_ack = None;
+        loop {
+            if self.inner.gate.lock().stopped {
+                return;
+            }
+            let mut view = views.borrow_and_update().clone();
+            let until = self.inner.membership.member_until();
+            let member_now = until.is_some_and(|u| Instant::now() < u);
+            // The membership task may be stuck in a request: the deadline holds regardless.
+            view.member &= member_now;
+            if applied.as_ref() != Some(&view) {
+                self.apply(&mut handoff, &view);
+                applied = Some(view);
+            }
+            drained.borrow_and_update();
+            let mut wait_drain = None;
+            if let Some(id) = handoff.pending_ack() {
+                let outside = {
+                    let gate = self.inner.gate.lock();
+                    gate.in_flight
+                        .values()
+                        .filter(|h| !gate.allowed.contains(**h))
+                        .count()
+                };
+                if outside == 0 {
+                    draining_since = None;
+                    if last_ack != Some(id) {
+                        last_ack = Some(id);
+                        self.inner.acknowledged.fetch_add(1, Ordering::Relaxed);
+                        self.inner.membership.acknowledge(id);
+                    }
+                } else {
+                    let since = *draining_since.get_or_insert_with(Instant::now);
+                    let deadline = since + self.inner.handoff_timeout;
+                    if Instant::now() >= deadline {
+                        self.abandon_outside();
+                    }
+                    wait_drain = Some(deadline);
+                }
+            } else {
+                draining_since = None;
+            }
+            let wake = if member_now {
+                until.unwrap_or_else(|| Instant::now() + retry)
+            } else {
+                Instant::now() + retry
+            };
+            tokio::select! {
+                () = &mut renewing => return,
+                r = views.changed() => if r.is_err() { return },
+                _ = drained.changed() => {},
+                () = tokio::time::sleep_until(wait_drain.unwrap_or(wake)), if wait_drain.is_some() => {},
+                () = tokio::time::sleep_until(wake) => {},
+            }
+        }
+    }
+
+    /// Running reconciles outside the allowed ranges stop now.
+    fn abandon_outside(&self) {
+        let mut gate = self.inner.gate.lock();
+        let outside = RangeSet::full().difference(&gate.allowed);
+        if gate.abandon != outside {
+            tracing::warn!(
+                ring = %self.inner.membership.config().ring,
+                "reconciles of ranges given away still running after {:?}; abandoning them",
+                self.inner.handoff_timeout
+            );
+            gate.abandon = outside;
+            drop(gate);
+            self.inner.changed.send_modify(|n| *n += 1);
+        }
+    }
+
+    fn apply(&self, handoff: &mut Handoff, view: &RingView) {
+        let t = handoff.observe(view);
+        self.inner
+            .members
+            .store(view.members.len() as u64, Ordering::Relaxed);
+        let cacheable = handoff.cacheable();
+        {
+            let mut gate = self.inner.gate.lock();
+            gate.allowed = handoff.allowed().clone();
+            gate.cacheable = cacheable.clone();
+            // Not a member: another replica may take everything after the lease duration,
+            // so nothing keeps running. Otherwise what was given away gets the handoff timeout.
+            gate.abandon = if view.member {
+                gate.abandon.difference(&gate.allowed)
+            } else {
+                RangeSet::full()
+            };
+        }
+        self.inner.changed.send_modify(|n| *n += 1);
+        if !t.revoked.is_empty() || !t.gained.is_empty() {
+            tracing::info!(
+                ring = %self.inner.membership.config().ring,
+                members = view.members.len(),
+                member = view.member,
+                "shard handoff: reconciling {:.1}% of the space ({:.1}% given up, {:.1}% taken)",
+                share(handoff.allowed()),
+                share(&t.revoked),
+                share(&t.gained),
+            );
+        }
+        // The informers follow only now: a range given away is no longer allowed when its
+        // objects leave the cache.
+        self.inner.cache.send_if_modified(|a| {
+            if a.ranges == cacheable && a.members == view.members {
+                return false;
+            }
+            a.generation += 1;
+            a.ring_id = handoff.ring_id().unwrap_or_default();
+            a.members = view.members.clone();
+            a.ranges = cacheable;
+            true
+        });
+        if !t.gained.is_empty() {
+            for f in self.inner.gains.lock().iter() {
+                f(&t.gained);
+            }
+        }
+    }
+
+    /// Stops reconciling (new keys are refused; callers stop their workers first), and
+    /// deletes the Lease so the others take over at once.
+    pub async fn leave(&self) {
+        {
+            let mut gate = self.inner.gate.lock();
+            gate.stopped = true;
+            gate.allowed = RangeSet::empty();
+            gate.abandon = RangeSet::full();
+        }
+        self.inner.changed.send_modify(|n| *n += 1);
+        self.inner.membership.leave().await;
+    }
+}
+
+fn share(r: &RangeSet) -> f64 {
+    r.size() as f64 / super::range::HASH_SPACE_END as f64 * 100.0
+}
