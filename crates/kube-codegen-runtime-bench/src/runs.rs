@@ -99,3 +99,67 @@ pub fn fmt(v: f64) -> String {
         format!("{v:.4}")
     }
 }
+
+/// Whether `values` fall in two clusters: some split of the sorted values, with at least two on
+/// each side, leaves a gap between the sides over twice the wider side's own spread and over
+/// 5% of the median. Five runs can only show this coarsely; it flags figures whose median
+/// would sit in one cluster by chance.
+pub fn bimodal(values: &[f64]) -> bool {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n < 4 {
+        return false;
+    }
+    let median = v[n / 2].abs();
+    (2..=n - 2).any(|k| {
+        let gap = v[k] - v[k - 1];
+        let spread = (v[k - 1] - v[0]).max(v[n - 1] - v[k]);
+        gap > 2.0 * spread && gap > 0.05 * median
+    })
+}
+
+impl Gathered {
+    /// [`print`](Self::print), with `bimodal` after the spread of every figure [`bimodal`]
+    /// flags, then a line naming them all.
+    pub fn print_marking_bimodal(&self) {
+        let mut flagged = Vec::new();
+        for (name, unit, values) in &self.0 {
+            let med = crate::measure::median(values.clone());
+            let (lo, hi) = values
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+            let mark = if bimodal(values) {
+                flagged.push(name.as_str());
+                "  bimodal"
+            } else {
+                ""
+            };
+            println!(
+                "{name} {} {unit}  # min {} .. max {} over {} runs{mark}",
+                fmt(med),
+                fmt(lo),
+                fmt(hi),
+                values.len()
+            );
+        }
+        if flagged.is_empty() {
+            println!("# bimodal figures: none");
+        } else {
+            println!("# bimodal figures: {}", flagged.join(", "));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bimodal;
+
+    #[test]
+    fn two_clusters_are_bimodal_one_spread_is_not() {
+        assert!(bimodal(&[10.0, 10.5, 20.0, 20.4, 10.2]));
+        assert!(!bimodal(&[10.0, 11.0, 12.0, 13.0, 14.0]));
+        assert!(!bimodal(&[10.0, 10.1, 10.2, 30.0, 10.3])); // one outlier is not a mode
+        assert!(!bimodal(&[1.0, 2.0, 3.0]));
+    }
+}

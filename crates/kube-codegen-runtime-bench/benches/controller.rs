@@ -1,0 +1,986 @@
+//! R1 of shared/BENCHMARKS.md (issue 29): our controller runtime beside kube-runtime 5's
+//! `Controller`, same objects, same run, on the in-memory API server.
+//!
+//! Usage: `cargo xtask bench r1 -- [VARIANT]... [--runs N] [--foos N] [--touch N] [--quick]`
+//! (default: every variant, 5 rounds, 10,000 Foos, 1,000 touched). Run as a test (`cargo test
+//! -p kube-codegen-runtime-bench --bench controller`, no `--bench` argument) it is a smoke run:
+//! `--quick` sizes, one round, and it fails unless every variant finished, no reconcile found its
+//! child out of date and our two controllers made one Deployment watch.
+//!
+//! Every variant runs in a process of its own, against a server in another process of its own
+//! (this binary with `--server`), so CPU (getrusage) and peak RSS (`VmHWM`) are the
+//! controller's alone. The server registers sample-controller's Foo (`crds/r1-foo.yaml`) and
+//! creates, through the API (in-process client, 64 at a time), N Foos `foo-i` and N
+//! Deployments `dep-i` with a controller owner reference to their Foo, as sample-controller
+//! makes them. Rounds alternate the variants (ours, kube-runtime, informers, ...).
+//!
+//! Phases of a variant: from start until every Foo is reconciled once with its child found up
+//! to date (`*_first_pass_s`, deduplicated per Foo); then, once the queue is quiet, the driver
+//! has the server patch a label onto 1,000 Foos spread over the key space, and the variant
+//! counts reconciles and process CPU until each of them was reconciled with the label
+//! (`*_reconciles_per_cpu_sec`). Peak RSS is `VmHWM` at the end.
+//!
+//! The reconcile (identical work in both): find the Foo's Deployment (`spec.deploymentName`,
+//! same namespace) in the cache, check it is controlled by the Foo (owner uid) and has the
+//! Foo's replicas, count; write nothing. A missing or stale child (not expected: the objects
+//! are seeded up to date) is counted (`*_stale`) and retried after 100 ms.
+//!
+//! Variants:
+//! - `ours`: `Controller::<Foo>::for_kind(&factory).owns::<Deployment>().workers(2)` in a
+//!   `Manager`, reconcile reading `ctx.lister::<Deployment>()`. Figures `r1_*`.
+//! - `kube-runtime`: `Controller::new(foos, ..).owns(deployments, ..)` (its stable API: `owns`
+//!   watches the children's metadata only and keeps no cache), and a `reflector` + `Store` of
+//!   the Deployments for the reconcile's lookup (started and waited for before the controller:
+//!   the stable API gives a controller no store of its children). Default concurrency
+//!   (unbounded). Figures `kube_runtime_r1_*`.
+//! - `informers`: our factory's Foo and Deployment informers alone, one inline handler
+//!   counting Foo adds and the touched updates: the RSS baseline (`informers_r1_*`).
+//! - `watches-ours`, `watches-kube-runtime`: two controllers of each kind on 100 Foos (one
+//!   factory / one shared Deployment `Store`); once both reconciled every Foo, the server counts
+//!   the list and watch requests on the Deployments' and Foos' paths
+//!   (`r1_deployment_watches`, `kube_runtime_r1_deployment_watches`, ...).
+
+// The kind is called Foo, so `foo` is the natural name, not a placeholder.
+#![allow(clippy::disallowed_names)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt, future};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube_codegen_runtime::SharedInformerFactory;
+use kube_codegen_runtime::cache::{Deleted, EventHandler};
+use kube_codegen_runtime::controller::owners::{controller_of, controller_ref};
+use kube_codegen_runtime::controller::{Action, Context, Controller, Manager, Reconciler};
+use kube_codegen_runtime_bench::measure::{cpu_seconds, runs_value};
+use kube_codegen_runtime_bench::runs::Gathered;
+use kube_codegen_runtime_bench::samplecontroller::v1alpha1::{Foo, FooSpec};
+use kube_fake_apiserver::FakeApiServer;
+use kube_runtime::reflector::{self, ObjectRef, Store};
+use kube_runtime::{controller as kr, watcher};
+use tokio::sync::Notify;
+
+const NS: &str = "default";
+const CRD: &str = include_str!("../crds/r1-foo.yaml");
+/// The label the touch phase sets.
+const TOUCHED: &str = "r1.bench.example.com/touched";
+/// A reconcile that finds its child missing or stale tries again after this long.
+const RETRY: Duration = Duration::from_millis(100);
+/// Any phase longer than this is a failure, not a figure.
+const DEADLINE: Duration = Duration::from_secs(600);
+/// The queue counts as quiet after this long without a reconcile.
+const QUIET: Duration = Duration::from_millis(500);
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Variant {
+    Ours,
+    KubeRuntime,
+    Informers,
+    WatchesOurs,
+    WatchesKubeRuntime,
+}
+
+const VARIANTS: [(&str, Variant); 5] = [
+    ("ours", Variant::Ours),
+    ("kube-runtime", Variant::KubeRuntime),
+    ("informers", Variant::Informers),
+    ("watches-ours", Variant::WatchesOurs),
+    ("watches-kube-runtime", Variant::WatchesKubeRuntime),
+];
+
+impl Variant {
+    fn name(self) -> &'static str {
+        VARIANTS
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("?", |(n, _)| n)
+    }
+    /// The prefix of its figures.
+    fn prefix(self) -> &'static str {
+        match self {
+            Variant::Ours | Variant::WatchesOurs => "r1",
+            Variant::KubeRuntime | Variant::WatchesKubeRuntime => "kube_runtime_r1",
+            Variant::Informers => "informers_r1",
+        }
+    }
+    fn counts_watches(self) -> bool {
+        matches!(self, Variant::WatchesOurs | Variant::WatchesKubeRuntime)
+    }
+}
+
+/// Sizes of a run.
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    foos: usize,
+    touch: usize,
+    watch_foos: usize,
+}
+
+const FULL: Scale = Scale {
+    foos: 10_000,
+    touch: 1_000,
+    watch_foos: 100,
+};
+const QUICK: Scale = Scale {
+    foos: 300,
+    touch: 50,
+    watch_foos: 20,
+};
+
+fn fail(message: impl std::fmt::Display) -> ! {
+    eprintln!("r1: {message}");
+    std::process::exit(1)
+}
+
+fn count_value(arg: Option<String>, flag: &str) -> usize {
+    arg.and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| {
+            eprintln!("{flag} needs a positive integer");
+            std::process::exit(2)
+        })
+}
+
+fn main() {
+    let mut chosen = Vec::new();
+    let (mut child, mut server, mut quick, mut benching) = (false, false, false, false);
+    let (mut runs, mut url) = (None, None);
+    let (mut foos, mut touch) = (None, None);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--runs" => runs = Some(runs_value(args.next())),
+            "--foos" => foos = Some(count_value(args.next(), "--foos")),
+            "--touch" => touch = Some(count_value(args.next(), "--touch")),
+            "--url" => url = args.next(),
+            "--child" => child = true,
+            "--server" => server = true,
+            "--quick" => quick = true,
+            "--bench" => benching = true,
+            other if other.starts_with('-') => {} // the test harness's flags
+            other => match VARIANTS.iter().find(|(name, _)| *name == other) {
+                Some(&(_, v)) => chosen.push(v),
+                None => {
+                    let names: Vec<&str> = VARIANTS.iter().map(|(n, _)| *n).collect();
+                    eprintln!("unknown variant {other:?}: expected one of {names:?}");
+                    std::process::exit(2);
+                }
+            },
+        }
+    }
+    // `cargo test` runs this binary without `--bench`: a smoke run, never the full benchmark.
+    let smoke = !benching && !child && !server;
+    let mut scale = if quick || smoke { QUICK } else { FULL };
+    scale.foos = foos.unwrap_or(scale.foos);
+    scale.touch = touch.unwrap_or(scale.touch).min(scale.foos);
+    if server {
+        return serve(scale.foos);
+    }
+    if child {
+        let ([v], Some(url)) = (&chosen[..], url) else {
+            fail("--child runs exactly one variant and needs --url");
+        };
+        return run_child(*v, &url, scale);
+    }
+    if chosen.is_empty() {
+        chosen = VARIANTS.iter().map(|(_, v)| *v).collect();
+    }
+    let runs = runs.unwrap_or(if quick || smoke { 1 } else { 5 });
+    println!(
+        "# r1: {} Foos each owning a Deployment, {} touched; in-memory server in a process of its \
+         own; each variant in its own process (2-thread Tokio runtime, glibc malloc); median of \
+         {runs} rounds, spread after #",
+        scale.foos, scale.touch
+    );
+    let mut all = Gathered::default();
+    for round in 0..runs {
+        for &v in &chosen {
+            eprintln!("# round {}/{runs}: {}", round + 1, v.name());
+            if let Err(e) = drive(&mut all, v, scale) {
+                fail(e);
+            }
+        }
+    }
+    ratios(&mut all);
+    all.print_marking_bimodal();
+    if smoke && let Err(e) = smoke_checks(&all, &chosen) {
+        fail(e);
+    }
+}
+
+/// Same-round ratios.
+fn ratios(all: &mut Gathered) {
+    all.push_ratios(&[
+        (
+            "r1_over_kube_runtime_reconciles_per_cpu",
+            "r1_reconciles_per_cpu_sec",
+            "kube_runtime_r1_reconciles_per_cpu_sec",
+        ),
+        (
+            "r1_over_kube_runtime_first_pass_s",
+            "r1_first_pass_s",
+            "kube_runtime_r1_first_pass_s",
+        ),
+        (
+            "r1_over_kube_runtime_first_pass_cpu_s",
+            "r1_first_pass_cpu_s",
+            "kube_runtime_r1_first_pass_cpu_s",
+        ),
+        (
+            "r1_peak_rss_over_informers",
+            "r1_peak_rss_mb",
+            "informers_r1_peak_rss_mb",
+        ),
+        (
+            "kube_runtime_r1_peak_rss_over_informers",
+            "kube_runtime_r1_peak_rss_mb",
+            "informers_r1_peak_rss_mb",
+        ),
+        (
+            "r1_peak_rss_over_kube_runtime",
+            "r1_peak_rss_mb",
+            "kube_runtime_r1_peak_rss_mb",
+        ),
+    ]);
+}
+
+/// What the smoke run (under `cargo test`) insists on: every figure there, nothing stale, one
+/// Deployment watch for our two controllers.
+fn smoke_checks(all: &Gathered, chosen: &[Variant]) -> Result<(), String> {
+    let value = |name: &str| {
+        all.values(name)
+            .and_then(|v| v.first().copied())
+            .ok_or_else(|| format!("no figure {name}"))
+    };
+    for v in chosen {
+        let p = v.prefix();
+        if v.counts_watches() {
+            value(&format!("{p}_deployment_watches"))?;
+            continue;
+        }
+        for f in ["first_pass_s", "reconciles_per_cpu_sec", "peak_rss_mb"] {
+            value(&format!("{p}_{f}"))?;
+        }
+        if *v != Variant::Informers && value(&format!("{p}_stale"))? != 0.0 {
+            return Err(format!(
+                "{}: a reconcile found its child out of date",
+                v.name()
+            ));
+        }
+    }
+    if chosen.contains(&Variant::WatchesOurs) {
+        let watches = value("r1_deployment_watches")? + value("r1_deployment_lists")?;
+        if watches != 1.0 {
+            return Err(format!(
+                "two of our controllers made {watches} Deployment lists and watches, not 1"
+            ));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver: a server process and a variant process per run.
+
+/// A child process speaking lines.
+struct Proc {
+    child: Child,
+    input: Option<ChildStdin>,
+    output: BufReader<ChildStdout>,
+    what: String,
+}
+
+impl Proc {
+    fn spawn(args: &[String], what: String) -> Result<Proc, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("finding this binary: {e}"))?;
+        let mut child = Command::new(exe)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("starting {what}: {e}"))?;
+        let input = child.stdin.take();
+        let output = child.stdout.take().map(BufReader::new);
+        let output = output.ok_or_else(|| format!("{what}: no stdout"))?;
+        Ok(Proc {
+            child,
+            input,
+            output,
+            what,
+        })
+    }
+
+    /// The next line, or `None` at the end of its output.
+    fn line(&mut self) -> Result<Option<String>, String> {
+        let mut line = String::new();
+        match self.output.read_line(&mut line) {
+            Ok(0) => Ok(None),
+            Ok(_) => Ok(Some(line.trim_end().to_owned())),
+            Err(e) => Err(format!("reading {}: {e}", self.what)),
+        }
+    }
+
+    fn send(&mut self, command: &str) -> Result<(), String> {
+        let input = self.input.as_mut().ok_or("stdin closed")?;
+        writeln!(input, "{command}")
+            .and_then(|()| input.flush())
+            .map_err(|e| format!("writing to {}: {e}", self.what))
+    }
+
+    /// Closes its input (the server exits on it) and waits for it.
+    fn finish(mut self) -> Result<(), String> {
+        drop(self.input.take());
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| format!("waiting for {}: {e}", self.what))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("{} failed ({status})", self.what))
+        }
+    }
+}
+
+/// Parses `name value unit` into `all` under `name`.
+fn record(all: &mut Gathered, line: &str, what: &str) -> Result<(), String> {
+    let mut parts = line.split_whitespace();
+    let (Some(name), Some(value), unit) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("{what} printed {line:?}, not `name value unit`"));
+    };
+    let value: f64 = value
+        .parse()
+        .map_err(|_| format!("{what} printed a non-number in {line:?}"))?;
+    all.push(name, value, unit.unwrap_or(""));
+    Ok(())
+}
+
+/// One run of `v`: a fresh server (seeded), the variant, the touch when it asks, the server's
+/// request counts when it asks.
+fn drive(all: &mut Gathered, v: Variant, scale: Scale) -> Result<(), String> {
+    let foos = if v.counts_watches() {
+        scale.watch_foos
+    } else {
+        scale.foos
+    };
+    let mut server = Proc::spawn(
+        &["--server".into(), "--foos".into(), foos.to_string()],
+        "the server".into(),
+    )?;
+    let url = loop {
+        match server.line()? {
+            Some(l) if l.starts_with('#') => eprintln!("{l}"),
+            Some(l) => match l.strip_prefix("url ") {
+                Some(u) => break u.to_owned(),
+                None => return Err(format!("the server printed {l:?} before its url")),
+            },
+            None => return Err("the server ended before printing its url".into()),
+        }
+    };
+    let mut variant = Proc::spawn(
+        &[
+            v.name().into(),
+            "--child".into(),
+            "--url".into(),
+            url,
+            "--foos".into(),
+            foos.to_string(),
+            "--touch".into(),
+            scale.touch.to_string(),
+        ],
+        v.name().into(),
+    )?;
+    while let Some(line) = variant.line()? {
+        match line.as_str() {
+            "# touch" => {
+                server.send(&format!("touch {}", scale.touch))?;
+                expect_done(&mut server)?;
+                variant.send("touched")?;
+            }
+            "# count" => {
+                server.send("count")?;
+                while let Some(l) = server.line()? {
+                    if l == "done" {
+                        break;
+                    }
+                    record(all, &format!("{}_{l}", v.prefix()), "the server")?;
+                }
+                variant.send("counted")?;
+            }
+            l if l.starts_with('#') => eprintln!("{l}"),
+            l => record(all, l, v.name())?,
+        }
+    }
+    variant.finish()?;
+    server.finish()
+}
+
+fn expect_done(server: &mut Proc) -> Result<(), String> {
+    match server.line()? {
+        Some(l) if l == "done" => Ok(()),
+        other => Err(format!("the server answered {other:?}, not done")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server process.
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(format!("building the Tokio runtime: {e}")))
+}
+
+fn serve(foos: usize) {
+    runtime().block_on(async {
+        if let Err(e) = serve_async(foos).await {
+            fail(format!("server: {e}"));
+        }
+    });
+}
+
+fn foo_object(i: usize) -> Foo {
+    let mut foo = Foo {
+        spec: Some(FooSpec {
+            deployment_name: Some(format!("dep-{i}")),
+            replicas: Some((i % 5 + 1) as i32),
+        }),
+        ..Foo::default()
+    };
+    foo.metadata.name = Some(format!("foo-{i}"));
+    foo.metadata.namespace = Some(NS.into());
+    foo
+}
+
+/// The Deployment sample-controller makes for `foo` (its `newDeployment`).
+fn deployment_for(foo: &Foo) -> Deployment {
+    let foo_name = foo.metadata.name.clone().unwrap_or_default();
+    let labels: std::collections::BTreeMap<String, String> = [
+        ("app".into(), "nginx".into()),
+        ("controller".into(), foo_name),
+    ]
+    .into();
+    let spec = foo.spec.as_ref();
+    Deployment {
+        metadata: ObjectMeta {
+            name: spec.and_then(|s| s.deployment_name.clone()),
+            namespace: Some(NS.into()),
+            owner_references: Some(vec![controller_ref(foo)]),
+            ..ObjectMeta::default()
+        },
+        spec: Some(DeploymentSpec {
+            replicas: spec.and_then(|s| s.replicas),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "nginx".into(),
+                        image: Some("nginx:latest".into()),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        }),
+        ..Deployment::default()
+    }
+}
+
+async fn serve_async(foos: usize) -> Result<(), String> {
+    use tokio::io::AsyncBufReadExt;
+    // Big enough that the 1,000 touches never age a watch out of the history.
+    let server = FakeApiServer::builder()
+        .history_limit(50_000)
+        .start()
+        .await
+        .map_err(|e| format!("starting: {e}"))?;
+    let docs = kube_codegen_crd::read::parse_documents("crds/r1-foo.yaml".as_ref(), CRD)
+        .map_err(|e| format!("reading the CRD: {e}"))?;
+    for doc in docs {
+        server
+            .register_crd(doc.value)
+            .map_err(|e| format!("registering the CRD: {e}"))?;
+    }
+    let client = server.in_process_client();
+    let t0 = Instant::now();
+    let foo_api: Api<Foo> = Api::namespaced(client.clone(), NS);
+    let dep_api: Api<Deployment> = Api::namespaced(client.clone(), NS);
+    futures::stream::iter(0..foos)
+        .map(|i| {
+            let (foo_api, dep_api) = (foo_api.clone(), dep_api.clone());
+            async move {
+                let pp = PostParams::default();
+                let foo = foo_api.create(&pp, &foo_object(i)).await?;
+                dep_api.create(&pp, &deployment_for(&foo)).await.map(drop)
+            }
+        })
+        .buffer_unordered(64)
+        .try_collect::<Vec<()>>()
+        .await
+        .map_err(|e| format!("seeding: {e}"))?;
+    println!(
+        "# server: {foos} Foos and Deployments created in {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
+    println!("url {}", server.url());
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut stdout = std::io::stdout();
+    while let Some(line) = lines.next_line().await.map_err(|e| e.to_string())? {
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("touch"), Some(n)) => {
+                let n: usize = n.parse().map_err(|_| format!("touch {n:?}"))?;
+                touch(&foo_api, foos, n).await?;
+            }
+            (Some("count"), None) => count(&server),
+            _ => return Err(format!("unknown command {line:?}")),
+        }
+        println!("done");
+        stdout.flush().map_err(|e| e.to_string())?;
+    }
+    server.shutdown().await;
+    Ok(())
+}
+
+/// The Foos the touch phase labels: `n` spread evenly over `0..foos`.
+fn touched(foos: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n).map(move |k| k * foos / n)
+}
+
+async fn touch(foo_api: &Api<Foo>, foos: usize, n: usize) -> Result<(), String> {
+    let patch = Patch::Merge(serde_json::json!({"metadata": {"labels": {TOUCHED: "true"}}}));
+    futures::stream::iter(touched(foos, n))
+        .map(|i| {
+            let patch = &patch;
+            async move {
+                foo_api
+                    .patch(&format!("foo-{i}"), &PatchParams::default(), patch)
+                    .await
+                    .map(drop)
+            }
+        })
+        .buffer_unordered(64)
+        .try_collect::<Vec<()>>()
+        .await
+        .map_err(|e| format!("touching: {e}"))?;
+    Ok(())
+}
+
+/// Prints the list and watch requests the server received on the Deployments' and Foos' paths.
+fn count(server: &FakeApiServer) {
+    let requests = server.requests();
+    let kinds = [
+        ("deployment", "/apis/apps/v1/namespaces/default/deployments"),
+        (
+            "foo",
+            "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos",
+        ),
+    ];
+    for (kind, path) in kinds {
+        for (verb, plural) in [("list", "lists"), ("watch", "watches")] {
+            let n = requests
+                .iter()
+                .filter(|r| r.path == path && r.verb == verb)
+                .count();
+            println!("{kind}_{plural} {n} requests");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The variants.
+
+/// What the reconciles (or, for `informers`, the handler) saw.
+struct Tally {
+    foos: usize,
+    touch: usize,
+    reconciles: AtomicU64,
+    stale: AtomicU64,
+    first: Vec<AtomicBool>,
+    first_count: AtomicUsize,
+    first_done: Notify,
+    touched: Vec<AtomicBool>,
+    touched_count: AtomicUsize,
+    touched_done: Notify,
+}
+
+impl Tally {
+    fn new(foos: usize, touch: usize) -> Arc<Tally> {
+        Arc::new(Tally {
+            foos,
+            touch,
+            reconciles: AtomicU64::new(0),
+            stale: AtomicU64::new(0),
+            first: (0..foos).map(|_| AtomicBool::new(false)).collect(),
+            first_count: AtomicUsize::new(0),
+            first_done: Notify::new(),
+            touched: (0..foos).map(|_| AtomicBool::new(false)).collect(),
+            touched_count: AtomicUsize::new(0),
+            touched_done: Notify::new(),
+        })
+    }
+
+    /// One reconcile of `foo`, which found its child up to date or not.
+    fn record(&self, foo: &Foo, up_to_date: bool) {
+        self.reconciles.fetch_add(1, Ordering::Relaxed);
+        if !up_to_date {
+            self.stale.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let index = foo.metadata.name.as_deref().and_then(|n| {
+            n.strip_prefix("foo-")?
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i < self.foos)
+        });
+        let Some(i) = index else { return };
+        if !self.first[i].swap(true, Ordering::Relaxed)
+            && self.first_count.fetch_add(1, Ordering::AcqRel) + 1 == self.foos
+        {
+            self.first_done.notify_one();
+        }
+        let labelled = foo
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(TOUCHED));
+        if labelled
+            && !self.touched[i].swap(true, Ordering::Relaxed)
+            && self.touched_count.fetch_add(1, Ordering::AcqRel) + 1 == self.touch
+        {
+            self.touched_done.notify_one();
+        }
+    }
+}
+
+/// The reconcile's check, the same for both runtimes: the child is controlled by this Foo and
+/// runs its replicas.
+fn up_to_date(foo: &Foo, child: Option<&Deployment>) -> bool {
+    let Some(child) = child else { return false };
+    let owned = match (controller_of(&child.metadata), &foo.metadata.uid) {
+        (Some(r), Some(uid)) => r.uid == *uid,
+        _ => false,
+    };
+    let want = foo.spec.as_ref().and_then(|s| s.replicas);
+    owned && child.spec.as_ref().and_then(|s| s.replicas) == want
+}
+
+/// The Foo's namespace and its child's name.
+fn child_of(foo: &Foo) -> (&str, &str) {
+    let ns = foo.metadata.namespace.as_deref().unwrap_or_default();
+    let name = foo.spec.as_ref().and_then(|s| s.deployment_name.as_deref());
+    (ns, name.unwrap_or_default())
+}
+
+struct Ours(Arc<Tally>);
+
+impl Reconciler<Foo> for Ours {
+    type Error = String;
+
+    async fn reconcile(&self, foo: Arc<Foo>, ctx: &Context) -> Result<Action, String> {
+        let deployments = ctx
+            .lister::<Deployment>()
+            .ok_or("the controller does not watch Deployments")?;
+        let (ns, name) = child_of(&foo);
+        let child = deployments
+            .namespace(ns)
+            .get(name)
+            .map_err(|e| e.to_string())?;
+        let ok = up_to_date(&foo, child.as_deref());
+        self.0.record(&foo, ok);
+        Ok(if ok {
+            Action::done()
+        } else {
+            Action::requeue_after(RETRY)
+        })
+    }
+}
+
+/// The kube-runtime reconcile's context: the Deployments' store.
+struct KrContext {
+    deployments: Store<Deployment>,
+    tally: Arc<Tally>,
+}
+
+/// kube-runtime wants a `std::error::Error`; the reconcile never fails.
+#[derive(Debug)]
+struct Never;
+
+impl std::fmt::Display for Never {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("never")
+    }
+}
+
+impl std::error::Error for Never {}
+
+async fn kr_reconcile(foo: Arc<Foo>, ctx: Arc<KrContext>) -> Result<kr::Action, Never> {
+    let (ns, name) = child_of(&foo);
+    let child = ctx.deployments.get(&ObjectRef::new(name).within(ns));
+    let ok = up_to_date(&foo, child.as_deref());
+    ctx.tally.record(&foo, ok);
+    Ok(if ok {
+        kr::Action::await_change()
+    } else {
+        kr::Action::requeue(RETRY)
+    })
+}
+
+fn kr_error_policy(_: Arc<Foo>, _: &Never, _: Arc<KrContext>) -> kr::Action {
+    kr::Action::requeue(RETRY)
+}
+
+/// Counts Foo adds and touched updates, for the informers alone.
+struct Counting(Arc<Tally>);
+
+impl EventHandler<Foo> for Counting {
+    fn on_add(&self, foo: &Arc<Foo>, _: bool) {
+        self.0.record(foo, true);
+    }
+    fn on_update(&self, _: &Arc<Foo>, new: &Arc<Foo>) {
+        self.0.record(new, true);
+    }
+    fn on_delete(&self, _: &Deleted<Foo>) {}
+}
+
+fn client(url: &str) -> kube::Client {
+    let uri = url
+        .parse()
+        .unwrap_or_else(|e| fail(format!("--url {url:?}: {e}")));
+    kube::Client::try_from(kube::Config::new(uri))
+        .unwrap_or_else(|e| fail(format!("a client for {url}: {e}")))
+}
+
+fn figure(name: &str, value: f64, unit: &str) {
+    println!("{name} {value:.4} {unit}");
+}
+
+/// The process's peak resident set (`VmHWM`), in MiB.
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+/// Prints `line` and waits for the driver's answer on stdin.
+fn ask_driver(line: &str) {
+    println!("{line}");
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() || answer.trim().is_empty() {
+        fail(format!("no answer to {line:?} from the driver"));
+    }
+}
+
+async fn within(what: &str, f: impl std::future::Future<Output = ()>) {
+    if tokio::time::timeout(DEADLINE, f).await.is_err() {
+        fail(format!("{what}: not done within {DEADLINE:?}"));
+    }
+}
+
+/// Waits until no reconcile happened for [`QUIET`].
+async fn quiet(tally: &Tally) {
+    let mut last = tally.reconciles.load(Ordering::Relaxed);
+    loop {
+        tokio::time::sleep(QUIET).await;
+        let now = tally.reconciles.load(Ordering::Relaxed);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+}
+
+fn run_child(v: Variant, url: &str, scale: Scale) {
+    let rt = runtime();
+    rt.block_on(async {
+        let client = client(url);
+        if v.counts_watches() {
+            return count_watches(v, client, scale.foos).await;
+        }
+        let tally = Tally::new(scale.foos, scale.touch);
+        let (t0, c0) = (Instant::now(), cpu_seconds());
+        // Dropping the factory would stop its informers: held until the end.
+        let _factory = start(v, client, tally.clone()).await;
+        within("the first pass", tally.first_done.notified()).await;
+        let (first_s, first_cpu) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
+        let first_reconciles = tally.reconciles.load(Ordering::Relaxed);
+        within("quiet after the first pass", quiet(&tally)).await;
+        let settled = tally.reconciles.load(Ordering::Relaxed);
+        let p = v.prefix();
+        figure(&format!("{p}_first_pass_s"), first_s, "s");
+        figure(&format!("{p}_first_pass_cpu_s"), first_cpu, "s");
+        figure(
+            &format!("{p}_first_pass_reconciles"),
+            first_reconciles as f64,
+            "reconciles",
+        );
+        figure(
+            &format!("{p}_reconciles_until_quiet"),
+            settled as f64,
+            "reconciles",
+        );
+        figure(
+            &format!("{p}_rss_after_first_pass_mb"),
+            kube_codegen_runtime_bench::measure::rss_bytes() as f64 / 1048576.0,
+            "MiB",
+        );
+        let (t1, c1) = (Instant::now(), cpu_seconds());
+        // The driver has the server patch the Foos; this process sleeps meanwhile.
+        ask_driver("# touch");
+        within(
+            "the touched Foos' reconciles",
+            tally.touched_done.notified(),
+        )
+        .await;
+        let (wall, cpu) = (t1.elapsed().as_secs_f64(), cpu_seconds() - c1);
+        let reconciles = tally.reconciles.load(Ordering::Relaxed) - settled;
+        figure(
+            &format!("{p}_touch_reconciles"),
+            reconciles as f64,
+            "reconciles",
+        );
+        figure(&format!("{p}_touch_cpu_s"), cpu, "s");
+        figure(&format!("{p}_touch_wall_s"), wall, "s");
+        figure(
+            &format!("{p}_reconciles_per_cpu_sec"),
+            reconciles as f64 / cpu.max(1e-9),
+            "reconciles/cpu-s",
+        );
+        figure(&format!("{p}_peak_rss_mb"), peak_rss_mb(), "MiB");
+        if v != Variant::Informers {
+            figure(
+                &format!("{p}_stale"),
+                tally.stale.load(Ordering::Relaxed) as f64,
+                "reconciles",
+            );
+        }
+    });
+    // The runtime's tasks (watches, workers) are dropped with it; nothing to drain.
+    drop(rt);
+}
+
+/// Starts variant `v`'s controller (or informers) on its own tasks; returns our factory.
+async fn start(
+    v: Variant,
+    client: kube::Client,
+    tally: Arc<Tally>,
+) -> Option<SharedInformerFactory> {
+    match v {
+        Variant::Ours => {
+            let factory = SharedInformerFactory::builder(client).namespace(NS).build();
+            let controller = Controller::<Foo>::for_kind(&factory)
+                .owns::<Deployment>()
+                .workers(2)
+                .build(Ours(tally));
+            let manager = Manager::new(&factory).add(controller).sync_timeout(None);
+            tokio::spawn(async move {
+                if let Err(e) = manager.run(future::pending()).await {
+                    fail(format!("our controller stopped: {e}"));
+                }
+            });
+            Some(factory)
+        }
+        Variant::KubeRuntime => {
+            let store = kube_runtime_store(&client).await;
+            spawn_kube_runtime_controller(&client, store, tally);
+            None
+        }
+        Variant::Informers => {
+            let factory = SharedInformerFactory::builder(client).namespace(NS).build();
+            let foos = factory.informer_for::<Foo>();
+            factory.informer_for::<Deployment>();
+            foos.add_inline_event_handler(Counting(tally))
+                .unwrap_or_else(|e| fail(format!("adding the handler: {e}")));
+            factory.start();
+            Some(factory)
+        }
+        Variant::WatchesOurs | Variant::WatchesKubeRuntime => {
+            unreachable!("count_watches runs these")
+        }
+    }
+}
+
+/// A `reflector` + `Store` of the Deployments, running and synced.
+async fn kube_runtime_store(client: &kube::Client) -> Store<Deployment> {
+    let api: Api<Deployment> = Api::namespaced(client.clone(), NS);
+    let (reader, writer) = reflector::store();
+    let stream = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()));
+    tokio::spawn(stream.for_each(|_| future::ready(())));
+    if reader.wait_until_ready().await.is_err() {
+        fail("the Deployments' reflector stopped before it was ready");
+    }
+    reader
+}
+
+fn spawn_kube_runtime_controller(
+    client: &kube::Client,
+    deployments: Store<Deployment>,
+    tally: Arc<Tally>,
+) {
+    let foos: Api<Foo> = Api::namespaced(client.clone(), NS);
+    let children: Api<Deployment> = Api::namespaced(client.clone(), NS);
+    let ctx = Arc::new(KrContext { deployments, tally });
+    let run = kr::Controller::new(foos, watcher::Config::default())
+        .owns(children, watcher::Config::default())
+        .run(kr_reconcile, kr_error_policy, ctx);
+    tokio::spawn(run.for_each(|_| future::ready(())));
+}
+
+/// (d): two controllers of one kind; once both reconciled every Foo, the server counts lists
+/// and watches per path.
+async fn count_watches(v: Variant, client: kube::Client, foos: usize) {
+    let (a, b) = (Tally::new(foos, 0), Tally::new(foos, 0));
+    let mut _factory = None;
+    if v == Variant::WatchesOurs {
+        let factory = SharedInformerFactory::builder(client).namespace(NS).build();
+        let first = Controller::<Foo>::for_kind(&factory)
+            .name("first")
+            .owns::<Deployment>()
+            .build(Ours(a.clone()));
+        let second = Controller::<Foo>::for_kind(&factory)
+            .name("second")
+            .owns::<Deployment>()
+            .build(Ours(b.clone()));
+        let manager = Manager::new(&factory).add(first).add(second);
+        tokio::spawn(async move {
+            if let Err(e) = manager.run(future::pending()).await {
+                fail(format!("our controllers stopped: {e}"));
+            }
+        });
+        _factory = Some(factory);
+    } else {
+        // One Store shared by both (the least the stable API allows), each `owns` its own watch.
+        let store = kube_runtime_store(&client).await;
+        spawn_kube_runtime_controller(&client, store.clone(), a.clone());
+        spawn_kube_runtime_controller(&client, store, b.clone());
+    }
+    within("both controllers' first pass", async {
+        a.first_done.notified().await;
+        b.first_done.notified().await;
+    })
+    .await;
+    ask_driver("# count");
+}
