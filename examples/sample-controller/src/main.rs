@@ -8,6 +8,7 @@ use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube_codegen_runtime::controller::{self, ApiWrites, Controller, ControllerFlags, Shutdown};
 use kube_codegen_runtime::events::{Recorder, Reporter};
+use kube_codegen_runtime::shard::{MembershipConfig, ShardKey, ShardRing};
 use sample_controller::controller::{CONTROLLER_NAME, Controller as FooSync};
 use sample_controller::samplecontroller::v1alpha1::Foo;
 use sample_controller::{Clientset, InformerFactoryExt};
@@ -20,15 +21,24 @@ use sample_controller::{Clientset, InformerFactoryExt};
 struct Args {
     #[command(flatten)]
     flags: ControllerFlags,
+    /// Share the Foos with the other replicas running with the same ring NAME instead of
+    /// electing a leader: each replica holds a Lease labelled with the ring (in
+    /// --leader-elect-lease-namespace, with the --leader-elect-* timings) and caches and
+    /// reconciles only the namespaces whose hash its share of the ring holds.
+    #[arg(long, value_name = "NAME", conflicts_with = "leader_elect")]
+    shard_ring: Option<String>,
 }
 
 fn main() -> ExitCode {
-    let flags = Args::parse().flags; // usage errors exit 2, as clap does
-    controller::run_program(CONTROLLER_NAME, |shutdown| run(flags, shutdown))
+    let args = Args::parse(); // usage errors exit 2, as clap does
+    controller::run_program(CONTROLLER_NAME, |shutdown| {
+        run(args.flags, args.shard_ring, shutdown)
+    })
 }
 
 async fn run(
     flags: ControllerFlags,
+    shard_ring: Option<String>,
     shutdown: Shutdown,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let Some(client) = flags.connect::<Foo>(shutdown.clone()).await? else {
@@ -42,7 +52,23 @@ async fn run(
         instance,
     };
     let recorder = Recorder::new(client.clone(), reporter);
-    let factory = flags.factory(Clientset::new(client.clone()));
+    // Ring mode: sharded by namespace, as a Foo and the Deployment it owns share theirs (by
+    // uid, a replica would cache Deployments of other replicas' Foos).
+    let ring = shard_ring.map(|name| {
+        let le = &flags.leader_election;
+        let ns = &le.leader_elect_lease_namespace;
+        let config = MembershipConfig::new(name, identity.clone(), ns).timing(
+            le.leader_elect_lease_duration,
+            le.leader_elect_renew_deadline,
+            le.leader_elect_retry_period,
+        );
+        ShardRing::new(client.clone(), config).key(ShardKey::Namespace)
+    });
+    let mut factory = flags.factory_builder(Clientset::new(client.clone()));
+    if let Some(ring) = &ring {
+        factory = factory.sharded(ring.scope());
+    }
+    let factory = factory.build();
     let foos = factory.samplecontroller().v1alpha1().foos();
     let deployments = factory.informer_for::<Deployment>().lister();
     let writes = ApiWrites::new(client, recorder.clone(), CONTROLLER_NAME);
@@ -52,11 +78,42 @@ async fn run(
         .owns::<Deployment>()
         .recorder(recorder);
     let mut controller = flags.configure(controller);
-    if let Some(election) = flags.leader_election.election(&identity, CONTROLLER_NAME) {
+    if let Some(ring) = ring {
+        controller = controller.shard_ring(ring);
+    } else if let Some(election) = flags.leader_election.election(&identity, CONTROLLER_NAME) {
         // Only the leader runs informers, as upstream: one watch per kind in the deployment.
         controller = controller.leader_election(election.cold_standby());
     }
     // A lost lease ends here with "leader election lost", after the workers stopped: exit 1,
     // as client-go programs do, and let a restart campaign again.
     Ok(controller.run(sync, shutdown).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::Args;
+
+    #[test]
+    fn shard_ring_flag() {
+        Args::command().debug_assert();
+        let args = Args::try_parse_from(["sample-controller", "--shard-ring", "foos"]).unwrap();
+        assert_eq!(args.shard_ring.as_deref(), Some("foos"));
+        assert!(!args.flags.leader_election.leader_elect);
+        // Ring mode instead of leader election, never both.
+        let both = [
+            "sample-controller",
+            "--shard-ring",
+            "foos",
+            "--leader-elect",
+        ];
+        assert!(Args::try_parse_from(both).is_err());
+        assert!(
+            Args::try_parse_from(["sample-controller"])
+                .unwrap()
+                .shard_ring
+                .is_none()
+        );
+    }
 }

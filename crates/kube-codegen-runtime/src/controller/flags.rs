@@ -190,6 +190,15 @@ impl ControllerFlags {
     /// The informer factory over `client` with the flags' namespace, resync period and
     /// backoff.
     pub fn factory(&self, client: impl Into<kube::Client>) -> SharedInformerFactory {
+        self.factory_builder(client).build()
+    }
+
+    /// The builder [`factory`](Self::factory) builds, for more options (e.g. ring mode's
+    /// `.sharded(ring.scope())`).
+    pub fn factory_builder(
+        &self,
+        client: impl Into<kube::Client>,
+    ) -> crate::factory::SharedInformerFactoryBuilder {
         let backoff = Duration::from_millis;
         let reflector = ReflectorOptions::default().backoff(
             backoff(self.backoff_initial_ms),
@@ -201,7 +210,7 @@ impl ControllerFlags {
         if let Some(ns) = &self.namespace {
             factory = factory.namespace(ns);
         }
-        factory.build()
+        factory
     }
 
     /// `controller` with the flags' workers, cache-sync deadline (`--startup-timeout`) and
