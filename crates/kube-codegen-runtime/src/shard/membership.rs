@@ -86,9 +86,35 @@ impl MembershipConfig {
         self
     }
 
-    /// The Lease's name: `<ring>-<identity>`.
+    /// The Lease's name: `<ring>-<identity>`, made a valid object name (a DNS subdomain, as
+    /// kube-apiserver's `ValidateObjectMeta` requires of a Lease): lower case, every character
+    /// but `[a-z0-9-]` `-`, and, when that changed the identity or the name is too long, the
+    /// identity's hash appended so that two identities never share a Lease. The identity
+    /// itself is the Lease's `holderIdentity`, unchanged.
     pub fn lease_name(&self) -> String {
-        format!("{}-{}", self.ring, self.identity)
+        let raw = format!("{}-{}", self.ring, self.identity);
+        let mut name: String = raw
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | '0'..='9' | '-' => c,
+                'A'..='Z' => c.to_ascii_lowercase(),
+                _ => '-',
+            })
+            .collect();
+        // 253 characters at most; begins and ends alphanumeric.
+        if name != raw || name.len() > 253 || name.ends_with('-') {
+            let hash = kube_codegen_crd::shard::fnv1a64(raw.as_bytes());
+            name.truncate(253 - 17);
+            name = format!("{}-{hash:016x}", name.trim_end_matches('-'));
+        }
+        let trimmed = name.trim_start_matches('-');
+        if trimmed.is_empty() {
+            return format!(
+                "ring-{:016x}",
+                kube_codegen_crd::shard::fnv1a64(raw.as_bytes())
+            );
+        }
+        trimmed.to_owned()
     }
 }
 
@@ -378,5 +404,39 @@ impl Membership {
             }
         };
         Ok(ack)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MembershipConfig;
+
+    fn valid(name: &str) -> bool {
+        // DNS subdomain: RFC 1123 labels of lower-case alphanumerics and '-', joined by '.'.
+        name.len() <= 253
+            && name.split('.').all(|l| {
+                !l.is_empty()
+                    && l.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+            })
+    }
+
+    #[test]
+    fn lease_names_are_object_names_and_distinct() {
+        let name = |ring: &str, id: &str| MembershipConfig::new(ring, id, "default").lease_name();
+        assert_eq!(name("foos", "pod-1"), "foos-pod-1");
+        // client-go's identity: hostname, '_', a random suffix.
+        let a = name("foos", "vm_146ec685bb831c46");
+        assert!(valid(&a), "{a}");
+        assert!(a.starts_with("foos-vm-146ec685bb831c46-"), "{a}");
+        // Identities that differ only where the name cannot: still two Leases.
+        assert_ne!(name("foos", "Pod_1"), name("foos", "pod-1"));
+        assert_ne!(name("foos", "a_b"), name("foos", "a.b_"));
+        for id in ["UPPER", "x".repeat(300).as_str(), "_-_", "a..b", "é", "pod-"] {
+            let n = name("foos", id);
+            assert!(valid(&n), "{id:?} -> {n:?}");
+        }
     }
 }
