@@ -8,17 +8,17 @@
 //! child out of date and our two controllers made one Deployment watch.
 //!
 //! Every variant runs in a process of its own, against a server in another process of its own
-//! (this binary with `--server`), so CPU (getrusage) and peak RSS (`VmHWM`) are the
-//! controller's alone. The server registers sample-controller's Foo (`crds/r1-foo.yaml`) and
+//! (this binary with `--server`, one for the whole invocation), so CPU (getrusage) and peak RSS
+//! (`VmHWM`) are the controller's alone. The server registers sample-controller's Foo (`crds/r1-foo.yaml`) and
 //! creates, through the API (in-process client, 64 at a time), N Foos `foo-i` and N
 //! Deployments `dep-i` with a controller owner reference to their Foo, as sample-controller
 //! makes them. Rounds alternate the variants (ours, kube-runtime, informers, ...).
 //!
 //! Phases of a variant: from start until every Foo is reconciled once with its child found up
 //! to date (`*_first_pass_s`, deduplicated per Foo); then, once the queue is quiet, the driver
-//! has the server patch a label onto 1,000 Foos spread over the key space, and the variant
-//! counts reconciles and process CPU until each of them was reconciled with the label
-//! (`*_reconciles_per_cpu_sec`). Peak RSS is `VmHWM` at the end.
+//! has the server patch a label onto 1,000 Foos spread over the key space (its value new in
+//! each run), and the variant counts reconciles and process CPU until each of them was
+//! reconciled with that value (`*_reconciles_per_cpu_sec`). Peak RSS is `VmHWM` at the end.
 //!
 //! The reconcile (identical work in both): find the Foo's Deployment (`spec.deploymentName`,
 //! same namespace) in the cache, check it is controlled by the Foo (owner uid) and has the
@@ -35,9 +35,9 @@
 //!   (unbounded). Figures `kube_runtime_r1_*`.
 //! - `informers`: our factory's Foo and Deployment informers alone, one inline handler
 //!   counting Foo adds and the touched updates: the RSS baseline (`informers_r1_*`).
-//! - `watches-ours`, `watches-kube-runtime`: two controllers of each kind on 100 Foos (one
-//!   factory / one shared Deployment `Store`); once both reconciled every Foo, the server counts
-//!   the list and watch requests on the Deployments' and Foos' paths
+//! - `watches-ours`, `watches-kube-runtime`: two controllers of each kind (one factory / one
+//!   shared Deployment `Store`); once both reconciled every Foo, the server counts the list and
+//!   watch requests of the run on the Deployments' and Foos' paths
 //!   (`r1_deployment_watches`, `kube_runtime_r1_deployment_watches`, ...).
 
 // The kind is called Foo, so `foo` is the natural name, not a placeholder.
@@ -120,18 +120,15 @@ impl Variant {
 struct Scale {
     foos: usize,
     touch: usize,
-    watch_foos: usize,
 }
 
 const FULL: Scale = Scale {
     foos: 10_000,
     touch: 1_000,
-    watch_foos: 100,
 };
 const QUICK: Scale = Scale {
     foos: 300,
     touch: 50,
-    watch_foos: 20,
 };
 
 fn fail(message: impl std::fmt::Display) -> ! {
@@ -151,7 +148,7 @@ fn count_value(arg: Option<String>, flag: &str) -> usize {
 fn main() {
     let mut chosen = Vec::new();
     let (mut child, mut server, mut quick, mut benching) = (false, false, false, false);
-    let (mut runs, mut url) = (None, None);
+    let (mut runs, mut url, mut touch_id) = (None, None, 0);
     let (mut foos, mut touch) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -160,6 +157,7 @@ fn main() {
             "--foos" => foos = Some(count_value(args.next(), "--foos")),
             "--touch" => touch = Some(count_value(args.next(), "--touch")),
             "--url" => url = args.next(),
+            "--touch-id" => touch_id = count_value(args.next(), "--touch-id"),
             "--child" => child = true,
             "--server" => server = true,
             "--quick" => quick = true,
@@ -187,7 +185,7 @@ fn main() {
         let ([v], Some(url)) = (&chosen[..], url) else {
             fail("--child runs exactly one variant and needs --url");
         };
-        return run_child(*v, &url, scale);
+        return run_child(*v, &url, scale, touch_id);
     }
     if chosen.is_empty() {
         chosen = VARIANTS.iter().map(|(_, v)| *v).collect();
@@ -200,13 +198,18 @@ fn main() {
         scale.foos, scale.touch
     );
     let mut all = Gathered::default();
+    let mut server = start_server(scale.foos).unwrap_or_else(|e| fail(e));
     for round in 0..runs {
-        for &v in &chosen {
+        for (k, &v) in chosen.iter().enumerate() {
             eprintln!("# round {}/{runs}: {}", round + 1, v.name());
-            if let Err(e) = drive(&mut all, v, scale) {
+            let touch_id = round * chosen.len() + k + 1;
+            if let Err(e) = drive(&mut all, &mut server, v, scale, touch_id) {
                 fail(e);
             }
         }
+    }
+    if let Err(e) = server.0.finish() {
+        fail(e);
     }
     ratios(&mut all);
     all.print_marking_bimodal();
@@ -363,46 +366,64 @@ fn record(all: &mut Gathered, line: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// One run of `v`: a fresh server (seeded), the variant, the touch when it asks, the server's
-/// request counts when it asks.
-fn drive(all: &mut Gathered, v: Variant, scale: Scale) -> Result<(), String> {
-    let foos = if v.counts_watches() {
-        scale.watch_foos
-    } else {
-        scale.foos
-    };
+/// The server process (seeded) and its URL. One serves every run: seeding 10,000 Foos and
+/// Deployments takes minutes (the in-memory server's deployment controller copies every
+/// Deployment on each write, so seeding is quadratic), and runs differ only in the label value
+/// they touch.
+struct Server(Proc, String);
+
+fn start_server(foos: usize) -> Result<Server, String> {
     let mut server = Proc::spawn(
         &["--server".into(), "--foos".into(), foos.to_string()],
         "the server".into(),
     )?;
-    let url = loop {
+    loop {
         match server.line()? {
             Some(l) if l.starts_with('#') => eprintln!("{l}"),
             Some(l) => match l.strip_prefix("url ") {
-                Some(u) => break u.to_owned(),
+                Some(u) => {
+                    let url = u.to_owned();
+                    return Ok(Server(server, url));
+                }
                 None => return Err(format!("the server printed {l:?} before its url")),
             },
             None => return Err("the server ended before printing its url".into()),
         }
-    };
+    }
+}
+
+/// One run of `v` against the server: the variant, the touch (label value `touch_id`) when it
+/// asks, the server's request counts since its start when it asks.
+fn drive(
+    all: &mut Gathered,
+    server: &mut Server,
+    v: Variant,
+    scale: Scale,
+    touch_id: usize,
+) -> Result<(), String> {
+    let Server(server, url) = server;
+    server.send("mark")?;
+    expect_done(server)?;
     let mut variant = Proc::spawn(
         &[
             v.name().into(),
             "--child".into(),
             "--url".into(),
-            url,
+            url.clone(),
             "--foos".into(),
-            foos.to_string(),
+            scale.foos.to_string(),
             "--touch".into(),
             scale.touch.to_string(),
+            "--touch-id".into(),
+            touch_id.to_string(),
         ],
         v.name().into(),
     )?;
     while let Some(line) = variant.line()? {
         match line.as_str() {
             "# touch" => {
-                server.send(&format!("touch {}", scale.touch))?;
-                expect_done(&mut server)?;
+                server.send(&format!("touch {} {touch_id}", scale.touch))?;
+                expect_done(server)?;
                 variant.send("touched")?;
             }
             "# count" => {
@@ -419,8 +440,7 @@ fn drive(all: &mut Gathered, v: Variant, scale: Scale) -> Result<(), String> {
             l => record(all, l, v.name())?,
         }
     }
-    variant.finish()?;
-    server.finish()
+    variant.finish()
 }
 
 fn expect_done(server: &mut Proc) -> Result<(), String> {
@@ -506,9 +526,13 @@ fn deployment_for(foo: &Foo) -> Deployment {
 
 async fn serve_async(foos: usize) -> Result<(), String> {
     use tokio::io::AsyncBufReadExt;
-    // Big enough that the 1,000 touches never age a watch out of the history.
+    // Big enough that the touches never age a watch out of the history. No garbage collector:
+    // nothing is deleted, and its full rebuild whenever its event channel lags (as it does under
+    // 64 parallel creates) clones the whole store, which made seeding quadratic (221 s for
+    // 10,000 Foos and Deployments, 4,000 in 35 s).
     let server = FakeApiServer::builder()
-        .history_limit(50_000)
+        .history_limit(200_000)
+        .garbage_collector(false)
         .start()
         .await
         .map_err(|e| format!("starting: {e}"))?;
@@ -543,14 +567,17 @@ async fn serve_async(foos: usize) -> Result<(), String> {
     println!("url {}", server.url());
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = std::io::stdout();
+    // Requests before this index belong to earlier runs.
+    let mut mark = 0;
     while let Some(line) = lines.next_line().await.map_err(|e| e.to_string())? {
-        let mut words = line.split_whitespace();
-        match (words.next(), words.next()) {
-            (Some("touch"), Some(n)) => {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words[..] {
+            ["touch", n, id] => {
                 let n: usize = n.parse().map_err(|_| format!("touch {n:?}"))?;
-                touch(&foo_api, foos, n).await?;
+                touch(&foo_api, foos, n, id).await?;
             }
-            (Some("count"), None) => count(&server),
+            ["mark"] => mark = server.requests().len(),
+            ["count"] => count(&server, mark),
             _ => return Err(format!("unknown command {line:?}")),
         }
         println!("done");
@@ -565,8 +592,8 @@ fn touched(foos: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).map(move |k| k * foos / n)
 }
 
-async fn touch(foo_api: &Api<Foo>, foos: usize, n: usize) -> Result<(), String> {
-    let patch = Patch::Merge(serde_json::json!({"metadata": {"labels": {TOUCHED: "true"}}}));
+async fn touch(foo_api: &Api<Foo>, foos: usize, n: usize, id: &str) -> Result<(), String> {
+    let patch = Patch::Merge(serde_json::json!({"metadata": {"labels": {TOUCHED: id}}}));
     futures::stream::iter(touched(foos, n))
         .map(|i| {
             let patch = &patch;
@@ -584,9 +611,11 @@ async fn touch(foo_api: &Api<Foo>, foos: usize, n: usize) -> Result<(), String> 
     Ok(())
 }
 
-/// Prints the list and watch requests the server received on the Deployments' and Foos' paths.
-fn count(server: &FakeApiServer) {
+/// Prints the list and watch requests the server received on the Deployments' and Foos' paths
+/// since request `mark`.
+fn count(server: &FakeApiServer, mark: usize) {
     let requests = server.requests();
+    let requests = requests.get(mark..).unwrap_or_default();
     let kinds = [
         ("deployment", "/apis/apps/v1/namespaces/default/deployments"),
         (
@@ -612,6 +641,8 @@ fn count(server: &FakeApiServer) {
 struct Tally {
     foos: usize,
     touch: usize,
+    /// The label value of this run's touch.
+    touch_id: String,
     reconciles: AtomicU64,
     stale: AtomicU64,
     first: Vec<AtomicBool>,
@@ -623,10 +654,11 @@ struct Tally {
 }
 
 impl Tally {
-    fn new(foos: usize, touch: usize) -> Arc<Tally> {
+    fn new(foos: usize, touch: usize, touch_id: usize) -> Arc<Tally> {
         Arc::new(Tally {
             foos,
             touch,
+            touch_id: touch_id.to_string(),
             reconciles: AtomicU64::new(0),
             stale: AtomicU64::new(0),
             first: (0..foos).map(|_| AtomicBool::new(false)).collect(),
@@ -661,7 +693,8 @@ impl Tally {
             .metadata
             .labels
             .as_ref()
-            .is_some_and(|l| l.contains_key(TOUCHED));
+            .and_then(|l| l.get(TOUCHED))
+            .is_some_and(|id| *id == self.touch_id);
         if labelled
             && !self.touched[i].swap(true, Ordering::Relaxed)
             && self.touched_count.fetch_add(1, Ordering::AcqRel) + 1 == self.touch
@@ -813,14 +846,14 @@ async fn quiet(tally: &Tally) {
     }
 }
 
-fn run_child(v: Variant, url: &str, scale: Scale) {
+fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
     let rt = runtime();
     rt.block_on(async {
         let client = client(url);
         if v.counts_watches() {
             return count_watches(v, client, scale.foos).await;
         }
-        let tally = Tally::new(scale.foos, scale.touch);
+        let tally = Tally::new(scale.foos, scale.touch, touch_id);
         let (t0, c0) = (Instant::now(), cpu_seconds());
         // Dropping the factory would stop its informers: held until the end.
         let _factory = start(v, client, tally.clone()).await;
@@ -952,7 +985,7 @@ fn spawn_kube_runtime_controller(
 /// (d): two controllers of one kind; once both reconciled every Foo, the server counts lists
 /// and watches per path.
 async fn count_watches(v: Variant, client: kube::Client, foos: usize) {
-    let (a, b) = (Tally::new(foos, 0), Tally::new(foos, 0));
+    let (a, b) = (Tally::new(foos, 0, 0), Tally::new(foos, 0, 0));
     let mut _factory = None;
     if v == Variant::WatchesOurs {
         let factory = SharedInformerFactory::builder(client).namespace(NS).build();
