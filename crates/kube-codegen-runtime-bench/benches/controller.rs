@@ -890,6 +890,15 @@ fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
             kube_codegen_runtime_bench::measure::rss_bytes() as f64 / 1048576.0,
             "MiB",
         );
+        // What the process burns doing nothing (timers, wake-ups), which the touch phase's
+        // CPU includes for as long as the server takes to patch.
+        let (ti, ci) = (Instant::now(), cpu_seconds());
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        figure(
+            &format!("{p}_idle_cpu_ms_per_s"),
+            (cpu_seconds() - ci) * 1000.0 / ti.elapsed().as_secs_f64(),
+            "ms/s",
+        );
         let (t1, c1) = (Instant::now(), cpu_seconds());
         // The driver has the server patch the Foos; this process sleeps meanwhile.
         ask_driver("# touch");
