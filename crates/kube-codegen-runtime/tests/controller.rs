@@ -373,3 +373,38 @@ async fn metrics_have_controller_runtime_names() {
     stop.send(()).unwrap();
     task.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_pass_reconciles_each_primary_once_however_many_children_it_owns() {
+    let server = FakeApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let secrets: Api<Secret> = Api::namespaced(client(&server), "default");
+    let names: Vec<String> = (0..200).map(|i| format!("p{i}")).collect();
+    for name in &names {
+        let owner = create(&cms, name).await;
+        for c in 0..2 {
+            let mut s = Secret::default();
+            s.metadata.name = Some(format!("{name}-{c}"));
+            s.metadata.owner_references = Some(vec![controller_ref(&owner)]);
+            secrets.create(&PostParams::default(), &s).await.unwrap();
+        }
+    }
+    let f = factory(&server);
+    let rec = Arc::new(Recording::default());
+    let (stop, task) = spawn(
+        Controller::<ConfigMap>::for_kind(&f)
+            .owns::<Secret>()
+            .workers(2),
+        H(rec.clone()),
+    );
+    eventually("every primary reconciled", || async {
+        names.iter().all(|n| rec.count(n) >= 1)
+    })
+    .await;
+    // Late owned-object adds would queue their owner again after its first reconcile.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let twice: Vec<&String> = names.iter().filter(|n| rec.count(n) != 1).collect();
+    assert!(twice.is_empty(), "reconciled more than once: {twice:?}");
+    stop.send(()).unwrap();
+    task.await.unwrap().unwrap();
+}

@@ -19,13 +19,16 @@ use super::owners::{EnqueueMapped, EnqueueRequestForOwner};
 use super::predicate::UpdatePredicate;
 use super::run::{Reconciler, Tombstones, Worker};
 use super::{ControllerError, DEFAULT_RECONCILE_TIMEOUT};
-use crate::cache::{CacheError, Deleted, EventHandler, Lister, SharedIndexInformer, key_of};
+use crate::cache::{
+    CacheError, Deleted, EventHandler, Lister, Registration, SharedIndexInformer, key_of,
+};
 use crate::events::Recorder;
 use crate::factory::{FactoryScope, SharedInformerFactory};
 use crate::workqueue::{MetricsProvider, WorkQueue};
 
 /// Adds one event handler to one informer once the queue exists.
-type Registrar = Box<dyn FnOnce(&WorkQueue<String>) -> Result<(), CacheError> + Send + Sync>;
+type Registrar =
+    Box<dyn FnOnce(&WorkQueue<String>) -> Result<Registration, CacheError> + Send + Sync>;
 
 /// What a controller needs of its kinds: what the factory's informers need.
 pub trait Watched:
@@ -128,7 +131,7 @@ impl<K: Watched> Controller<K> {
         let owners: Lister<K> = self.primary.lister();
         self.registrars.push(Box::new(move |queue| {
             let handler = EnqueueRequestForOwner::<K, C>::new(queue.clone(), owners);
-            informer.add_inline_event_handler(handler).map(drop)
+            informer.add_inline_event_handler(handler)
         }));
         self
     }
@@ -156,7 +159,7 @@ impl<K: Watched> Controller<K> {
                 queue: queue.clone(),
                 mapper,
             };
-            informer.add_inline_event_handler(handler).map(drop)
+            informer.add_inline_event_handler(handler)
         }));
         self
     }
@@ -266,7 +269,7 @@ impl<K: Watched> Controller<K> {
                     tombstones: t,
                     predicate: p,
                 };
-                primary.add_inline_event_handler(handler).map(drop)
+                primary.add_inline_event_handler(handler)
             }),
         );
         let client = self.factory.client().clone();

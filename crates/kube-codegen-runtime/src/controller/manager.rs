@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use super::ControllerError;
 use super::builder::Runnable;
+use crate::cache::Registration;
 use crate::factory::SharedInformerFactory;
 use crate::leaderelection::{
     LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leadership, LeaseLock, RunOutcome,
@@ -86,6 +87,9 @@ enum Stop {
 struct Inner {
     factory: SharedInformerFactory,
     controllers: Vec<Runnable>,
+    /// The controllers' handlers: workers start once each has been handed its informer's
+    /// initial list, so every key of it is queued (once) before the first reconcile.
+    registrations: Vec<Registration>,
     sync_timeout: Option<Duration>,
     shutdown_timeout: Duration,
     ready: watch::Sender<bool>,
@@ -160,9 +164,10 @@ impl Manager {
         mut self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ControllerError> {
+        let mut registrations = Vec::new();
         for c in &mut self.controllers {
             for register in c.registrars.drain(..) {
-                register(&c.queue).map_err(ControllerError::Handler)?;
+                registrations.push(register(&c.queue).map_err(ControllerError::Handler)?);
             }
         }
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -175,6 +180,7 @@ impl Manager {
         let inner = Arc::new(Inner {
             factory: self.factory.clone(),
             controllers: self.controllers,
+            registrations,
             sync_timeout: self.sync_timeout,
             shutdown_timeout: self.shutdown_timeout,
             ready: self.ready,
@@ -229,7 +235,15 @@ impl Inner {
         };
         let mut stop = pin!(stop);
         self.start_informers();
-        let sync = self.factory.wait_for_cache_sync();
+        let sync = async {
+            self.factory.wait_for_cache_sync().await;
+            // A handler gets the initial list after its informer synced (on its own queue, or
+            // inline); starting workers before it has would reconcile a primary and then again
+            // for each owned object's initial add.
+            while !self.registrations.iter().all(Registration::has_synced) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
         tokio::select! {
             synced = async {
                 match self.sync_timeout {
