@@ -7,18 +7,20 @@
 //! only takes hashes (the arcs its points cut off) while one leaving only gives its own.
 //!
 //! Balance: a member's share is a sum of about V arc lengths, so it strays from `1/n` by about
-//! `1/sqrt(V)` (relative). 2048 points keep every share within 10% of even: over 64 seeded
-//! random member sets of 3 to 10 members (the property test `ring_properties`) the worst share
-//! was 6.8% off even (7.3% over 256 sets). The price is the number of ranges: a member owns
-//! roughly V(1 - 1/n) of them (1,873 at most in that test, a 148 KB selector), more than a
-//! request can carry, so informers send a coarser superset (`range::coarsen`).
+//! `1/sqrt(V)` (relative), while it owns roughly V(1 - 1/n) ranges, each a `shardRange` term
+//! of the selector its informers send. 1,024 points are the trade-off: every share within 10%
+//! of even (over 64 seeded random member sets of 3 to 10 members, the property test
+//! `ring_properties`, the worst was 7.9% off; 2,048 points gave 6.8%, 512 points 15%), and a
+//! share of a three-member ring (about 680 ranges) fits one request line whole
+//! (`range::MAX_SELECTOR_TERMS`, 740). Larger rings own up to ~940 ranges (a 74 KB selector):
+//! informers send a coarser superset (`range::coarsen`) and drop the rest themselves.
 
 use std::collections::BTreeMap;
 
 use kube_codegen_crd::shard::{HASH_SPACE_END, HashRange, RangeSet, fnv1a64};
 
 /// The number of points each member places on the ring by default.
-pub const DEFAULT_VIRTUAL_POINTS: usize = 2048;
+pub const DEFAULT_VIRTUAL_POINTS: usize = 1024;
 
 /// The ring of a set of members.
 #[derive(Debug, Clone, PartialEq, Eq)]
