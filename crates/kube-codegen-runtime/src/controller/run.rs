@@ -151,7 +151,6 @@ where
             self.queue.forget(&ctx.key);
             return;
         };
-        drop(permit);
         let outcome = match outcome {
             Ok(Ok(Ok(action))) => Ok(action),
             Ok(Ok(Err(e))) => Err(ReconcileError::Reconciler(e)),

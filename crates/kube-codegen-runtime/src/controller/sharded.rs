@@ -71,7 +71,7 @@ pub(crate) async fn in_ring<F: Future>(ring: Gate, work: F) -> F::Output {
     }
     #[cfg(not(feature = "sharding"))]
     {
-        let _ = work;
+        drop(work);
         match ring {}
     }
 }
@@ -91,7 +91,7 @@ pub(crate) async fn unless_revoked<F: Future>(work: F, permit: Option<&Held>) ->
     }
     #[cfg(not(feature = "sharding"))]
     {
-        let _ = work;
+        drop(work);
         match *permit {}
     }
 }
