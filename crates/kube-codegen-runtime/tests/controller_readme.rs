@@ -16,7 +16,11 @@ fn the_readme_quotes_the_compiled_controller_and_its_crd() {
         .expect("the README has the section");
     for file in ["examples/website/main.rs", "examples/website/crd.yaml"] {
         let text = read(file);
-        let fence = if file.ends_with(".rs") { "```rust\n" } else { "```yaml\n" };
+        let fence = if file.ends_with(".rs") {
+            "```rust\n"
+        } else {
+            "```yaml\n"
+        };
         assert!(
             section.contains(&format!("{fence}{text}```")),
             "README.md does not quote {file} as it is: copy it into the section again"

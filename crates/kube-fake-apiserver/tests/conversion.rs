@@ -787,8 +787,16 @@ async fn a_managed_fields_reset_through_a_converted_version_is_a_write() {
     )
     .await;
     assert_eq!(r.code, 200, "{}", r.body);
-    assert!(r.body["metadata"].get("managedFields").is_none(), "{}", r.body);
+    assert!(
+        r.body["metadata"].get("managedFields").is_none(),
+        "{}",
+        r.body
+    );
     assert_ne!(r.body["metadata"]["resourceVersion"], rv);
     let r = get(&c, &format!("{V2}/a")).await;
-    assert!(r.body["metadata"].get("managedFields").is_none(), "{}", r.body);
+    assert!(
+        r.body["metadata"].get("managedFields").is_none(),
+        "{}",
+        r.body
+    );
 }

@@ -88,7 +88,10 @@ impl LeaderElectionFlags {
         if !self.leader_elect {
             return None;
         }
-        let name = self.leader_elect_lease_name.as_deref().unwrap_or(default_name);
+        let name = self
+            .leader_elect_lease_name
+            .as_deref()
+            .unwrap_or(default_name);
         let lock = LeaseLock {
             namespace: self.leader_elect_lease_namespace.clone(),
             name: name.to_owned(),
@@ -285,7 +288,10 @@ mod tests {
         assert!(Args::try_parse_from(["sample-controller", "--workers", "0"]).is_err());
 
         let args = Args::try_parse_from(["c", "--leader-elect"]).unwrap().flags;
-        let election = args.leader_election.election("me", "sample-controller").unwrap();
+        let election = args
+            .leader_election
+            .election("me", "sample-controller")
+            .unwrap();
         assert_eq!(election.lock.name, "sample-controller");
         assert_eq!(election.lock.namespace, "default");
         assert_eq!(election.lock.identity, "me");
@@ -296,7 +302,10 @@ mod tests {
 
         let named = ["c", "--leader-elect", "--leader-elect-lease-name", "x"];
         let args = Args::try_parse_from(named).unwrap().flags;
-        let election = args.leader_election.election("me", "sample-controller").unwrap();
+        let election = args
+            .leader_election
+            .election("me", "sample-controller")
+            .unwrap();
         assert_eq!(election.lock.name, "x");
         assert!(Args::try_parse_from(["c", "--leader-elect-lease-duration", "15"]).is_err());
     }

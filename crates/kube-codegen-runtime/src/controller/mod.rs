@@ -71,18 +71,18 @@ pub use self::action::Action;
 pub use self::builder::{Controller, Runnable, Watched};
 pub use self::context::Context;
 pub use self::finalizer::{FinalizerError, FinalizerEvent, finalizer};
+#[cfg(feature = "cli")]
+pub use self::flags::{ControllerFlags, LeaderElectionFlags, StartupError, run_program};
 pub use self::manager::{DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SYNC_TIMEOUT, LeaderElection, Manager};
 #[cfg(feature = "prometheus")]
 pub(crate) use self::metrics::ControllerFamilies;
 pub use self::metrics::ControllerMetricsProvider;
-#[cfg(feature = "cli")]
-pub use self::flags::{ControllerFlags, LeaderElectionFlags, StartupError, run_program};
 pub use self::program::{
     ConfigError, Shutdown, describe_error, load_config, parse_duration, shutdown_signal,
     unique_identity,
 };
-pub use self::writes::{ApiWrites, FakeWrites, Writes};
 pub use self::run::Reconciler;
+pub use self::writes::{ApiWrites, FakeWrites, Writes};
 
 /// Default [`Controller::reconcile_timeout`]: a reconcile still running after this long is
 /// abandoned and retried as an error.

@@ -29,12 +29,18 @@ impl<T: Watched + Serialize> Writable for T {}
 /// controller; every write is conditional on the object's `resourceVersion` when it has one.
 pub trait Writes: Send + Sync + 'static {
     /// Creates `object` (POST); returns it as stored.
-    fn create<K: Writable>(&self, object: &K) -> impl Future<Output = Result<K, kube::Error>> + Send
+    fn create<K: Writable>(
+        &self,
+        object: &K,
+    ) -> impl Future<Output = Result<K, kube::Error>> + Send
     where
         K::Scope: FactoryScope;
 
     /// Replaces `object` (PUT); returns it as stored.
-    fn replace<K: Writable>(&self, object: &K) -> impl Future<Output = Result<K, kube::Error>> + Send
+    fn replace<K: Writable>(
+        &self,
+        object: &K,
+    ) -> impl Future<Output = Result<K, kube::Error>> + Send
     where
         K::Scope: FactoryScope;
 

@@ -434,7 +434,14 @@ mod tests {
         // Identities that differ only where the name cannot: still two Leases.
         assert_ne!(name("foos", "Pod_1"), name("foos", "pod-1"));
         assert_ne!(name("foos", "a_b"), name("foos", "a.b_"));
-        for id in ["UPPER", "x".repeat(300).as_str(), "_-_", "a..b", "é", "pod-"] {
+        for id in [
+            "UPPER",
+            "x".repeat(300).as_str(),
+            "_-_",
+            "a..b",
+            "é",
+            "pod-",
+        ] {
             let n = name("foos", id);
             assert!(valid(&n), "{id:?} -> {n:?}");
         }

@@ -62,7 +62,6 @@ impl Mode {
     }
 }
 
-
 /// Whether writing `new` over `old` changes nothing: equal apart from apiVersion and
 /// resourceVersion, and `managedFields` equal apart from their times (kube-apiserver's
 /// `IgnoreManagedFieldsTimestampsTransformer`: an update that only moves times keeps the old ones,
