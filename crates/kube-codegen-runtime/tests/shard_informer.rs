@@ -363,7 +363,7 @@ async fn leases_split_the_space_and_survivors_take_over() {
 
 #[tokio::test]
 async fn a_ring_share_as_the_selector() {
-    // A member of a 3-member ring owns ~2000 ranges: a selector of about 150 KB.
+    // A member of a 3-member ring owns ~680 ranges: a selector sent whole (MAX_SELECTOR_TERMS).
     let ring = kube_codegen_runtime::shard::Ring::new(
         ["a", "b", "c"],
         kube_codegen_runtime::shard::DEFAULT_VIRTUAL_POINTS,
