@@ -504,13 +504,15 @@ async fn errors_carry_the_servers_status_intact() {
     );
 
     // An apply configuration for another namespace than the client's: 400 from the server.
+    // Forced: the create's manager owns spec.image, and kube-apiserver's patcher answers an
+    // apply conflict (409) before it compares the namespaces (patch.go: applyPatch, checkName).
     assert_eq!(
         api_status(
             "applying a team-b configuration through the team-a client",
             pools
                 .apply(
                     &PoolApply::new("a", "team-b").spec(PoolSpecApply::new().image("x")),
-                    &PatchParams::apply("mgr"),
+                    &PatchParams::apply("mgr").force(),
                 )
                 .await
         ),
@@ -558,7 +560,8 @@ async fn errors_carry_the_servers_status_intact() {
     assert_eq!(nulled, invalid);
     assert_eq!(pools.get("a").await.unwrap().spec.unwrap().image, "nginx:1");
 
-    // A value below the schema's minimum.
+    // A value below the schema's minimum, at the scale subresource's specReplicasPath: the
+    // server's scale check adds its own cause, at the path as written in the CRD.
     assert_eq!(
         api_status(
             "creating with spec.replicas below its minimum",
@@ -566,14 +569,19 @@ async fn errors_carry_the_servers_status_intact() {
         ),
         status(json!({
             "metadata": {}, "status": "Failure", "reason": "Invalid", "code": 422,
-            "message": "Pool.example.com \"neg\" is invalid: spec.replicas: Invalid value: -1: \
-                        spec.replicas in body should be greater than or equal to 0",
+            "message": "Pool.example.com \"neg\" is invalid: [spec.replicas: Invalid value: -1: \
+                        spec.replicas in body should be greater than or equal to 0, \
+                        .spec.replicas: Invalid value: -1: should be a non-negative integer]",
             "details": {
                 "name": "neg", "group": "example.com", "kind": "Pool",
                 "causes": [{
                     "reason": "FieldValueInvalid",
                     "message": "Invalid value: -1: spec.replicas in body should be greater than or equal to 0",
                     "field": "spec.replicas",
+                }, {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: -1: should be a non-negative integer",
+                    "field": ".spec.replicas",
                 }],
             },
         }))
