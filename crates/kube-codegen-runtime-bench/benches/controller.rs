@@ -43,36 +43,30 @@
 // The kind is called Foo, so `foo` is the natural name, not a placeholder.
 #![allow(clippy::disallowed_names)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use futures::{StreamExt, TryStreamExt, future};
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use futures::{StreamExt, future};
+use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::cache::{Deleted, EventHandler};
-use kube_codegen_runtime::controller::owners::{controller_of, controller_ref};
-use kube_codegen_runtime::controller::{Action, Context, Controller, Manager, Reconciler};
-use kube_codegen_runtime_bench::measure::{cpu_seconds, runs_value};
+use kube_codegen_runtime::controller::{Controller, Manager};
+use kube_codegen_runtime_bench::cluster::{self, answer_driver, seed, start_with_foo_crd, touched};
+use kube_codegen_runtime_bench::measure::{count_value, cpu_seconds, runs_value};
+use kube_codegen_runtime_bench::process::{self, Proc};
+use kube_codegen_runtime_bench::reconcile::{CheckChild, RETRY, Tally, child_of, up_to_date};
 use kube_codegen_runtime_bench::runs::Gathered;
-use kube_codegen_runtime_bench::samplecontroller::v1alpha1::{Foo, FooSpec};
+use kube_codegen_runtime_bench::samplecontroller::v1alpha1::Foo;
 use kube_fake_apiserver::FakeApiServer;
 use kube_runtime::reflector::{self, ObjectRef, Store};
 use kube_runtime::{controller as kr, watcher};
-use tokio::sync::Notify;
 
 const NS: &str = "default";
-const CRD: &str = include_str!("../crds/r1-foo.yaml");
 /// The label the touch phase sets.
 const TOUCHED: &str = "r1.bench.example.com/touched";
-/// A reconcile that finds its child missing or stale tries again after this long.
-const RETRY: Duration = Duration::from_millis(100);
 /// Any phase longer than this is a failure, not a figure.
 const DEADLINE: Duration = Duration::from_secs(600);
 /// The queue counts as quiet after this long without a reconcile.
@@ -134,15 +128,6 @@ const QUICK: Scale = Scale {
 fn fail(message: impl std::fmt::Display) -> ! {
     eprintln!("r1: {message}");
     std::process::exit(1)
-}
-
-fn count_value(arg: Option<String>, flag: &str) -> usize {
-    arg.and_then(|n| n.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| {
-            eprintln!("{flag} needs a positive integer");
-            std::process::exit(2)
-        })
 }
 
 fn main() {
@@ -292,80 +277,6 @@ fn smoke_checks(all: &Gathered, chosen: &[Variant]) -> Result<(), String> {
 // ---------------------------------------------------------------------------------------------
 // The driver: a server process and a variant process per run.
 
-/// A child process speaking lines.
-struct Proc {
-    child: Child,
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    what: String,
-}
-
-impl Proc {
-    fn spawn(args: &[String], what: String) -> Result<Proc, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("finding this binary: {e}"))?;
-        let mut child = Command::new(exe)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("starting {what}: {e}"))?;
-        let input = child.stdin.take();
-        let output = child.stdout.take().map(BufReader::new);
-        let output = output.ok_or_else(|| format!("{what}: no stdout"))?;
-        Ok(Proc {
-            child,
-            input,
-            output,
-            what,
-        })
-    }
-
-    /// The next line, or `None` at the end of its output.
-    fn line(&mut self) -> Result<Option<String>, String> {
-        let mut line = String::new();
-        match self.output.read_line(&mut line) {
-            Ok(0) => Ok(None),
-            Ok(_) => Ok(Some(line.trim_end().to_owned())),
-            Err(e) => Err(format!("reading {}: {e}", self.what)),
-        }
-    }
-
-    fn send(&mut self, command: &str) -> Result<(), String> {
-        let input = self.input.as_mut().ok_or("stdin closed")?;
-        writeln!(input, "{command}")
-            .and_then(|()| input.flush())
-            .map_err(|e| format!("writing to {}: {e}", self.what))
-    }
-
-    /// Closes its input (the server exits on it) and waits for it.
-    fn finish(mut self) -> Result<(), String> {
-        drop(self.input.take());
-        let status = self
-            .child
-            .wait()
-            .map_err(|e| format!("waiting for {}: {e}", self.what))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("{} failed ({status})", self.what))
-        }
-    }
-}
-
-/// Parses `name value unit` into `all` under `name`.
-fn record(all: &mut Gathered, line: &str, what: &str) -> Result<(), String> {
-    let mut parts = line.split_whitespace();
-    let (Some(name), Some(value), unit) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(format!("{what} printed {line:?}, not `name value unit`"));
-    };
-    let value: f64 = value
-        .parse()
-        .map_err(|_| format!("{what} printed a non-number in {line:?}"))?;
-    all.push(name, value, unit.unwrap_or(""));
-    Ok(())
-}
-
 /// The server process (seeded) and its URL. One serves every run: seeding 10,000 Foos and
 /// Deployments takes minutes (the in-memory server's deployment controller copies every
 /// Deployment on each write, so seeding is quadratic), and runs differ only in the label value
@@ -373,23 +284,9 @@ fn record(all: &mut Gathered, line: &str, what: &str) -> Result<(), String> {
 struct Server(Proc, String);
 
 fn start_server(foos: usize) -> Result<Server, String> {
-    let mut server = Proc::spawn(
-        &["--server".into(), "--foos".into(), foos.to_string()],
-        "the server".into(),
-    )?;
-    loop {
-        match server.line()? {
-            Some(l) if l.starts_with('#') => eprintln!("{l}"),
-            Some(l) => match l.strip_prefix("url ") {
-                Some(u) => {
-                    let url = u.to_owned();
-                    return Ok(Server(server, url));
-                }
-                None => return Err(format!("the server printed {l:?} before its url")),
-            },
-            None => return Err("the server ended before printing its url".into()),
-        }
-    }
+    let args = ["--server".into(), "--foos".into(), foos.to_string()];
+    let (server, url) = Proc::spawn_server(&args)?;
+    Ok(Server(server, url))
 }
 
 /// One run of `v` against the server: the variant, the touch (label value `touch_id`) when it
@@ -432,12 +329,12 @@ fn drive(
                     if l == "done" {
                         break;
                     }
-                    record(all, &format!("{}_{l}", v.prefix()), "the server")?;
+                    all.push_line(&format!("{}_{l}", v.prefix()), "the server")?;
                 }
                 variant.send("counted")?;
             }
             l if l.starts_with('#') => eprintln!("{l}"),
-            l => record(all, l, v.name())?,
+            l => all.push_line(l, v.name())?,
         }
     }
     variant.finish()
@@ -453,162 +350,49 @@ fn expect_done(server: &mut Proc) -> Result<(), String> {
 // ---------------------------------------------------------------------------------------------
 // The server process.
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| fail(format!("building the Tokio runtime: {e}")))
-}
-
 fn serve(foos: usize) {
-    runtime().block_on(async {
-        if let Err(e) = serve_async(foos).await {
-            fail(format!("server: {e}"));
-        }
-    });
-}
-
-fn foo_object(i: usize) -> Foo {
-    let mut foo = Foo {
-        spec: Some(FooSpec {
-            deployment_name: Some(format!("dep-{i}")),
-            replicas: Some((i % 5 + 1) as i32),
-        }),
-        ..Foo::default()
-    };
-    foo.metadata.name = Some(format!("foo-{i}"));
-    foo.metadata.namespace = Some(NS.into());
-    foo
-}
-
-/// The Deployment sample-controller makes for `foo` (its `newDeployment`).
-fn deployment_for(foo: &Foo) -> Deployment {
-    let foo_name = foo.metadata.name.clone().unwrap_or_default();
-    let labels: std::collections::BTreeMap<String, String> = [
-        ("app".into(), "nginx".into()),
-        ("controller".into(), foo_name),
-    ]
-    .into();
-    let spec = foo.spec.as_ref();
-    Deployment {
-        metadata: ObjectMeta {
-            name: spec.and_then(|s| s.deployment_name.clone()),
-            namespace: Some(NS.into()),
-            owner_references: Some(vec![controller_ref(foo)]),
-            ..ObjectMeta::default()
-        },
-        spec: Some(DeploymentSpec {
-            replicas: spec.and_then(|s| s.replicas),
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                ..LabelSelector::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "nginx".into(),
-                        image: Some("nginx:latest".into()),
-                        ..Container::default()
-                    }],
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        }),
-        ..Deployment::default()
-    }
+    process::runtime()
+        .unwrap_or_else(|e| fail(e))
+        .block_on(async {
+            if let Err(e) = serve_async(foos).await {
+                fail(format!("server: {e}"));
+            }
+        });
 }
 
 async fn serve_async(foos: usize) -> Result<(), String> {
-    use tokio::io::AsyncBufReadExt;
     // Big enough that the touches never age a watch out of the history. No garbage collector:
     // nothing is deleted, and its full rebuild whenever its event channel lags (as it does under
     // 64 parallel creates) clones the whole store, which made seeding quadratic (221 s for
     // 10,000 Foos and Deployments, 4,000 in 35 s).
-    let server = FakeApiServer::builder()
+    let builder = FakeApiServer::builder()
         .history_limit(200_000)
-        .garbage_collector(false)
-        .start()
-        .await
-        .map_err(|e| format!("starting: {e}"))?;
-    let docs = kube_codegen_crd::read::parse_documents("crds/r1-foo.yaml".as_ref(), CRD)
-        .map_err(|e| format!("reading the CRD: {e}"))?;
-    for doc in docs {
-        server
-            .register_crd(doc.value)
-            .map_err(|e| format!("registering the CRD: {e}"))?;
-    }
+        .garbage_collector(false);
+    let server = start_with_foo_crd(builder).await?;
     let client = server.in_process_client();
     let t0 = Instant::now();
-    let foo_api: Api<Foo> = Api::namespaced(client.clone(), NS);
-    let dep_api: Api<Deployment> = Api::namespaced(client.clone(), NS);
-    futures::stream::iter(0..foos)
-        .map(|i| {
-            let (foo_api, dep_api) = (foo_api.clone(), dep_api.clone());
-            async move {
-                let pp = PostParams::default();
-                let foo = foo_api.create(&pp, &foo_object(i)).await?;
-                dep_api.create(&pp, &deployment_for(&foo)).await.map(drop)
-            }
-        })
-        .buffer_unordered(64)
-        .try_collect::<Vec<()>>()
-        .await
-        .map_err(|e| format!("seeding: {e}"))?;
+    seed(&client, foos, |_| NS.to_owned()).await?;
     println!(
         "# server: {foos} Foos and Deployments created in {:.2} s",
         t0.elapsed().as_secs_f64()
     );
-    println!("url {}", server.url());
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    let mut stdout = std::io::stdout();
     // Requests before this index belong to earlier runs.
     let mut mark = 0;
-    while let Some(line) = lines.next_line().await.map_err(|e| e.to_string())? {
+    answer_driver(server, async |server: &FakeApiServer, line: &str| {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words[..] {
             ["touch", n, id] => {
                 let n: usize = n.parse().map_err(|_| format!("touch {n:?}"))?;
-                touch(&foo_api, foos, n, id).await?;
+                let foos = touched(foos, n);
+                cluster::touch(&client, foos, |_| NS.to_owned(), TOUCHED, id).await?;
             }
             ["mark"] => mark = server.requests().len(),
-            ["count"] => count(&server, mark),
+            ["count"] => count(server, mark),
             _ => return Err(format!("unknown command {line:?}")),
         }
-        println!("done");
-        stdout.flush().map_err(|e| e.to_string())?;
-    }
-    server.shutdown().await;
-    Ok(())
-}
-
-/// The Foos the touch phase labels: `n` spread evenly over `0..foos`.
-fn touched(foos: usize, n: usize) -> impl Iterator<Item = usize> {
-    (0..n).map(move |k| k * foos / n)
-}
-
-async fn touch(foo_api: &Api<Foo>, foos: usize, n: usize, id: &str) -> Result<(), String> {
-    let patch = Patch::Merge(serde_json::json!({"metadata": {"labels": {TOUCHED: id}}}));
-    futures::stream::iter(touched(foos, n))
-        .map(|i| {
-            let patch = &patch;
-            async move {
-                foo_api
-                    .patch(&format!("foo-{i}"), &PatchParams::default(), patch)
-                    .await
-                    .map(drop)
-            }
-        })
-        .buffer_unordered(64)
-        .try_collect::<Vec<()>>()
-        .await
-        .map_err(|e| format!("touching: {e}"))?;
-    Ok(())
+        Ok(())
+    })
+    .await
 }
 
 /// Prints the list and watch requests the server received on the Deployments' and Foos' paths
@@ -639,116 +423,6 @@ fn count(server: &FakeApiServer, mark: usize) {
 
 // ---------------------------------------------------------------------------------------------
 // The variants.
-
-/// What the reconciles (or, for `informers`, the handler) saw.
-struct Tally {
-    foos: usize,
-    touch: usize,
-    /// The label value of this run's touch.
-    touch_id: String,
-    reconciles: AtomicU64,
-    stale: AtomicU64,
-    first: Vec<AtomicBool>,
-    first_count: AtomicUsize,
-    first_done: Notify,
-    touched: Vec<AtomicBool>,
-    touched_count: AtomicUsize,
-    touched_done: Notify,
-}
-
-impl Tally {
-    fn new(foos: usize, touch: usize, touch_id: usize) -> Arc<Tally> {
-        Arc::new(Tally {
-            foos,
-            touch,
-            touch_id: touch_id.to_string(),
-            reconciles: AtomicU64::new(0),
-            stale: AtomicU64::new(0),
-            first: (0..foos).map(|_| AtomicBool::new(false)).collect(),
-            first_count: AtomicUsize::new(0),
-            first_done: Notify::new(),
-            touched: (0..foos).map(|_| AtomicBool::new(false)).collect(),
-            touched_count: AtomicUsize::new(0),
-            touched_done: Notify::new(),
-        })
-    }
-
-    /// One reconcile of `foo`, which found its child up to date or not.
-    fn record(&self, foo: &Foo, up_to_date: bool) {
-        self.reconciles.fetch_add(1, Ordering::Relaxed);
-        if !up_to_date {
-            self.stale.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        let index = foo.metadata.name.as_deref().and_then(|n| {
-            n.strip_prefix("foo-")?
-                .parse::<usize>()
-                .ok()
-                .filter(|&i| i < self.foos)
-        });
-        let Some(i) = index else { return };
-        if !self.first[i].swap(true, Ordering::Relaxed)
-            && self.first_count.fetch_add(1, Ordering::AcqRel) + 1 == self.foos
-        {
-            self.first_done.notify_one();
-        }
-        let labelled = foo
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(TOUCHED))
-            .is_some_and(|id| *id == self.touch_id);
-        if labelled
-            && !self.touched[i].swap(true, Ordering::Relaxed)
-            && self.touched_count.fetch_add(1, Ordering::AcqRel) + 1 == self.touch
-        {
-            self.touched_done.notify_one();
-        }
-    }
-}
-
-/// The reconcile's check, the same for both runtimes: the child is controlled by this Foo and
-/// runs its replicas.
-fn up_to_date(foo: &Foo, child: Option<&Deployment>) -> bool {
-    let Some(child) = child else { return false };
-    let owned = match (controller_of(&child.metadata), &foo.metadata.uid) {
-        (Some(r), Some(uid)) => r.uid == *uid,
-        _ => false,
-    };
-    let want = foo.spec.as_ref().and_then(|s| s.replicas);
-    owned && child.spec.as_ref().and_then(|s| s.replicas) == want
-}
-
-/// The Foo's namespace and its child's name.
-fn child_of(foo: &Foo) -> (&str, &str) {
-    let ns = foo.metadata.namespace.as_deref().unwrap_or_default();
-    let name = foo.spec.as_ref().and_then(|s| s.deployment_name.as_deref());
-    (ns, name.unwrap_or_default())
-}
-
-struct Ours(Arc<Tally>);
-
-impl Reconciler<Foo> for Ours {
-    type Error = String;
-
-    async fn reconcile(&self, foo: Arc<Foo>, ctx: &Context) -> Result<Action, String> {
-        let deployments = ctx
-            .lister::<Deployment>()
-            .ok_or("the controller does not watch Deployments")?;
-        let (ns, name) = child_of(&foo);
-        let child = deployments
-            .namespace(ns)
-            .get(name)
-            .map_err(|e| e.to_string())?;
-        let ok = up_to_date(&foo, child.as_deref());
-        self.0.record(&foo, ok);
-        Ok(if ok {
-            Action::done()
-        } else {
-            Action::requeue_after(RETRY)
-        })
-    }
-}
 
 /// The kube-runtime reconcile's context: the Deployments' store.
 struct KrContext {
@@ -850,13 +524,16 @@ async fn quiet(tally: &Tally) {
 }
 
 fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
-    let rt = runtime();
+    let rt = process::runtime().unwrap_or_else(|e| fail(e));
     rt.block_on(async {
         let client = client(url);
         if v.counts_watches() {
             return count_watches(v, client, scale.foos).await;
         }
-        let tally = Tally::new(scale.foos, scale.touch, touch_id);
+        let tally = Tally::new(TOUCHED, vec![true; scale.foos]);
+        tally
+            .expect_touch(touch_id.to_string(), scale.touch)
+            .unwrap_or_else(|e| fail(e));
         let (t0, c0) = (Instant::now(), cpu_seconds());
         // Dropping the factory would stop its informers: held until the end.
         let factory = start(v, client, tally.clone()).await;
@@ -946,7 +623,7 @@ async fn start(
             let controller = Controller::<Foo>::for_kind(&factory)
                 .owns::<Deployment>()
                 .workers(2)
-                .build(Ours(tally));
+                .build(CheckChild(tally));
             let manager = Manager::new(&factory).add(controller).sync_timeout(None);
             tokio::spawn(async move {
                 if let Err(e) = manager.run(future::pending()).await {
@@ -1004,18 +681,22 @@ fn spawn_kube_runtime_controller(
 /// (d): two controllers of one kind; once both reconciled every Foo, the server counts lists
 /// and watches per path.
 async fn count_watches(v: Variant, client: kube::Client, foos: usize) {
-    let (a, b) = (Tally::new(foos, 0, 0), Tally::new(foos, 0, 0));
+    // No touch in this variant: the tallies only tell when the first pass is over.
+    let (a, b) = (
+        Tally::new(TOUCHED, vec![true; foos]),
+        Tally::new(TOUCHED, vec![true; foos]),
+    );
     let mut _factory = None;
     if v == Variant::WatchesOurs {
         let factory = SharedInformerFactory::builder(client).namespace(NS).build();
         let first = Controller::<Foo>::for_kind(&factory)
             .name("first")
             .owns::<Deployment>()
-            .build(Ours(a.clone()));
+            .build(CheckChild(a.clone()));
         let second = Controller::<Foo>::for_kind(&factory)
             .name("second")
             .owns::<Deployment>()
-            .build(Ours(b.clone()));
+            .build(CheckChild(b.clone()));
         let manager = Manager::new(&factory).add(first).add(second);
         tokio::spawn(async move {
             if let Err(e) = manager.run(future::pending()).await {

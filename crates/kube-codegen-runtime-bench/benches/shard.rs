@@ -12,7 +12,8 @@
 //! bytes received (`rchar` of `/proc/self/io`: every byte read from the server's sockets) are
 //! each replica's alone. The replicas are R1's controller (benches/controller.rs): a
 //! `Controller<Foo>` owning Deployments, two workers, a reconcile that looks the Foo's
-//! Deployment up in the cache and checks its owner and replicas, writing nothing. Sharded, the
+//! Deployment up in the cache and checks its owner and replicas, writing nothing (R1's
+//! `CheckChild`, src/reconcile.rs). Sharded, the
 //! factory is `.sharded(ring.scope())` and the controller `.shard_ring(ring)`, by namespace
 //! (a Foo and its Deployment share it, so the lookup stays in the replica's cache); namespace
 //! names `0000-s1`.. differ early, so FNV-1a spreads them. The ring's three Leases are created
@@ -31,30 +32,28 @@
 #![allow(clippy::disallowed_names)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::api::core::v1::{Container, Namespace, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, MicroTime, ObjectMeta};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::PostParams;
 use kube_codegen_runtime::SharedInformerFactory;
-use kube_codegen_runtime::controller::owners::{controller_of, controller_ref};
-use kube_codegen_runtime::controller::{Action, Context, Controller, Reconciler};
+use kube_codegen_runtime::controller::Controller;
 use kube_codegen_runtime::shard::{MembershipConfig, RING_LABEL, Ring, ShardKey, ShardRing};
-use kube_codegen_runtime_bench::measure::{cpu_seconds, runs_value};
+use kube_codegen_runtime_bench::cluster::{self, answer_driver, seed, start_with_foo_crd};
+use kube_codegen_runtime_bench::measure::{count_value, cpu_seconds, runs_value};
+use kube_codegen_runtime_bench::process::{self, Proc};
+use kube_codegen_runtime_bench::reconcile::{CheckChild, Tally};
 use kube_codegen_runtime_bench::runs::Gathered;
-use kube_codegen_runtime_bench::samplecontroller::v1alpha1::{Foo, FooSpec};
+use kube_codegen_runtime_bench::samplecontroller::v1alpha1::Foo;
 use kube_fake_apiserver::FakeApiServer;
-use tokio::sync::Notify;
 
-const CRD: &str = include_str!("../crds/r1-foo.yaml");
 const TOUCHED: &str = "s1.bench.example.com/touched";
 const RING: &str = "s1";
 const LEASE_NS: &str = "default";
@@ -106,22 +105,12 @@ fn identity(r: usize) -> String {
 }
 
 fn touched(scale: &Scale) -> impl Iterator<Item = usize> {
-    let (n, t) = (scale.foos(), scale.touch);
-    (0..t).map(move |k| k * n / t)
+    cluster::touched(scale.foos(), scale.touch)
 }
 
 fn fail(message: impl std::fmt::Display) -> ! {
     eprintln!("s1: {message}");
     std::process::exit(1)
-}
-
-fn count_value(arg: Option<String>, flag: &str) -> usize {
-    arg.and_then(|n| n.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| {
-            eprintln!("{flag} needs a positive integer");
-            std::process::exit(2)
-        })
 }
 
 fn main() {
@@ -172,7 +161,8 @@ fn main() {
         .unwrap_or(scale.touch)
         .min(scale.foos());
     if server {
-        return runtime().block_on(async {
+        let rt = process::runtime().unwrap_or_else(|e| fail(e));
+        return rt.block_on(async {
             if let Err(e) = serve(scale).await {
                 fail(format!("server: {e}"));
             }
@@ -182,7 +172,8 @@ fn main() {
         let Some(url) = url else {
             fail("--replica needs --url")
         };
-        return runtime().block_on(async {
+        let rt = process::runtime().unwrap_or_else(|e| fail(e));
+        return rt.block_on(async {
             if let Err(e) = run_replica(&who, &url, scale).await {
                 fail(format!("{who}: {e}"));
             }
@@ -208,17 +199,7 @@ fn main() {
     // 63,000 objects), and the rounds change only labels and the Leases.
     let mut args = vec!["--server".to_owned()];
     args.extend(scale.args());
-    let started = Proc::spawn(&args, "the server".into()).and_then(|mut server| {
-        let url = loop {
-            let l = server.line()?;
-            if let Some(u) = l.strip_prefix("url ") {
-                break u.to_owned();
-            }
-            eprintln!("{l}");
-        };
-        Ok((server, url))
-    });
-    let (mut server, url) = started.unwrap_or_else(|e| fail(e));
+    let (mut server, url) = Proc::spawn_server(&args).unwrap_or_else(|e| fail(e));
     for round in 0..runs {
         eprintln!("# round {}/{runs}", round + 1);
         if let Err(e) = drive(&mut all, scale, round, &mut server, &url) {
@@ -241,98 +222,8 @@ fn main() {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| fail(format!("building the Tokio runtime: {e}")))
-}
-
 // ---------------------------------------------------------------------------------------------
 // The driver.
-
-/// A child process speaking lines.
-struct Proc {
-    child: Child,
-    input: Option<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    what: String,
-}
-
-impl Proc {
-    fn spawn(args: &[String], what: String) -> Result<Proc, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("finding this binary: {e}"))?;
-        let mut child = Command::new(exe)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("starting {what}: {e}"))?;
-        let input = child.stdin.take();
-        let output = child.stdout.take().map(BufReader::new);
-        let output = output.ok_or_else(|| format!("{what}: no stdout"))?;
-        Ok(Proc {
-            child,
-            input,
-            output,
-            what,
-        })
-    }
-
-    fn line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        match self.output.read_line(&mut line) {
-            Ok(0) => Err(format!("{} ended early", self.what)),
-            Ok(_) => Ok(line.trim_end().to_owned()),
-            Err(e) => Err(format!("reading {}: {e}", self.what)),
-        }
-    }
-
-    /// Lines until `marker`, figures (`name value unit`) collected under `prefix`.
-    fn until(&mut self, marker: &str) -> Result<Vec<(String, f64)>, String> {
-        let mut figures = Vec::new();
-        loop {
-            let l = self.line()?;
-            if l == marker {
-                return Ok(figures);
-            }
-            if l.starts_with('#') {
-                eprintln!("{l}");
-                continue;
-            }
-            let mut parts = l.split_whitespace();
-            let (Some(name), Some(v)) = (parts.next(), parts.next()) else {
-                return Err(format!("{} printed {l:?}", self.what));
-            };
-            let v: f64 = v
-                .parse()
-                .map_err(|_| format!("{} printed {l:?}", self.what))?;
-            figures.push((name.to_owned(), v));
-        }
-    }
-
-    fn send(&mut self, command: &str) -> Result<(), String> {
-        let input = self.input.as_mut().ok_or("stdin closed")?;
-        writeln!(input, "{command}")
-            .and_then(|()| input.flush())
-            .map_err(|e| format!("writing to {}: {e}", self.what))
-    }
-
-    fn finish(mut self) -> Result<(), String> {
-        drop(self.input.take());
-        let status = self
-            .child
-            .wait()
-            .map_err(|e| format!("waiting for {}: {e}", self.what))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("{} failed ({status})", self.what))
-        }
-    }
-}
 
 fn get(figures: &[(String, f64)], name: &str) -> Result<f64, String> {
     figures
@@ -464,61 +355,6 @@ fn drive(
 // ---------------------------------------------------------------------------------------------
 // The server process.
 
-fn foo_object(scale: &Scale, i: usize) -> Foo {
-    let mut foo = Foo {
-        spec: Some(FooSpec {
-            deployment_name: Some(format!("dep-{i}")),
-            replicas: Some((i % 5 + 1) as i32),
-        }),
-        ..Foo::default()
-    };
-    foo.metadata.name = Some(format!("foo-{i}"));
-    foo.metadata.namespace = Some(ns_of(scale, i));
-    foo
-}
-
-/// The Deployment sample-controller makes for `foo`.
-fn deployment_for(foo: &Foo) -> Deployment {
-    let foo_name = foo.metadata.name.clone().unwrap_or_default();
-    let labels: BTreeMap<String, String> = [
-        ("app".into(), "nginx".into()),
-        ("controller".into(), foo_name),
-    ]
-    .into();
-    let spec = foo.spec.as_ref();
-    Deployment {
-        metadata: ObjectMeta {
-            name: spec.and_then(|s| s.deployment_name.clone()),
-            namespace: foo.metadata.namespace.clone(),
-            owner_references: Some(vec![controller_ref(foo)]),
-            ..ObjectMeta::default()
-        },
-        spec: Some(DeploymentSpec {
-            replicas: spec.and_then(|s| s.replicas),
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                ..LabelSelector::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "nginx".into(),
-                        image: Some("nginx:latest".into()),
-                        ..Container::default()
-                    }],
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        }),
-        ..Deployment::default()
-    }
-}
-
 /// The ring's Leases as their replicas renew them (fresh `renewTime`).
 async fn leases(client: &kube::Client) -> Result<(), String> {
     let api: Api<Lease> = Api::namespaced(client.clone(), LEASE_NS);
@@ -547,20 +383,10 @@ async fn leases(client: &kube::Client) -> Result<(), String> {
 }
 
 async fn serve(scale: Scale) -> Result<(), String> {
-    use tokio::io::AsyncBufReadExt;
-    let server = FakeApiServer::builder()
+    let builder = FakeApiServer::builder()
         .history_limit(100_000)
-        .shard_selectors(scale.server_filter)
-        .start()
-        .await
-        .map_err(|e| format!("starting: {e}"))?;
-    let docs = kube_codegen_crd::read::parse_documents("crds/r1-foo.yaml".as_ref(), CRD)
-        .map_err(|e| format!("reading the CRD: {e}"))?;
-    for doc in docs {
-        server
-            .register_crd(doc.value)
-            .map_err(|e| format!("registering the CRD: {e}"))?;
-    }
+        .shard_selectors(scale.server_filter);
+    let server = start_with_foo_crd(builder).await?;
     let client = server.in_process_client();
     let t0 = Instant::now();
     let ns_api: Api<Namespace> = Api::all(client.clone());
@@ -577,60 +403,25 @@ async fn serve(scale: Scale) -> Result<(), String> {
         .try_collect::<Vec<()>>()
         .await
         .map_err(|e| format!("creating namespaces: {e}"))?;
-    futures::stream::iter(0..scale.foos())
-        .map(|i| {
-            let client = client.clone();
-            async move {
-                let ns = ns_of(&scale, i);
-                let pp = PostParams::default();
-                let foo_api: Api<Foo> = Api::namespaced(client.clone(), &ns);
-                let dep_api: Api<Deployment> = Api::namespaced(client, &ns);
-                let foo = foo_api.create(&pp, &foo_object(&scale, i)).await?;
-                dep_api.create(&pp, &deployment_for(&foo)).await.map(drop)
-            }
-        })
-        .buffer_unordered(64)
-        .try_collect::<Vec<()>>()
-        .await
-        .map_err(|e| format!("seeding: {e}"))?;
+    seed(&client, scale.foos(), |i| ns_of(&scale, i)).await?;
     println!(
         "# server: {} namespaces, {} Foos and Deployments created in {:.1} s",
         scale.namespaces,
         scale.foos(),
         t0.elapsed().as_secs_f64()
     );
-    println!("url {}", server.url());
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    let mut stdout = std::io::stdout();
-    while let Some(line) = lines.next_line().await.map_err(|e| e.to_string())? {
+    answer_driver(server, async |_: &FakeApiServer, line: &str| {
         let mut words = line.split_whitespace();
         match (words.next(), words.next()) {
             (Some("touch"), Some(token)) => {
-                let patch =
-                    Patch::Merge(serde_json::json!({"metadata": {"labels": {TOUCHED: token}}}));
-                futures::stream::iter(touched(&scale))
-                    .map(|i| {
-                        let (client, patch) = (client.clone(), &patch);
-                        async move {
-                            let api: Api<Foo> = Api::namespaced(client, &ns_of(&scale, i));
-                            api.patch(&format!("foo-{i}"), &PatchParams::default(), patch)
-                                .await
-                                .map(drop)
-                        }
-                    })
-                    .buffer_unordered(64)
-                    .try_collect::<Vec<()>>()
-                    .await
-                    .map_err(|e| format!("touching: {e}"))?;
+                let ns = |i| ns_of(&scale, i);
+                cluster::touch(&client, touched(&scale), ns, TOUCHED, token).await
             }
-            (Some("leases"), None) => leases(&client).await?,
-            _ => return Err(format!("unknown command {line:?}")),
+            (Some("leases"), None) => leases(&client).await,
+            _ => Err(format!("unknown command {line:?}")),
         }
-        println!("done");
-        stdout.flush().map_err(|e| e.to_string())?;
-    }
-    server.shutdown().await;
-    Ok(())
+    })
+    .await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -715,91 +506,6 @@ impl Proxy {
     }
 }
 
-struct Tally {
-    /// Index of each Foo this replica reconciles, by name.
-    mine: Vec<bool>,
-    expected: usize,
-    reconciles: AtomicU64,
-    stale: AtomicU64,
-    first: Vec<std::sync::atomic::AtomicBool>,
-    first_count: AtomicUsize,
-    first_done: Notify,
-    token: parking_lot::Mutex<String>,
-    touched_expected: AtomicUsize,
-    touched: Vec<std::sync::atomic::AtomicBool>,
-    touched_count: AtomicUsize,
-    touched_done: Notify,
-}
-
-impl Tally {
-    fn record(&self, foo: &Foo, up_to_date: bool) {
-        self.reconciles.fetch_add(1, Ordering::Relaxed);
-        if !up_to_date {
-            self.stale.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        let Some(i) = foo
-            .metadata
-            .name
-            .as_deref()
-            .and_then(|n| n.strip_prefix("foo-")?.parse::<usize>().ok())
-            .filter(|&i| i < self.mine.len())
-        else {
-            return;
-        };
-        if self.mine[i]
-            && !self.first[i].swap(true, Ordering::Relaxed)
-            && self.first_count.fetch_add(1, Ordering::AcqRel) + 1 == self.expected
-        {
-            self.first_done.notify_one();
-        }
-        let label = foo.metadata.labels.as_ref().and_then(|l| l.get(TOUCHED));
-        if let Some(label) = label
-            && *label == *self.token.lock()
-            && !self.touched[i].swap(true, Ordering::Relaxed)
-            && self.touched_count.fetch_add(1, Ordering::AcqRel) + 1
-                == self.touched_expected.load(Ordering::Acquire)
-        {
-            self.touched_done.notify_one();
-        }
-    }
-}
-
-struct Sync(Arc<Tally>);
-
-impl Reconciler<Foo> for Sync {
-    type Error = String;
-
-    async fn reconcile(&self, foo: Arc<Foo>, ctx: &Context) -> Result<Action, String> {
-        let deployments = ctx.lister::<Deployment>().ok_or("no Deployment lister")?;
-        let ns = foo.metadata.namespace.as_deref().unwrap_or_default();
-        let name = foo
-            .spec
-            .as_ref()
-            .and_then(|s| s.deployment_name.as_deref())
-            .unwrap_or_default();
-        let child = deployments
-            .namespace(ns)
-            .get(name)
-            .map_err(|e| e.to_string())?;
-        let up_to_date = child.as_deref().is_some_and(|c| {
-            let owned = match (controller_of(&c.metadata), &foo.metadata.uid) {
-                (Some(r), Some(uid)) => r.uid == *uid,
-                _ => false,
-            };
-            owned
-                && c.spec.as_ref().and_then(|s| s.replicas)
-                    == foo.spec.as_ref().and_then(|s| s.replicas)
-        });
-        self.0.record(&foo, up_to_date);
-        if up_to_date {
-            Ok(Action::done())
-        } else {
-            Ok(Action::requeue_after(Duration::from_millis(100)))
-        }
-    }
-}
-
 async fn run_replica(who: &str, url: &str, scale: Scale) -> Result<(), String> {
     use tokio::io::AsyncBufReadExt;
     let upstream: std::net::SocketAddr =
@@ -822,25 +528,8 @@ async fn run_replica(who: &str, url: &str, scale: Scale) -> Result<(), String> {
     let mine: Vec<bool> = (0..scale.foos())
         .map(|i| in_share(&ns_of(&scale, i)))
         .collect();
-    let expected = mine.iter().filter(|m| **m).count();
-    let tally = Arc::new(Tally {
-        expected,
-        reconciles: AtomicU64::new(0),
-        stale: AtomicU64::new(0),
-        first: (0..scale.foos())
-            .map(|_| std::sync::atomic::AtomicBool::new(false))
-            .collect(),
-        first_count: AtomicUsize::new(0),
-        first_done: Notify::new(),
-        token: parking_lot::Mutex::new(String::new()),
-        touched_expected: AtomicUsize::new(usize::MAX),
-        touched: (0..scale.foos())
-            .map(|_| std::sync::atomic::AtomicBool::new(false))
-            .collect(),
-        touched_count: AtomicUsize::new(0),
-        touched_done: Notify::new(),
-        mine,
-    });
+    let tally = Tally::new(TOUCHED, mine);
+    let expected = tally.expected();
     let url = format!("http://{}", proxy.addr);
     let config = kube::Config::new(url.parse().map_err(|e| format!("url {url}: {e}"))?);
     let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
@@ -861,7 +550,7 @@ async fn run_replica(who: &str, url: &str, scale: Scale) -> Result<(), String> {
         controller = controller.shard_ring(ring.clone());
     }
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let run = tokio::spawn(controller.run(Sync(tally.clone()), async {
+    let run = tokio::spawn(controller.run(CheckChild(tally.clone()), async {
         let _ = stop_rx.await;
     }));
     if expected > 0 {
@@ -906,9 +595,8 @@ async fn run_replica(who: &str, url: &str, scale: Scale) -> Result<(), String> {
     let token = mark
         .strip_prefix("mark ")
         .ok_or_else(|| format!("expected mark, got {mark:?}"))?;
-    *tally.token.lock() = token.to_owned();
-    let want = touched(&scale).filter(|&i| tally.mine[i]).count();
-    tally.touched_expected.store(want, Ordering::Release);
+    let want = touched(&scale).filter(|&i| tally.is_mine(i)).count();
+    tally.expect_touch(token.to_owned(), want)?;
     let (cpu2, bytes2, rec2) = (
         cpu(),
         proxy.bytes(),

@@ -89,10 +89,15 @@ pub mod measure {
 
     /// Parses the value after `--runs` (a positive count); exits with status 2 otherwise.
     pub fn runs_value(arg: Option<String>) -> usize {
+        count_value(arg, "--runs")
+    }
+
+    /// Parses the value after `flag` (a positive count); exits with status 2 otherwise.
+    pub fn count_value(arg: Option<String>, flag: &str) -> usize {
         arg.and_then(|n| n.parse().ok())
             .filter(|&n| n > 0)
             .unwrap_or_else(|| {
-                eprintln!("--runs needs a positive integer");
+                eprintln!("{flag} needs a positive integer");
                 std::process::exit(2)
             })
     }
@@ -117,7 +122,10 @@ pub mod measure {
     }
 }
 
+pub mod cluster;
 pub mod objects;
+pub mod process;
+pub mod reconcile;
 pub mod runs;
 pub mod source;
 pub mod wire;

@@ -25,19 +25,26 @@ impl Gathered {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
+        let what = format!("{args:?}");
         for line in String::from_utf8_lossy(&out.stdout).lines() {
             if line.starts_with('#') || line.trim().is_empty() {
                 continue;
             }
-            let mut parts = line.split_whitespace();
-            let (Some(name), Some(value), unit) = (parts.next(), parts.next(), parts.next()) else {
-                return Err(format!("{args:?} printed {line:?}, not `name value unit`"));
-            };
-            let value: f64 = value
-                .parse()
-                .map_err(|_| format!("{args:?} printed a non-number in {line:?}"))?;
-            self.push(name, value, unit.unwrap_or(""));
+            self.push_line(line, &what)?;
         }
+        Ok(())
+    }
+
+    /// Records a `name value unit` line that `what` printed.
+    pub fn push_line(&mut self, line: &str, what: &str) -> Result<(), String> {
+        let mut parts = line.split_whitespace();
+        let (Some(name), Some(value), unit) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("{what} printed {line:?}, not `name value unit`"));
+        };
+        let value: f64 = value
+            .parse()
+            .map_err(|_| format!("{what} printed a non-number in {line:?}"))?;
+        self.push(name, value, unit.unwrap_or(""));
         Ok(())
     }
 
