@@ -176,9 +176,10 @@ fn kopium(bin: &Path, file: &Path, version: &str) -> Result<bool> {
     Ok(status.success())
 }
 
-fn stats(name: &str, mut xs: Vec<f64>) {
+/// Reports the median, least and most of `xs` as `name`'s figures; returns the median.
+fn stats(name: &str, mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
-    let median = crate::bench::median(xs.clone());
+    let median = xs[xs.len() / 2];
     figure(&format!("{name}_median"), format!("{median:.0}"), "ms");
     figure(
         &format!("{name}_min"),
@@ -190,6 +191,7 @@ fn stats(name: &str, mut xs: Vec<f64>) {
         format!("{:.0}", xs.last().copied().unwrap_or(0.0)),
         "ms",
     );
+    median
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -221,13 +223,11 @@ pub fn run(args: &Args) -> Result<()> {
             let _ = std::fs::remove_dir_all(dir.join("target"));
         }
         // The first build compiles the generator with the variant's profile.
-        let start = Instant::now();
-        let (_, n, _) = build(&dir, &crds, "warm-up")?;
-        let secs = start.elapsed().as_secs_f64();
+        let (_, n, wall_ms) = build(&dir, &crds, "warm-up")?;
         if args.clean {
             figure(
                 &format!("g3_{variant}_clean_build_s"),
-                format!("{secs:.0}"),
+                format!("{:.0}", wall_ms / 1000.0),
                 "s",
             );
         }
@@ -248,11 +248,9 @@ pub fn run(args: &Args) -> Result<()> {
             ours[i].push(ms);
         }
     }
-    let kopium_median = crate::bench::median(kopium_ms.clone());
-    stats("g3_kopium_wall", kopium_ms);
+    let kopium_median = stats("g3_kopium_wall", kopium_ms);
     for ((variant, _), xs) in dirs.iter().zip(ours) {
-        let median = crate::bench::median(xs.clone());
-        stats(&format!("g3_buildrs_{variant}_wall"), xs);
+        let median = stats(&format!("g3_buildrs_{variant}_wall"), xs);
         figure(
             &format!("g3_buildrs_{variant}_over_kopium"),
             format!("{:.2}", median / kopium_median),
