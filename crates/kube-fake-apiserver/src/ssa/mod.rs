@@ -497,15 +497,7 @@ impl<'a> Writer<'a> {
                     &q.subresource,
                 ))
         });
-        let m = meta_mut(new);
-        if all.is_empty() {
-            m.remove("managedFields");
-        } else {
-            m.insert(
-                "managedFields".into(),
-                Value::Array(all.iter().map(Entry::encode).collect()),
-            );
-        }
+        store_entries(new, &all);
     }
 }
 
@@ -574,15 +566,20 @@ impl Writer<'_> {
             });
         }
         all.retain(|e| !e.fields.is_empty());
-        let m = meta_mut(new);
-        if all.is_empty() {
-            m.remove("managedFields");
-        } else {
-            m.insert(
-                "managedFields".into(),
-                Value::Array(all.iter().map(Entry::encode).collect()),
-            );
-        }
+        store_entries(new, &all);
+    }
+}
+
+/// Writes `all` as `new`'s `managedFields` (none left: the field goes).
+fn store_entries(new: &mut Value, all: &[Entry]) {
+    let m = meta_mut(new);
+    if all.is_empty() {
+        m.remove("managedFields");
+    } else {
+        m.insert(
+            "managedFields".into(),
+            Value::Array(all.iter().map(Entry::encode).collect()),
+        );
     }
 }
 
