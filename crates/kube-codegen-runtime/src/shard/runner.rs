@@ -321,8 +321,7 @@ impl ShardRing {
                 () = &mut renewing => return,
                 r = views.changed() => if r.is_err() { return },
                 _ = drained.changed() => {},
-                () = tokio::time::sleep_until(wait_drain.unwrap_or(wake)), if wait_drain.is_some() => {},
-                () = tokio::time::sleep_until(wake) => {},
+                () = tokio::time::sleep_until(wait_drain.map_or(wake, |d| d.min(wake))) => {},
             }
         }
     }
