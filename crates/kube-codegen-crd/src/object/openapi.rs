@@ -47,7 +47,7 @@ fn invalid(field: &str, value: &str, detail: String) -> Cause {
 }
 
 /// The JSON type name of a decoded value, as go-openapi names it.
-fn type_name(x: &Value) -> &'static str {
+pub(super) fn type_name(x: &Value) -> &'static str {
     match x {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -11,6 +11,7 @@
 //! (`should be a non-negative integer`, `should be less than or equal to 2147483647`).
 use serde_json::Value;
 
+use super::openapi::type_name;
 use crate::Cause;
 use crate::model::Scale;
 
@@ -71,22 +72,9 @@ fn wrong_type(path: &str, v: &Value, want: &str) -> Cause {
         path,
         format!(
             "Invalid value: {:?}: {bare} in body must be of type {want}",
-            json_type(v)
+            type_name(v)
         ),
     )
-}
-
-/// The JSON type of a value as go-openapi names it.
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 #[cfg(test)]
