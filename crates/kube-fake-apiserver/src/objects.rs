@@ -306,7 +306,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
         version,
         ns,
         opts,
-        operation,
+        operation: _,
     } = *w;
     let ver = typed_for(res, version, &mut obj)?;
     check_namespace(res, ns, &mut obj)?;
@@ -365,8 +365,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
         }
     }
     admit(res, &ver, &mut obj, None, Mode::Main, opts)?;
-    ssa::Writer::new(res, version, &opts.manager, operation, Mode::Main)
-        .record(None, &mut obj, &source);
+    w.writer(Mode::Main).record(None, &mut obj, &source);
     if namespaces::is_namespaces(res) {
         namespaces::prepare_for_create(&mut obj);
     }
@@ -435,7 +434,7 @@ fn update(
         version,
         ns,
         opts,
-        operation,
+        operation: _,
     } = *w;
     let ver = typed_for(res, version, &mut obj)?;
     let body_name = meta_str(&obj, "name").to_string();
@@ -550,11 +549,7 @@ fn update(
     if is_crd(res) && mode == Mode::Main {
         crd::set_status(db, &mut new);
     }
-    ssa::Writer::new(res, version, &opts.manager, operation, mode).record(
-        Some(&old),
-        &mut new,
-        source,
-    );
+    w.writer(mode).record(Some(&old), &mut new, source);
     // A write that changes nothing (its managedFields' times aside) is not a write: no new
     // resourceVersion, no event.
     if ssa::same_write(&old, &new) {
