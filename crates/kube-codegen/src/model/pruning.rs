@@ -23,10 +23,23 @@ const MAX_PATHS: usize = 20;
 
 /// Warnings for `crd`, whose document [`converts_by_apiversion_and_prunes`] said yes to.
 pub fn lint(crd: &Crd) -> Vec<String> {
-    let served: Vec<_> = crd.versions.iter().filter(|v| v.served).collect();
     let Some(storage) = crd.versions.iter().find(|v| v.storage) else {
         return Vec::new();
     };
+    // The versions served with a schema of their own; most CRDs have none, and then no schema
+    // is parsed here.
+    let served: Vec<_> = crd
+        .versions
+        .iter()
+        .filter(|v| {
+            v.served
+                && v.name != storage.name
+                && !std::sync::Arc::ptr_eq(&v.raw_schema, &storage.raw_schema)
+        })
+        .collect();
+    if served.is_empty() {
+        return Vec::new();
+    }
     let Ok(stored) = parse(&storage.raw_schema) else {
         return Vec::new();
     };
@@ -38,9 +51,6 @@ pub fn lint(crd: &Crd) -> Vec<String> {
         crd.name
     );
     for v in served {
-        if v.name == storage.name || std::sync::Arc::ptr_eq(&v.raw_schema, &storage.raw_schema) {
-            continue;
-        }
         let Ok(other) = parse(&v.raw_schema) else {
             continue;
         };
