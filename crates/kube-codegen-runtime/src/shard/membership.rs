@@ -135,6 +135,10 @@ struct State {
     ack: Option<u64>,
     /// What the Lease acknowledges, as of the last successful renewal.
     written_ack: Option<u64>,
+    /// The Lease as the last successful renewal wrote it: the next renewal replaces it without
+    /// reading first (as leader election renews); `None` after a failed write, so the next one
+    /// reads the Lease again.
+    written: Option<Lease>,
 }
 
 /// One replica's membership of a ring.
@@ -169,6 +173,7 @@ impl Membership {
                 last_renewed: None,
                 ack: None,
                 written_ack: None,
+                written: None,
             })),
         }
     }
@@ -223,7 +228,11 @@ impl Membership {
 
     /// Gives up the ranges and deletes the Lease, so the others take them over at once.
     pub async fn leave(&self) {
-        self.state.lock().last_renewed = None;
+        {
+            let mut st = self.state.lock();
+            st.last_renewed = None;
+            st.written = None;
+        }
         self.publish(Vec::new(), false);
         self.view.send_replace(RingView::default());
         let name = self.config.lease_name();
@@ -350,14 +359,21 @@ impl Membership {
         });
     }
 
-    /// Creates or renews this replica's Lease (optimistic: a conflict waits for the next tick);
-    /// returns the acknowledgement the Lease now carries.
+    /// Creates or renews this replica's Lease, from the object last written when there is one
+    /// (optimistic: a conflict waits for the next tick, which reads the Lease again); returns
+    /// the acknowledgement the Lease now carries.
     async fn renew(&self) -> Result<Option<u64>, kube::Error> {
         let c = &self.config;
         let name = c.lease_name();
         let now = MicroTime(Timestamp::now());
-        let ack = self.state.lock().ack;
-        let existing = self.api.get_opt(&name).await?;
+        let (ack, written) = {
+            let mut st = self.state.lock();
+            (st.ack, st.written.take())
+        };
+        let existing = match written {
+            Some(lease) => Some(lease),
+            None => self.api.get_opt(&name).await?,
+        };
         let mut lease = existing.clone().unwrap_or_else(|| Lease {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
@@ -395,7 +411,7 @@ impl Membership {
         spec.lease_duration_seconds =
             Some(c.lease_duration.as_secs().clamp(1, i32::MAX as u64) as i32);
         spec.renew_time = Some(now);
-        match existing {
+        let written = match existing {
             None => self.api.create(&PostParams::default(), &lease).await?,
             Some(_) => {
                 self.api
@@ -403,6 +419,7 @@ impl Membership {
                     .await?
             }
         };
+        self.state.lock().written = Some(written);
         Ok(ack)
     }
 }
