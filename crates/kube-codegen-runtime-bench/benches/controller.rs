@@ -55,7 +55,7 @@ use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::cache::{Deleted, EventHandler};
 use kube_codegen_runtime::controller::{Controller, Manager};
 use kube_codegen_runtime_bench::cluster::{self, answer_driver, seed, start_with_foo_crd, touched};
-use kube_codegen_runtime_bench::measure::{count_value, cpu_seconds, runs_value};
+use kube_codegen_runtime_bench::measure::{count_value, cpu_seconds, peak_rss_mb, runs_value};
 use kube_codegen_runtime_bench::process::{self, Proc};
 use kube_codegen_runtime_bench::reconcile::{CheckChild, RETRY, Tally, child_of, up_to_date};
 use kube_codegen_runtime_bench::runs::Gathered;
@@ -481,17 +481,6 @@ fn client(url: &str) -> kube::Client {
 
 fn figure(name: &str, value: f64, unit: &str) {
     println!("{name} {value:.4} {unit}");
-}
-
-/// The process's peak resident set (`VmHWM`), in MiB.
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse::<f64>().ok()
-        })
-        .map_or(0.0, |kib| kib / 1024.0)
 }
 
 /// Prints `line` and waits for the driver's answer on stdin.
