@@ -60,7 +60,7 @@ pub(super) fn type_name(x: &Value) -> &'static str {
 }
 
 /// A float that go-openapi still accepts as an integer (integral and within ±2^53).
-fn float_is_integer(x: &Value) -> bool {
+pub(super) fn float_is_integer(x: &Value) -> bool {
     const MAX_JSON_INT: f64 = 9_007_199_254_740_992.0;
     match x.as_f64() {
         Some(f) if !x.is_i64() => f.is_finite() && f.fract() == 0.0 && f.abs() <= MAX_JSON_INT,

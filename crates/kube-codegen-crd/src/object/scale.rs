@@ -11,7 +11,7 @@
 //! (`should be a non-negative integer`, `should be less than or equal to 2147483647`).
 use serde_json::Value;
 
-use super::openapi::type_name;
+use super::openapi::{float_is_integer, type_name};
 use crate::Cause;
 use crate::model::Scale;
 
@@ -46,6 +46,9 @@ fn replicas(path: &str, obj: &Value, out: &mut Vec<Cause>) {
         (Some(n), _) => i128::from(n),
         // Beyond int64: out of range like any other too-large count.
         (None, Some(n)) => i128::from(n),
+        // A whole float passes the schema's integer check (go-openapi), so it is not a wrong
+        // type here either: refusing it would refuse what the schema accepts.
+        _ if float_is_integer(v) => v.as_f64().map_or(0, |f| f as i128),
         _ => {
             out.push(wrong_type(path, v, "integer"));
             return;
@@ -105,6 +108,23 @@ mod tests {
             all(json!({"spec": {"replicas": "3"}})),
             [
                 ".spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer (FieldValueInvalid)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_whole_float_is_an_integer_as_for_the_schema() {
+        assert!(all(json!({"spec": {"replicas": 3.0}})).is_empty());
+        assert_eq!(
+            all(json!({"spec": {"replicas": -2.0}})),
+            [
+                ".spec.replicas: Invalid value: -2: should be a non-negative integer (FieldValueInvalid)"
+            ]
+        );
+        assert_eq!(
+            all(json!({"spec": {"replicas": 1.5}})),
+            [
+                ".spec.replicas: Invalid value: \"number\": spec.replicas in body must be of type integer (FieldValueInvalid)"
             ]
         );
     }
