@@ -95,12 +95,7 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
 /// A stable short hash of a document, for `?hash=` (clients treat it as an opaque cache key).
 fn hash_of(doc: &Value) -> String {
     let bytes = serde_json::to_vec(doc).unwrap_or_default();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016X}")
+    format!("{:016X}", kube_codegen_crd::shard::fnv1a64(&bytes))
 }
 
 /// `GET /openapi/v3`: `{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}, "apis/<g>/<v>": ...}}`.
