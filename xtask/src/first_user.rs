@@ -288,7 +288,11 @@ fn cargo(dir: &Path, target: &Path) -> Command {
     let mut c = Command::new(paths::cargo());
     c.current_dir(dir)
         .env("CARGO_TARGET_DIR", target)
-        .env_remove("K8S_OPENAPI_ENABLED_VERSION");
+        .env_remove("K8S_OPENAPI_ENABLED_VERSION")
+        // The user's workspace has no profile of its own, so without this every dependency is
+        // built a second time with full debug info beside the repository's (which carry none):
+        // on CI that filled the disk. Debug info changes nothing this check looks at.
+        .env("CARGO_PROFILE_DEV_DEBUG", "false");
     c
 }
 
