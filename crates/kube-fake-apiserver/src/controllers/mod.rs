@@ -12,7 +12,7 @@ mod deployments;
 mod gc;
 mod namespaces;
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ use tokio::time::{Instant, sleep_until};
 use crate::objects::{self, Mode, WriteOpts};
 use crate::registry::Resource;
 use crate::state::{Db, Shared};
+use crate::store::{Event, Key};
 use crate::util::meta_mut;
 
 /// Field manager of the controllers' writes.
@@ -36,39 +37,30 @@ pub(crate) struct ControllerSettings {
     pub deployments_available_after: Option<Duration>,
 }
 
-/// Timers the controllers wait on.
-#[derive(Default)]
-struct Timers {
-    /// CRD name -> when it becomes established.
-    crds: HashMap<String, Instant>,
-    deployments: deployments::Due,
-}
-
 pub(crate) fn spawn(shared: Arc<Shared>, settings: ControllerSettings) -> JoinHandle<()> {
     let mut rx = shared.db.lock().store.subscribe();
     tokio::spawn(async move {
-        let mut timers = Timers::default();
-        let mut collector = gc::Collector::new();
+        let mut controllers = Controllers::new(settings);
         loop {
             let next = {
                 let mut db = shared.db.lock();
-                // Every write happens under this lock, so once drained here the collector's view
-                // is the store's.
+                // Every write happens under this lock, so once drained here the controllers'
+                // view is the store's.
                 loop {
                     match rx.try_recv() {
-                        Ok(e) => collector.observe(&e),
-                        Err(TryRecvError::Lagged(_)) => collector.lagged(),
+                        Ok(e) => controllers.observe(&e),
+                        Err(TryRecvError::Lagged(_)) => controllers.lagged(),
                         Err(_) => break,
                     }
                 }
-                run(&mut db, &settings, &mut timers, &mut collector)
+                controllers.run(&mut db, Instant::now())
             };
             // Far enough to mean "no timer"; tokio caps sleeps anyway.
             let wake = next.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
             tokio::select! {
                 r = rx.recv() => match r {
-                    Ok(e) => collector.observe(&e),
-                    Err(RecvError::Lagged(_)) => collector.lagged(),
+                    Ok(e) => controllers.observe(&e),
+                    Err(RecvError::Lagged(_)) => controllers.lagged(),
                     Err(RecvError::Closed) => return,
                 },
                 _ = sleep_until(wake) => {}
@@ -78,29 +70,105 @@ pub(crate) fn spawn(shared: Arc<Shared>, settings: ControllerSettings) -> JoinHa
     })
 }
 
-/// Runs the controllers once over what changed; returns the next due time. Their own writes
-/// come back as events, so a cascade goes on in the next round.
-fn run(
-    db: &mut Db,
-    settings: &ControllerSettings,
-    timers: &mut Timers,
-    collector: &mut gc::Collector,
-) -> Option<Instant> {
-    let at = Instant::now();
-    if settings.gc {
-        collector.run(db);
+/// What the store's events named since the last round. A controller looks only at these
+/// objects (and at its timers), so a round costs what changed, not the size of the store.
+#[derive(Default)]
+struct Changed {
+    keys: HashSet<Key>,
+    /// Look at every object: at start, after missed events, after kinds were added or removed.
+    full: bool,
+}
+
+impl Changed {
+    /// The changed objects of one resource.
+    fn of<'a>(&'a self, group: &'a str, resource: &'a str) -> impl Iterator<Item = &'a Key> {
+        self.keys
+            .iter()
+            .filter(move |k| k.group == group && k.resource == resource)
     }
-    namespaces::reconcile(db);
-    crd_finalizer::reconcile(db);
-    let (_, mut next) = crds::reconcile(db, settings.crd_establish_delay, &mut timers.crds, at);
-    let (_, n) = deployments::reconcile(
-        db,
-        settings.deployments_available_after,
-        &mut timers.deployments,
-        at,
-    );
-    next = earliest(next, n);
-    next
+}
+
+/// The controllers' state between rounds.
+struct Controllers {
+    settings: ControllerSettings,
+    changed: Changed,
+    /// The registry generation the last round saw.
+    kinds_seen: Option<u64>,
+    collector: gc::Collector,
+    namespaces: namespaces::Terminating,
+    crd_finalizer: crd_finalizer::Dying,
+    crds: crds::Pending,
+    deployments: deployments::Due,
+}
+
+impl Controllers {
+    fn new(settings: ControllerSettings) -> Self {
+        Controllers {
+            settings,
+            changed: Changed {
+                full: true,
+                ..Changed::default()
+            },
+            kinds_seen: None,
+            collector: gc::Collector::new(),
+            namespaces: Default::default(),
+            crd_finalizer: Default::default(),
+            crds: Default::default(),
+            deployments: Default::default(),
+        }
+    }
+
+    /// Takes in one change of the store.
+    fn observe(&mut self, e: &Event) {
+        self.collector.observe(e);
+        if !self.changed.full {
+            self.changed.keys.insert(e.key.clone());
+        }
+    }
+
+    /// Events were missed: the next round looks at everything.
+    fn lagged(&mut self) {
+        self.collector.lagged();
+        self.changed = Changed {
+            full: true,
+            ..Changed::default()
+        };
+    }
+
+    /// Runs the controllers once over what changed; returns the next due time. Their own
+    /// writes come back as events, so a cascade goes on in the next round.
+    fn run(&mut self, db: &mut Db, at: Instant) -> Option<Instant> {
+        let mut changed = std::mem::take(&mut self.changed);
+        let kinds = db.registry.generation();
+        if self.kinds_seen != Some(kinds) {
+            // A kind added or removed may change what a controller does with objects no
+            // event named (the collector checks this itself).
+            changed.full = true;
+            self.kinds_seen = Some(kinds);
+        }
+        if self.settings.gc {
+            self.collector.run(db);
+        }
+        self.namespaces.reconcile(db, &changed);
+        self.crd_finalizer.reconcile(db, &changed);
+        let (_, next) = self
+            .crds
+            .reconcile(db, self.settings.crd_establish_delay, &changed, at);
+        let (_, n) =
+            self.deployments
+                .reconcile(db, self.settings.deployments_available_after, &changed, at);
+        earliest(next, n)
+    }
+
+    /// Objects the controllers looked at since the count was last taken.
+    #[cfg(test)]
+    fn take_visited(&mut self) -> usize {
+        std::mem::take(&mut self.collector.visited)
+            + std::mem::take(&mut self.namespaces.visited)
+            + std::mem::take(&mut self.crd_finalizer.visited)
+            + std::mem::take(&mut self.crds.visited)
+            + std::mem::take(&mut self.deployments.visited)
+    }
 }
 
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
@@ -146,6 +214,133 @@ fn write_back(
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+    use tokio::sync::broadcast::{Receiver, error::TryRecvError};
+    use tokio::time::Instant;
+
+    use super::{ControllerSettings, Controllers};
+    use crate::objects::{Write, WriteOpts};
+    use crate::state::Db;
+    use crate::store::{Event, Key, Store};
+
+    fn db() -> Db {
+        let mut registry = crate::registry::Registry::default();
+        registry.insert(crate::registry::crd_resource());
+        for r in crate::registry::builtins() {
+            registry.insert(r);
+        }
+        let mut store = Store::new(100_000);
+        crate::namespaces::create_initial(&mut store);
+        Db {
+            registry,
+            store,
+            require_namespaces: true,
+            gc_enabled: true,
+            crd_establish_delay: Duration::ZERO,
+            limits: Default::default(),
+        }
+    }
+
+    fn create_deployment(db: &mut Db, name: &str) -> Key {
+        let res = db.registry.get("apps", "deployments").cloned().unwrap();
+        let labels = json!({"app": name});
+        let obj = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+        });
+        let opts = WriteOpts {
+            manager: "test".into(),
+            ..Default::default()
+        };
+        let write = Write {
+            res: &res,
+            version: "v1",
+            ns: Some("default"),
+            opts: &opts,
+            operation: crate::ssa::Operation::Update,
+        };
+        write.create(db, obj).unwrap();
+        crate::objects::key_of(&res, Some("default"), name)
+    }
+
+    /// Hands the round's events to the controllers (as `spawn` does), runs them once at `at`
+    /// and returns how many events the round took in and how many objects it looked at.
+    fn round(
+        c: &mut Controllers,
+        db: &mut Db,
+        rx: &mut Receiver<std::sync::Arc<Event>>,
+        at: Instant,
+    ) -> (usize, usize) {
+        let mut events = 0;
+        loop {
+            match rx.try_recv() {
+                Ok(e) => {
+                    events += 1;
+                    c.observe(&e);
+                }
+                Err(TryRecvError::Lagged(_)) => c.lagged(),
+                Err(_) => break,
+            }
+        }
+        c.run(db, at);
+        (events, c.take_visited())
+    }
+
+    /// A round looks at the objects the events since the last one named and at the timers
+    /// due, not at every object of the store: with 1,000 Deployments stored, one write costs
+    /// the next round a couple of objects. (A controller that scans its kind on every round,
+    /// as the deployment stand-in once did, makes seeding quadratic.)
+    #[test]
+    fn a_round_looks_at_what_changed_not_at_the_store() {
+        let mut db = db();
+        let mut rx = db.store.subscribe();
+        let mut c = Controllers::new(ControllerSettings {
+            gc: true,
+            crd_establish_delay: Duration::ZERO,
+            deployments_available_after: Some(Duration::from_secs(5)),
+        });
+        let t0 = Instant::now();
+        for i in 0..1_000 {
+            create_deployment(&mut db, &format!("dep-{i}"));
+        }
+        // The first round looks at everything; then each Deployment's observedGeneration, its
+        // availability once the delay ran out, and the writes coming back as events.
+        let (_, first) = round(&mut c, &mut db, &mut rx, t0);
+        assert!(first >= 1_000, "the first round looked at {first} objects");
+        round(&mut c, &mut db, &mut rx, t0);
+        let (_, due) = round(&mut c, &mut db, &mut rx, t0 + Duration::from_secs(6));
+        assert!(due >= 1_000, "the delay ran out for 1,000, {due} looked at");
+        for _ in 0..3 {
+            round(&mut c, &mut db, &mut rx, t0 + Duration::from_secs(6));
+        }
+        let (events, idle) = round(&mut c, &mut db, &mut rx, t0 + Duration::from_secs(6));
+        assert_eq!((events, idle), (0, 0), "the controllers are quiet");
+
+        let key = create_deployment(&mut db, "one-more");
+        let (events, one) = round(&mut c, &mut db, &mut rx, t0 + Duration::from_secs(7));
+        assert_eq!(events, 1);
+        assert!(one <= 3, "one write cost a round {one} objects");
+        let observed = |db: &Db| db.store.get(&key).unwrap()["status"].clone();
+        assert_eq!(observed(&db)["observedGeneration"], 1);
+        assert_eq!(observed(&db).get("availableReplicas"), None);
+        // Its own status write comes back; its delay has not run out.
+        let (_, back) = round(&mut c, &mut db, &mut rx, t0 + Duration::from_secs(8));
+        assert!(back <= 3, "the status write cost a round {back} objects");
+        // Its timer, and nothing else, brings it up.
+        let (_, timer) = round(&mut c, &mut db, &mut rx, t0 + Duration::from_secs(12));
+        assert!(timer <= 2, "one timer cost a round {timer} objects");
+        assert_eq!(observed(&db)["availableReplicas"], Value::from(2));
+
+        // Missed events: everything is looked at again.
+        c.lagged();
+        let (_, lagged) = round(&mut c, &mut db, &mut rx, t0 + Duration::from_secs(13));
+        assert!(lagged > 1_000, "after a lag {lagged} objects looked at");
+    }
 
     /// The files that may name this module: itself, and the top that starts the controllers or
     /// serves requests (`lib.rs`, `main.rs`, `dispatch.rs`, `handlers/`). Everything else is the

@@ -1,10 +1,11 @@
 //! The namespace controller: empties a terminating namespace, reports what is left in its
 //! conditions, finalizes it and deletes it.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::Changed;
 use crate::deletion;
 use crate::namespaces::{KUBERNETES_FINALIZER, awaits_finalize, ns_key};
 use crate::objects::{self, Mode};
@@ -12,34 +13,78 @@ use crate::registry::Resource;
 use crate::state::Db;
 use crate::util::{finalizers, is_deleting, meta_str, now, str_list, str_of};
 
-/// The namespace controller, one pass: deletes the contents of every terminating namespace
-/// (background propagation, as the controller does), and once nothing is left removes the
-/// `kubernetes` finalizer, which deletes the namespace. Returns whether it changed anything.
-pub fn reconcile(db: &mut Db) -> bool {
-    let Some(res) = db.registry.get("", "namespaces").cloned() else {
-        return false;
-    };
-    let dying: Vec<Value> = db
-        .store
-        .list("", "namespaces", None)
-        .into_iter()
-        .map(|(_, ns)| ns)
-        .filter(is_deleting)
-        .collect();
-    let mut changed = false;
-    for ns in dying {
-        let name = meta_str(&ns, "name").to_string();
-        let contents = db.store.keys_in_namespace(&name);
-        if contents.is_empty() {
-            changed |= finalize(db, &res, &ns);
-            continue;
+/// The namespaces being deleted, kept from the store's events.
+#[derive(Default)]
+pub struct Terminating {
+    names: BTreeSet<String>,
+    /// Namespaces looked at, for tests that check a round's cost.
+    #[cfg(test)]
+    pub visited: usize,
+}
+
+impl Terminating {
+    /// The namespace controller, one pass over the terminating namespaces an event touched
+    /// (the namespace or something in it; all of them in a full round): deletes their
+    /// contents (background propagation, as the controller does), and once nothing is left
+    /// removes the `kubernetes` finalizer, which deletes the namespace. Returns whether it
+    /// changed anything.
+    pub fn reconcile(&mut self, db: &mut Db, changed: &Changed) -> bool {
+        let Some(res) = db.registry.get("", "namespaces").cloned() else {
+            return false;
+        };
+        if changed.full {
+            self.names = db
+                .store
+                .of_resource("", "namespaces")
+                .filter(|ns| is_deleting(ns))
+                .map(|ns| meta_str(ns, "name").to_string())
+                .collect();
+        } else {
+            for k in changed.of("", "namespaces") {
+                if db.store.get(k).is_some_and(is_deleting) {
+                    self.names.insert(k.name.clone());
+                } else {
+                    self.names.remove(&k.name);
+                }
+            }
         }
-        for k in contents {
-            changed |= deletion::delete_in_background(db, &k);
+        if self.names.is_empty() {
+            return false;
         }
-        changed |= report_remaining(db, &res, &name);
+        // A namespace object's key has an empty namespace and its name as the name.
+        let touched: HashSet<&str> = changed
+            .keys
+            .iter()
+            .map(|k| match k.namespace.as_str() {
+                "" if k.group.is_empty() && k.resource == "namespaces" => k.name.as_str(),
+                ns => ns,
+            })
+            .collect();
+        let dying: Vec<Value> = self
+            .names
+            .iter()
+            .filter(|n| changed.full || touched.contains(n.as_str()))
+            .filter_map(|n| db.store.get(&ns_key(n)).cloned())
+            .collect();
+        let mut changed = false;
+        for ns in dying {
+            #[cfg(test)]
+            {
+                self.visited += 1;
+            }
+            let name = meta_str(&ns, "name").to_string();
+            let contents = db.store.keys_in_namespace(&name);
+            if contents.is_empty() {
+                changed |= finalize(db, &res, &ns);
+                continue;
+            }
+            for k in contents {
+                changed |= deletion::delete_in_background(db, &k);
+            }
+            changed |= report_remaining(db, &res, &name);
+        }
+        changed
     }
-    changed
 }
 
 /// The namespace controller's conditions, in its order, with their "all is well" reason and message.
