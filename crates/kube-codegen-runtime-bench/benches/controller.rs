@@ -1,8 +1,8 @@
 //! R1 of shared/BENCHMARKS.md (issue 29): our controller runtime beside kube-runtime 5's
 //! `Controller`, same objects, same run, on the in-memory API server.
 //!
-//! Usage: `cargo xtask bench r1 -- [VARIANT]... [--runs N] [--foos N] [--touch N] [--quick]`
-//! (default: every variant, 5 rounds, 10,000 Foos, 1,000 touched). Run as a test (`cargo test
+//! Usage: `cargo xtask bench r1 -- [VARIANT]... [--runs N] [--foos N] [--touch N] [--batches N]
+//! [--quick]` (default: every variant, 5 rounds, 10,000 Foos, 1,000 touched 5 times a round). Run as a test (`cargo test
 //! -p kube-codegen-runtime-bench --bench controller`, no `--bench` argument) it is a smoke run:
 //! `--quick` sizes, one round, and it fails unless every variant finished, no reconcile found its
 //! child out of date and our two controllers made one Deployment watch.
@@ -17,8 +17,10 @@
 //! Phases of a variant: from start until every Foo is reconciled once with its child found up
 //! to date (`*_first_pass_s`, deduplicated per Foo); then, once the queue is quiet, the driver
 //! has the server patch a label onto 1,000 Foos spread over the key space (its value new in
-//! each run), and the variant counts reconciles and process CPU until each of them was
-//! reconciled with that value (`*_reconciles_per_cpu_sec`). Peak RSS is `VmHWM` at the end.
+//! each batch), and the variant counts reconciles and process CPU until each of them was
+//! reconciled with that value; five such batches a round, pooled into the round's
+//! `*_reconciles_per_cpu_sec` (each batch alone: `*_batch_reconciles_per_cpu_sec`). Profile
+//! the touch phase alone with `BENCH_PERF_CTL` (see `perf_control`). Peak RSS is `VmHWM` at the end.
 //!
 //! The reconcile (identical work in both): find the Foo's Deployment (`spec.deploymentName`,
 //! same namespace) in the cache, check it is controlled by the Foo (owner uid) and has the
@@ -114,15 +116,20 @@ impl Variant {
 struct Scale {
     foos: usize,
     touch: usize,
+    /// Touch batches per round, each a new label value on the same Foos: the round's figure
+    /// pools them (one batch is 20-30 ms of CPU, too short to measure alone).
+    batches: usize,
 }
 
 const FULL: Scale = Scale {
     foos: 10_000,
     touch: 1_000,
+    batches: 5,
 };
 const QUICK: Scale = Scale {
     foos: 300,
     touch: 50,
+    batches: 2,
 };
 
 fn fail(message: impl std::fmt::Display) -> ! {
@@ -134,13 +141,14 @@ fn main() {
     let mut chosen = Vec::new();
     let (mut child, mut server, mut quick, mut benching) = (false, false, false, false);
     let (mut runs, mut url, mut touch_id) = (None, None, 0);
-    let (mut foos, mut touch) = (None, None);
+    let (mut foos, mut touch, mut batches) = (None, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = Some(runs_value(args.next())),
             "--foos" => foos = Some(count_value(args.next(), "--foos")),
             "--touch" => touch = Some(count_value(args.next(), "--touch")),
+            "--batches" => batches = Some(count_value(args.next(), "--batches").max(1)),
             "--url" => url = args.next(),
             "--touch-id" => touch_id = count_value(args.next(), "--touch-id"),
             "--child" => child = true,
@@ -163,6 +171,7 @@ fn main() {
     let mut scale = if quick || smoke { QUICK } else { FULL };
     scale.foos = foos.unwrap_or(scale.foos);
     scale.touch = touch.unwrap_or(scale.touch).min(scale.foos);
+    scale.batches = batches.unwrap_or(scale.batches);
     if server {
         return serve(scale.foos);
     }
@@ -210,6 +219,16 @@ fn ratios(all: &mut Gathered) {
             "r1_over_kube_runtime_reconciles_per_cpu",
             "r1_reconciles_per_cpu_sec",
             "kube_runtime_r1_reconciles_per_cpu_sec",
+        ),
+        (
+            "r1_over_informers_reconciles_per_cpu",
+            "r1_reconciles_per_cpu_sec",
+            "informers_r1_reconciles_per_cpu_sec",
+        ),
+        (
+            "kube_runtime_r1_over_informers_reconciles_per_cpu",
+            "kube_runtime_r1_reconciles_per_cpu_sec",
+            "informers_r1_reconciles_per_cpu_sec",
         ),
         (
             "r1_over_kube_runtime_first_pass_s",
@@ -311,6 +330,8 @@ fn drive(
             scale.foos.to_string(),
             "--touch".into(),
             scale.touch.to_string(),
+            "--batches".into(),
+            scale.batches.to_string(),
             "--touch-id".into(),
             touch_id.to_string(),
         ],
@@ -318,8 +339,9 @@ fn drive(
     )?;
     while let Some(line) = variant.line()? {
         match line.as_str() {
-            "# touch" => {
-                server.send(&format!("touch {} {touch_id}", scale.touch))?;
+            l if l.starts_with("# touch ") => {
+                let token = &l["# touch ".len()..];
+                server.send(&format!("touch {} {token}", scale.touch))?;
                 expect_done(server)?;
                 variant.send("touched")?;
             }
@@ -520,9 +542,6 @@ fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
             return count_watches(v, client, scale.foos).await;
         }
         let tally = Tally::new(TOUCHED, vec![true; scale.foos]);
-        tally
-            .expect_touch(touch_id.to_string(), scale.touch)
-            .unwrap_or_else(|e| fail(e));
         let (t0, c0) = (Instant::now(), cpu_seconds());
         // Dropping the factory would stop its informers: held until the end.
         let factory = start(v, client, tally.clone()).await;
@@ -565,16 +584,32 @@ fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
             (cpu_seconds() - ci) * 1000.0 / ti.elapsed().as_secs_f64(),
             "ms/s",
         );
-        let (t1, c1) = (Instant::now(), cpu_seconds());
-        // The driver has the server patch the Foos; this process sleeps meanwhile.
-        ask_driver("# touch");
-        within(
-            "the touched Foos' reconciles",
-            tally.touched_done.notified(),
-        )
-        .await;
-        let (wall, cpu) = (t1.elapsed().as_secs_f64(), cpu_seconds() - c1);
-        let reconciles = tally.reconciles.load(Ordering::Relaxed) - settled;
+        let (mut wall, mut cpu, mut reconciles) = (0.0, 0.0, 0);
+        for batch in 0..scale.batches {
+            let token = format!("{touch_id}-{batch}");
+            tally
+                .expect_touch(token.clone(), scale.touch)
+                .unwrap_or_else(|e| fail(e));
+            perf_control("enable");
+            let (t1, c1) = (Instant::now(), cpu_seconds());
+            let r1 = tally.reconciles.load(Ordering::Relaxed);
+            // The driver has the server patch the Foos; this process sleeps meanwhile.
+            ask_driver(&format!("# touch {token}"));
+            within(
+                "the touched Foos' reconciles",
+                tally.touched_done.notified(),
+            )
+            .await;
+            let (w, c) = (t1.elapsed().as_secs_f64(), cpu_seconds() - c1);
+            perf_control("disable");
+            let r = tally.reconciles.load(Ordering::Relaxed) - r1;
+            figure(
+                &format!("{p}_batch_reconciles_per_cpu_sec"),
+                r as f64 / c.max(1e-9),
+                "reconciles/cpu-s",
+            );
+            (wall, cpu, reconciles) = (wall + w, cpu + c, reconciles + r);
+        }
         figure(
             &format!("{p}_touch_reconciles"),
             reconciles as f64,
@@ -598,6 +633,21 @@ fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
     });
     // The runtime's tasks (watches, workers) are dropped with it; nothing to drain.
     drop(rt);
+}
+
+/// Profiles the touch phase alone: with `BENCH_PERF_CTL=FIFO` and the variant run under
+/// `perf record --delay=-1 --control=fifo:FIFO` (see `BENCH_CHILD_WRAPPER`), writes `command`
+/// (`enable`, `disable`) to perf's control FIFO.
+fn perf_control(command: &str) {
+    if let Ok(fifo) = std::env::var("BENCH_PERF_CTL") {
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&fifo)
+            .and_then(|mut f| writeln!(f, "{command}"));
+        if let Err(e) = written {
+            eprintln!("# perf control {fifo}: {e}");
+        }
+    }
 }
 
 /// Starts variant `v`'s controller (or informers) on its own tasks; returns our factory.

@@ -17,7 +17,21 @@ impl Proc {
     /// Starts this binary with `args`; `what` names it in errors.
     pub fn spawn(args: &[String], what: String) -> Result<Proc, String> {
         let exe = std::env::current_exe().map_err(|e| format!("finding this binary: {e}"))?;
-        let mut child = Command::new(exe)
+        // `BENCH_CHILD_WRAPPER="perf record -g -o /tmp/{name}.data --"` runs every variant (not
+        // the server) under a profiler; `{name}` is the variant's name.
+        let wrapper = std::env::var("BENCH_CHILD_WRAPPER")
+            .ok()
+            .filter(|_| !args.iter().any(|a| a == "--server"));
+        let mut command = match &wrapper {
+            Some(w) => {
+                let mut words = w.split_whitespace().map(|p| p.replace("{name}", &what));
+                let mut c = Command::new(words.next().ok_or("BENCH_CHILD_WRAPPER is empty")?);
+                c.args(words).arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
+        let mut child = command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -5,7 +5,7 @@
 #![allow(clippy::disallowed_names)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -77,8 +77,8 @@ pub struct Tally {
     first_count: AtomicUsize,
     /// Notified once every Foo of the share was reconciled up to date.
     pub first_done: Notify,
-    /// The label value of this run's touch; set once, before the touch.
-    token: OnceLock<String>,
+    /// The label value of the current touch (a new one per touch batch).
+    token: RwLock<Option<String>>,
     touched_expected: AtomicUsize,
     touched: Vec<AtomicBool>,
     touched_count: AtomicUsize,
@@ -99,7 +99,7 @@ impl Tally {
             first: (0..n).map(|_| AtomicBool::new(false)).collect(),
             first_count: AtomicUsize::new(0),
             first_done: Notify::new(),
-            token: OnceLock::new(),
+            token: RwLock::new(None),
             // Nothing counts as touched until `expect_touch`.
             touched_expected: AtomicUsize::new(usize::MAX),
             touched: (0..n).map(|_| AtomicBool::new(false)).collect(),
@@ -118,11 +118,25 @@ impl Tally {
         self.mine[i]
     }
 
-    /// The touch to come: `count` Foos of the share labelled `token`. Once per tally.
+    /// The touch to come: `count` Foos of the share labelled `token`. Called again for a
+    /// further batch (after the previous one was done), with a new token.
     pub fn expect_touch(&self, token: String, count: usize) -> Result<(), String> {
-        self.token
-            .set(token)
-            .map_err(|t| format!("a second touch ({t})"))?;
+        {
+            let mut current = self
+                .token
+                .write()
+                .map_err(|_| "the tally's lock is poisoned")?;
+            if current.as_deref() == Some(token.as_str()) {
+                return Err(format!(
+                    "the touch {token} again: every batch needs its own token"
+                ));
+            }
+            for t in &self.touched {
+                t.store(false, Ordering::Relaxed);
+            }
+            self.touched_count.store(0, Ordering::Release);
+            *current = Some(token);
+        }
         self.touched_expected.store(count, Ordering::Release);
         Ok(())
     }
@@ -152,7 +166,10 @@ impl Tally {
             .labels
             .as_ref()
             .and_then(|l| l.get(self.label))
-            .is_some_and(|value| self.token.get() == Some(value));
+            .is_some_and(|value| {
+                let token = self.token.read();
+                token.is_ok_and(|t| t.as_deref() == Some(value.as_str()))
+            });
         if labelled
             && !self.touched[i].swap(true, Ordering::Relaxed)
             && self.touched_count.fetch_add(1, Ordering::AcqRel) + 1
