@@ -296,10 +296,8 @@ fn smoke_checks(all: &Gathered, chosen: &[Variant]) -> Result<(), String> {
 // ---------------------------------------------------------------------------------------------
 // The driver: a server process and a variant process per run.
 
-/// The server process (seeded) and its URL. One serves every run: seeding 10,000 Foos and
-/// Deployments takes minutes (the in-memory server's deployment controller copies every
-/// Deployment on each write, so seeding is quadratic), and runs differ only in the label value
-/// they touch.
+/// The server process (seeded) and its URL. One serves every run (seeding 10,000 Foos and
+/// Deployments takes seconds, but runs differ only in the label values they touch).
 struct Server(Proc, String);
 
 fn start_server(foos: usize) -> Result<Server, String> {
@@ -384,9 +382,7 @@ fn serve(foos: usize) {
 
 async fn serve_async(foos: usize) -> Result<(), String> {
     // Big enough that the touches never age a watch out of the history. No garbage collector:
-    // nothing is deleted, and its full rebuild whenever its event channel lags (as it does under
-    // 64 parallel creates) clones the whole store, which made seeding quadratic (221 s for
-    // 10,000 Foos and Deployments, 4,000 in 35 s).
+    // nothing is deleted here, and the server's CPU is not what R1 measures.
     let builder = FakeApiServer::builder()
         .history_limit(200_000)
         .garbage_collector(false);
