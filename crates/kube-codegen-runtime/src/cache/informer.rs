@@ -268,7 +268,7 @@ fn call_inline<K: 'static>(calls: Vec<InlineCall<K>>) {
             );
         }
         if matches!(c.notification, Notification::Add(_, true)) {
-            c.state.initial_pending.fetch_sub(1, Ordering::AcqRel);
+            c.state.initial_listed();
         }
     }
 }
@@ -329,6 +329,13 @@ impl ListenerState {
             0
         } else {
             self.queued.load(Ordering::Acquire)
+        }
+    }
+
+    /// One initial-list add returned from; the last one wakes [`Registration::wait_for_sync`].
+    fn initial_listed(&self) {
+        if self.initial_pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.drained.notify_waiters();
         }
     }
 
@@ -455,6 +462,25 @@ impl Registration {
     /// initial list (client-go's per-registration `HasSynced`).
     pub fn has_synced(&self) -> bool {
         *self.informer_synced.borrow() && self.state.initial_pending.load(Ordering::Acquire) == 0
+    }
+
+    /// Waits until [`has_synced`](Self::has_synced) (or the handler was removed).
+    pub async fn wait_for_sync(&self) {
+        let mut synced = self.informer_synced.clone();
+        // An error: the informer is gone, and with it any sync to wait for.
+        if synced.wait_for(|s| *s).await.is_err() {
+            return;
+        }
+        loop {
+            // Registered before the check, so a wake between the check and the await counts.
+            let drained = self.state.drained.notified();
+            if self.state.initial_pending.load(Ordering::Acquire) == 0
+                || self.state.gone.load(Ordering::Acquire)
+            {
+                return;
+            }
+            drained.await;
+        }
     }
 }
 
@@ -621,7 +647,7 @@ where
                     }
                     deliver(&*handler, &n);
                     if matches!(n, Notification::Add(_, true)) {
-                        state.initial_pending.fetch_sub(1, Ordering::AcqRel);
+                        state.initial_listed();
                     }
                     state.handled(low);
                 }

@@ -240,9 +240,8 @@ impl Inner {
             // A handler gets the initial list after its informer synced (on its own queue, or
             // inline); starting workers before it has would reconcile a primary and then again
             // for each owned object's initial add.
-            while !self.registrations.iter().all(Registration::has_synced) {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+            futures::future::join_all(self.registrations.iter().map(Registration::wait_for_sync))
+                .await;
         };
         tokio::select! {
             synced = async {
