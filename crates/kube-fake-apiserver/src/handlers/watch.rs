@@ -220,9 +220,17 @@ impl Watcher {
     }
 }
 
+/// One watch event line, `type` before `object` as kube-apiserver writes `metav1.WatchEvent`
+/// (a `json!` map would sort `object` first, which makes clients buffer the whole object
+/// before they know what it is; it also copied the object).
 fn line(ty: &str, object: &Value) -> Bytes {
-    let mut line = serde_json::to_vec(&json!({"type": ty, "object": object})).unwrap_or_default();
-    line.push(b'\n');
+    let mut line = Vec::with_capacity(1024);
+    line.extend_from_slice(b"{\"type\":");
+    // Writing JSON into a Vec fails only on a non-string map key, which a Value cannot hold.
+    let _ = serde_json::to_writer(&mut line, ty);
+    line.extend_from_slice(b",\"object\":");
+    let _ = serde_json::to_writer(&mut line, object);
+    line.extend_from_slice(b"}\n");
     Bytes::from(line)
 }
 
@@ -410,4 +418,23 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
         .header(header::CACHE_CONTROL, "no-cache, private")
         .body(body)
         .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_line_names_its_type_before_its_object() {
+        let object = json!({"kind": "Foo", "apiVersion": "v1", "metadata": {"name": "a\"b"}});
+        let l = line("MODIFIED", &object);
+        let text = std::str::from_utf8(&l).unwrap();
+        assert!(
+            text.starts_with(r#"{"type":"MODIFIED","object":{"#),
+            "{text}"
+        );
+        assert!(text.ends_with("}\n"), "{text}");
+        let back: Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(back, json!({"type": "MODIFIED", "object": object}));
+    }
 }
