@@ -37,6 +37,10 @@
 //!   (unbounded). Figures `kube_runtime_r1_*`.
 //! - `informers`: our factory's Foo and Deployment informers alone, one inline handler
 //!   counting Foo adds and the touched updates: the RSS baseline (`informers_r1_*`).
+//! - `informers-queue`: the same informers, the inline handler putting `namespace/name` in a
+//!   workqueue that two tasks drain and count (`informers_queue_r1_*`): the floor of any
+//!   controller on shared informers, which hands each key from the informer's task to a
+//!   worker's; the controller's own work is what `ours` adds over it.
 //! - `watches-ours`, `watches-kube-runtime`: two controllers of each kind (one factory / one
 //!   shared Deployment `Store`); once both reconciled every Foo, the server counts the list and
 //!   watch requests of the run on the Deployments' and Foos' paths
@@ -56,6 +60,7 @@ use kube::Api;
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::cache::{Deleted, EventHandler};
 use kube_codegen_runtime::controller::{Controller, Manager};
+use kube_codegen_runtime::workqueue::WorkQueue;
 use kube_codegen_runtime_bench::cluster::{self, answer_driver, seed, start_with_foo_crd, touched};
 use kube_codegen_runtime_bench::measure::{count_value, cpu_seconds, peak_rss_mb, runs_value};
 use kube_codegen_runtime_bench::process::{self, Proc};
@@ -79,14 +84,16 @@ enum Variant {
     Ours,
     KubeRuntime,
     Informers,
+    InformersQueue,
     WatchesOurs,
     WatchesKubeRuntime,
 }
 
-const VARIANTS: [(&str, Variant); 5] = [
+const VARIANTS: [(&str, Variant); 6] = [
     ("ours", Variant::Ours),
     ("kube-runtime", Variant::KubeRuntime),
     ("informers", Variant::Informers),
+    ("informers-queue", Variant::InformersQueue),
     ("watches-ours", Variant::WatchesOurs),
     ("watches-kube-runtime", Variant::WatchesKubeRuntime),
 ];
@@ -104,7 +111,12 @@ impl Variant {
             Variant::Ours | Variant::WatchesOurs => "r1",
             Variant::KubeRuntime | Variant::WatchesKubeRuntime => "kube_runtime_r1",
             Variant::Informers => "informers_r1",
+            Variant::InformersQueue => "informers_queue_r1",
         }
+    }
+    /// The informers alone (with or without the queue hop): no reconcile, no lookup.
+    fn is_floor(self) -> bool {
+        matches!(self, Variant::Informers | Variant::InformersQueue)
     }
     fn counts_watches(self) -> bool {
         matches!(self, Variant::WatchesOurs | Variant::WatchesKubeRuntime)
@@ -226,6 +238,16 @@ fn ratios(all: &mut Gathered) {
             "informers_r1_reconciles_per_cpu_sec",
         ),
         (
+            "r1_over_informers_queue_reconciles_per_cpu",
+            "r1_reconciles_per_cpu_sec",
+            "informers_queue_r1_reconciles_per_cpu_sec",
+        ),
+        (
+            "informers_queue_over_kube_runtime_reconciles_per_cpu",
+            "informers_queue_r1_reconciles_per_cpu_sec",
+            "kube_runtime_r1_reconciles_per_cpu_sec",
+        ),
+        (
             "kube_runtime_r1_over_informers_reconciles_per_cpu",
             "kube_runtime_r1_reconciles_per_cpu_sec",
             "informers_r1_reconciles_per_cpu_sec",
@@ -275,7 +297,7 @@ fn smoke_checks(all: &Gathered, chosen: &[Variant]) -> Result<(), String> {
         for f in ["first_pass_s", "reconciles_per_cpu_sec", "peak_rss_mb"] {
             value(&format!("{p}_{f}"))?;
         }
-        if *v != Variant::Informers && value(&format!("{p}_stale"))? != 0.0 {
+        if !v.is_floor() && value(&format!("{p}_stale"))? != 0.0 {
             return Err(format!(
                 "{}: a reconcile found its child out of date",
                 v.name()
@@ -477,6 +499,22 @@ fn kr_error_policy(_: Arc<Foo>, _: &Never, _: Arc<KrContext>) -> kr::Action {
 }
 
 /// Counts Foo adds and touched updates, for the informers alone.
+/// `informers-queue`'s handler: the key into a workqueue that two tasks drain, counting (the
+/// hand-off any controller on shared informers makes, without the controller).
+struct Enqueue(WorkQueue<String>);
+
+impl EventHandler<Foo> for Enqueue {
+    fn on_add(&self, foo: &Arc<Foo>, _: bool) {
+        self.on_update(foo, foo);
+    }
+    fn on_update(&self, _: &Arc<Foo>, new: &Arc<Foo>) {
+        let ns = new.metadata.namespace.as_deref().unwrap_or_default();
+        let name = new.metadata.name.as_deref().unwrap_or_default();
+        self.0.add(format!("{ns}/{name}"));
+    }
+    fn on_delete(&self, _: &Deleted<Foo>) {}
+}
+
 struct Counting(Arc<Tally>);
 
 impl EventHandler<Foo> for Counting {
@@ -542,7 +580,7 @@ fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
         // Dropping the factory would stop its informers: held until the end.
         let factory = start(v, client, tally.clone()).await;
         within("the first pass", tally.first_done.notified()).await;
-        if v == Variant::Informers
+        if v.is_floor()
             && let Some(f) = &factory
         {
             // Every Foo added is not every cache synced: the Deployments may still be listing,
@@ -619,7 +657,7 @@ fn run_child(v: Variant, url: &str, scale: Scale, touch_id: usize) {
             "reconciles/cpu-s",
         );
         figure(&format!("{p}_peak_rss_mb"), peak_rss_mb(), "MiB");
-        if v != Variant::Informers {
+        if !v.is_floor() {
             figure(
                 &format!("{p}_stale"),
                 tally.stale.load(Ordering::Relaxed) as f64,
@@ -657,7 +695,12 @@ async fn start(
             let factory = SharedInformerFactory::builder(client).namespace(NS).build();
             let controller = Controller::<Foo>::for_kind(&factory)
                 .owns::<Deployment>()
-                .workers(2)
+                .workers(
+                    std::env::var("R1_WORKERS")
+                        .ok()
+                        .and_then(|w| w.parse().ok())
+                        .unwrap_or(2),
+                )
                 .build(CheckChild(tally));
             let manager = Manager::new(&factory).add(controller).sync_timeout(None);
             tokio::spawn(async move {
@@ -678,6 +721,27 @@ async fn start(
             factory.informer_for::<Deployment>();
             foos.add_inline_event_handler(Counting(tally))
                 .unwrap_or_else(|e| fail(format!("adding the handler: {e}")));
+            factory.start();
+            Some(factory)
+        }
+        Variant::InformersQueue => {
+            let factory = SharedInformerFactory::builder(client).namespace(NS).build();
+            let foos = factory.informer_for::<Foo>();
+            factory.informer_for::<Deployment>();
+            let queue = WorkQueue::<String>::builder().build();
+            foos.add_inline_event_handler(Enqueue(queue.clone()))
+                .unwrap_or_else(|e| fail(format!("adding the handler: {e}")));
+            for _ in 0..2 {
+                let (queue, store, tally) = (queue.clone(), foos.store(), tally.clone());
+                tokio::spawn(async move {
+                    while let Some(key) = queue.get().await {
+                        if let Some(foo) = store.get_by_key(&key) {
+                            tally.record(&foo, true);
+                        }
+                        queue.done(&key);
+                    }
+                });
+            }
             factory.start();
             Some(factory)
         }

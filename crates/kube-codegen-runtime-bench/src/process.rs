@@ -135,7 +135,7 @@ impl Proc {
 /// the benches' headers name).
 pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(std::env::var("BENCH_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2))
         .enable_all()
         .build()
         .map_err(|e| format!("building the Tokio runtime: {e}"))
