@@ -4,8 +4,8 @@
 //! Usage: `cargo bench -p kube-codegen-runtime-bench --bench shard -- [--runs N]
 //! [--namespaces N] [--per-ns N] [--touch N] [--points V] [--client-filter] [--quick]`
 //! (default: 5 rounds, 3,000 namespaces of 10 Foos each, every Foo owning a Deployment, 3,000
-//! touched, 2,048 ring points, server-side `shardSelector` on). Run as a test (no `--bench`) it
-//! is a smoke run at `--quick` sizes that fails unless every replica finished.
+//! touched, the ring's default 1,024 points, server-side `shardSelector` on). Run as a test
+//! (no `--bench`) it is a smoke run at `--quick` sizes that fails unless every replica finished.
 //!
 //! Every process is this binary: the server (`--server`), and per round first one unsharded
 //! replica, then three sharded ones at once, each a process of its own, so CPU (getrusage) and
