@@ -132,10 +132,13 @@ impl Proc {
 }
 
 /// The runtime every server, variant and replica process runs on (the 2-thread Tokio runtime
-/// the benches' headers name).
+/// the benches' headers name; `BENCH_THREADS=N` gives every process of the run N threads).
 pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    let threads = std::env::var("BENCH_THREADS")
+        .ok()
+        .and_then(|t| t.parse().ok());
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(std::env::var("BENCH_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2))
+        .worker_threads(threads.unwrap_or(2))
         .enable_all()
         .build()
         .map_err(|e| format!("building the Tokio runtime: {e}"))
