@@ -93,12 +93,7 @@ async fn handlers_get_the_initial_list_then_each_change() {
     within("the informer's first list", informer.wait_for_sync()).await;
     rec.wait_for(&["add default/a true", "add default/b true"])
         .await;
-    for _ in 0..100 {
-        if reg.has_synced() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    within("the handler's initial list", reg.wait_for_sync()).await;
     assert!(reg.has_synced(), "initial adds delivered");
 
     api.create(&PostParams::default(), &cm("c", "c"))
@@ -123,6 +118,29 @@ async fn handlers_get_the_initial_list_then_each_change() {
         .expect("cached");
     assert_eq!(cached.data.as_ref().unwrap()["k"], "changed");
     run.abort();
+}
+
+#[tokio::test]
+async fn waiting_for_a_removed_handlers_sync_ends() {
+    let server = FakeApiServer::start().await.unwrap();
+    // Never run: neither the informer nor the handler ever syncs.
+    let informer = SharedIndexInformer::new(Api::<ConfigMap>::all(client(&server)), options());
+    let reg = std::sync::Arc::new(informer.add_event_handler(Recorder::default()).unwrap());
+    let waiting = tokio::spawn({
+        let reg = reg.clone();
+        async move { reg.wait_for_sync().await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !waiting.is_finished(),
+        "nothing synced, nothing removed yet"
+    );
+    informer.remove_event_handler(&reg);
+    within("the wait after the removal", async {
+        waiting.await.unwrap()
+    })
+    .await;
+    assert!(!reg.has_synced());
 }
 
 #[tokio::test]

@@ -464,22 +464,28 @@ impl Registration {
         *self.informer_synced.borrow() && self.state.initial_pending.load(Ordering::Acquire) == 0
     }
 
-    /// Waits until [`has_synced`](Self::has_synced) (or the handler was removed).
+    /// Waits until [`has_synced`](Self::has_synced), or the handler was removed, or its
+    /// informer is gone.
     pub async fn wait_for_sync(&self) {
         let mut synced = self.informer_synced.clone();
-        // An error: the informer is gone, and with it any sync to wait for.
-        if synced.wait_for(|s| *s).await.is_err() {
-            return;
-        }
         loop {
-            // Registered before the check, so a wake between the check and the await counts.
+            // Registered before the checks, so a wake between a check and the await counts.
             let drained = self.state.drained.notified();
-            if self.state.initial_pending.load(Ordering::Acquire) == 0
-                || self.state.gone.load(Ordering::Acquire)
-            {
+            if self.state.gone.load(Ordering::Acquire) || self.has_synced() {
                 return;
             }
-            drained.await;
+            if *synced.borrow_and_update() {
+                drained.await;
+            } else {
+                tokio::select! {
+                    informer = synced.changed() => {
+                        if informer.is_err() {
+                            return; // the informer is gone, and with it any sync to wait for
+                        }
+                    }
+                    () = drained => {}
+                }
+            }
         }
     }
 }
