@@ -695,12 +695,7 @@ async fn start(
             let factory = SharedInformerFactory::builder(client).namespace(NS).build();
             let controller = Controller::<Foo>::for_kind(&factory)
                 .owns::<Deployment>()
-                .workers(
-                    std::env::var("R1_WORKERS")
-                        .ok()
-                        .and_then(|w| w.parse().ok())
-                        .unwrap_or(2),
-                )
+                .workers(2)
                 .build(CheckChild(tally));
             let manager = Manager::new(&factory).add(controller).sync_timeout(None);
             tokio::spawn(async move {
