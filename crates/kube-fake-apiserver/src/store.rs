@@ -110,7 +110,6 @@ impl Store {
             .take_while(move |(k, _)| k.group == group && k.resource == resource)
     }
 
-    /// Current objects of a resource, optionally in one namespace, ordered by (namespace, name).
     /// Every object of one resource, borrowed (controllers that run after every write look at
     /// all CRDs this way: cloning them cost a deep copy of every CRD per write).
     pub fn of_resource<'a>(
@@ -121,6 +120,16 @@ impl Store {
         self.prefix_range(group, resource).map(|(_, v)| v)
     }
 
+    /// The keys of every object of one resource, in key order.
+    pub fn keys_of_resource<'a>(
+        &'a self,
+        group: &'a str,
+        resource: &'a str,
+    ) -> impl Iterator<Item = &'a Key> {
+        self.prefix_range(group, resource).map(|(k, _)| k)
+    }
+
+    /// Current objects of a resource, optionally in one namespace, ordered by (namespace, name).
     pub fn list(&self, group: &str, resource: &str, namespace: Option<&str>) -> Vec<(Key, Value)> {
         self.prefix_range(group, resource)
             .filter(|(k, _)| namespace.is_none_or(|ns| k.namespace == ns))

@@ -75,9 +75,8 @@ impl Due {
         let mut keys: BTreeSet<Key> = if changed.full {
             let all: BTreeSet<Key> = db
                 .store
-                .list("apps", "deployments", None)
-                .into_iter()
-                .map(|(k, _)| k)
+                .keys_of_resource("apps", "deployments")
+                .cloned()
                 .collect();
             self.due.retain(|k, _| all.contains(k));
             self.pending.retain(|(_, k)| all.contains(k));
