@@ -491,6 +491,34 @@ mod tests {
     }
 
     #[test]
+    fn ranges_hold_their_start_and_not_their_end() {
+        let r = HashRange::new(100, 200).unwrap();
+        assert!(r.contains(100) && r.contains(199));
+        assert!(!r.contains(99) && !r.contains(200));
+        // The last range of the space ends at 2^64 and holds u64::MAX.
+        let last = HashRange::new(u64::MAX - 1, HASH_SPACE_END).unwrap();
+        assert!(last.contains(u64::MAX) && !last.contains(u64::MAX - 2));
+        // Two touching ranges kept apart by a gap: the gap's edges belong to neither.
+        let set = RangeSet::from_ranges([r, HashRange::new(201, 300).unwrap()]);
+        assert!(set.contains(100) && set.contains(199) && set.contains(201));
+        assert!(!set.contains(200) && !set.contains(300) && !set.contains(99));
+        // A selector's range: a hash exactly at its start is selected, exactly at its end not.
+        let h = fnv1a64(b"edge-uid");
+        let at_start = RangeSet::from_ranges(HashRange::new(h, u128::from(h) + 5));
+        let ending_at = RangeSet::from_ranges(HashRange::new(h - 5, u128::from(h)));
+        let sel = |set: &RangeSet| set.selector(ShardKey::Uid).unwrap();
+        assert!(sel(&at_start).matches("edge-uid", "ns"));
+        assert!(!sel(&ending_at).matches("edge-uid", "ns"));
+        let parsed = |set: &RangeSet| {
+            ShardSelector::parse(&sel(set).to_string())
+                .unwrap()
+                .unwrap()
+        };
+        assert!(parsed(&at_start).matches("edge-uid", "ns"));
+        assert!(!parsed(&ending_at).matches("edge-uid", "ns"));
+    }
+
+    #[test]
     fn matches_by_hash() {
         let h = fnv1a64(b"some-uid");
         let only = RangeSet::from_ranges(HashRange::new(h, u128::from(h) + 1));

@@ -222,6 +222,8 @@ struct Inner {
     status: watch::Sender<Status>,
     shutdown: watch::Sender<bool>,
     running: AtomicBool,
+    /// Set by [`LeaderElector::keep_lease`]: no release on shutdown.
+    keep_lease: AtomicBool,
 }
 
 /// A candidate for leadership of one Lease. Cheap to clone; clones share one candidate.
@@ -290,6 +292,7 @@ impl LeaderElector {
                 status: watch::Sender::new(Status::default()),
                 shutdown: watch::Sender::new(false),
                 running: AtomicBool::new(false),
+                keep_lease: AtomicBool::new(false),
             }),
         })
     }
@@ -314,6 +317,13 @@ impl LeaderElector {
     /// releases the Lease (with `release_on_cancel`). Later `run` calls return at once.
     pub fn shutdown(&self) {
         self.inner.shutdown.send_replace(true);
+    }
+
+    /// Do not release the Lease on shutdown even with `release_on_cancel`: the leader's work
+    /// could not be stopped (a reconcile blocking its thread), so the Lease must run out before
+    /// another candidate takes over.
+    pub fn keep_lease(&self) {
+        self.inner.keep_lease.store(true, Ordering::Release);
     }
 
     /// Campaigns until leading, leads until leadership is lost or [`shutdown`](Self::shutdown)
@@ -424,7 +434,10 @@ impl LeaderElector {
         // On loss the work task is left to see its `Leadership` cancelled; it is no longer
         // ours to wait for.
         drop(work);
-        if outcome == RunOutcome::Shutdown && self.inner.config.release_on_cancel {
+        if outcome == RunOutcome::Shutdown
+            && self.inner.config.release_on_cancel
+            && !self.inner.keep_lease.load(Ordering::Acquire)
+        {
             self.release(&mut obs).await;
         }
         if let Some(stopped) = stopped {

@@ -146,7 +146,23 @@ async fn owns_maps_children_to_their_controller_and_deletes_keep_their_object() 
         .create(&PostParams::default(), &other)
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A marker after it: a child of another owner. Secret events reach the mapper in order,
+    // so once the marker's owner is reconciled for it, the non-controller reference has been
+    // mapped too (to nothing, or the owner would have been queued ahead of the marker's).
+    let owner2 = create(&cms, "owner-2").await;
+    eventually("owner-2 reconciled", || async { rec.count("owner-2") >= 1 }).await;
+    let owner2_before = rec.count("owner-2");
+    let mut marker = Secret::default();
+    marker.metadata.name = Some("marker".into());
+    marker.metadata.owner_references = Some(vec![controller_ref(&owner2)]);
+    secrets
+        .create(&PostParams::default(), &marker)
+        .await
+        .unwrap();
+    eventually("owner-2 reconciled for the marker", || async {
+        rec.count("owner-2") > owner2_before
+    })
+    .await;
     assert_eq!(
         rec.count("owner"),
         after_child,

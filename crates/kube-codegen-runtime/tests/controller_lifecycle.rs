@@ -67,13 +67,35 @@ impl Drop for InFlight {
     }
 }
 
-/// Records reconciles by name; `slow-*` sleeps for `slow`, `err` always fails.
+/// A gate a reconcile blocks its thread on (as a synchronous write would) until released.
+#[derive(Default)]
+struct Hold {
+    released: Mutex<bool>,
+    changed: parking_lot::Condvar,
+}
+
+impl Hold {
+    fn wait(&self) {
+        let mut released = self.released.lock();
+        while !*released {
+            self.changed.wait(&mut released);
+        }
+    }
+    fn release(&self) {
+        *self.released.lock() = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Records reconciles by name; `slow-*` first blocks on `hold` (when set), then sleeps for
+/// `slow`; `err` always fails.
 #[derive(Clone, Default)]
 struct Rec {
     seen: Arc<Mutex<Vec<String>>>,
     finished: Arc<Mutex<Vec<String>>>,
     in_flight: Arc<AtomicUsize>,
     slow: Duration,
+    hold: Option<Arc<Hold>>,
 }
 
 impl Rec {
@@ -99,6 +121,10 @@ impl<K: kube::Resource + Send + Sync + 'static> Reconciler<K> for Rec {
         self.seen.lock().push(name.clone());
         let _guard = InFlight::new(&self.in_flight);
         if name.starts_with("slow") {
+            if let Some(hold) = &self.hold {
+                // No await point here: aborting the task cannot stop it until released.
+                tokio::task::block_in_place(|| hold.wait());
+            }
             tokio::time::sleep(self.slow).await;
         }
         if name == "err" {
@@ -152,11 +178,16 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_stops_renew
     let server = FakeApiServer::start().await.unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     let cut = Arc::new(AtomicBool::new(false));
-    let (a, b) = (Rec::slow(Duration::from_secs(60)), Rec::default());
+    let hold = Arc::new(Hold::default());
+    let a = Rec {
+        hold: Some(hold.clone()),
+        ..Rec::slow(Duration::from_secs(60))
+    };
+    let b = Rec::default();
 
     let fa = factory_of(cuttable(client(&server), cut.clone()));
     let ca = Controller::<ConfigMap>::for_kind(&fa).workers(2);
-    let (_stop_a, run_a) = spawn(ca.leader_election(election("a")), a.clone());
+    let (_stop_a, mut run_a) = spawn(ca.leader_election(election("a")), a.clone());
     eventually("a leads", || async {
         holder(&server).await.as_deref() == Some("a")
     })
@@ -189,10 +220,29 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_stops_renew
         "slow-1 still running"
     );
 
-    // The leader's Lease requests fail from now on: within its renew deadline it stops; its
-    // workers (slow-1 mid-reconcile) are stopped before `run` returns.
+    // The leader's Lease requests fail from now on: within its renew deadline it stops. slow-1
+    // blocks its thread, so aborting its worker cannot end it: `run` must wait for it. The
+    // hold is released only once the lease has moved to b (long after a stopped leading), or
+    // as soon as `run` returned without waiting (which fails below whatever the timing).
     let cut_at = Instant::now();
     cut.store(true, Ordering::SeqCst);
+    let returned_while_held = tokio::select! {
+        result = &mut run_a => Some(result),
+        () = async {
+            eventually("b leads", || async {
+                holder(&server).await.as_deref() == Some("b")
+            })
+            .await;
+        } => None,
+    };
+    let in_flight_at_return = returned_while_held
+        .as_ref()
+        .map(|_| a.in_flight.load(Ordering::SeqCst));
+    hold.release();
+    assert_eq!(
+        in_flight_at_return, None,
+        "the old leader's run returned while its reconcile still ran"
+    );
     let result = within("the leader's run returns", run_a).await.unwrap();
     assert!(
         matches!(result, Err(ControllerError::LostLeadership)),
@@ -207,13 +257,14 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_stops_renew
         cut_at.elapsed() >= Duration::from_millis(100),
         "stopped before any renewal failed"
     );
+    assert!(
+        !a.finished.lock().iter().any(|n| n == "slow-1"),
+        "slow-1 was aborted at its next await, not finished: {:?}",
+        a.finished.lock()
+    );
     let a_total = a.total();
 
-    // b takes over (after the lease expires) and reconciles what is queued and what is new.
-    eventually("b leads", || async {
-        holder(&server).await.as_deref() == Some("b")
-    })
-    .await;
+    // b leads (see above) and reconciles what is queued and what is new.
     cms.create(&PostParams::default(), &cm("after", "v"))
         .await
         .unwrap();
@@ -228,6 +279,68 @@ async fn only_the_leader_reconciles_and_a_standby_takes_over_when_it_stops_renew
     );
     stop_b.send(()).unwrap();
     within("b stops", run_b).await.unwrap().unwrap();
+}
+
+/// Ring mode: a shutdown past its drain deadline aborts the workers, but `run` returns (and the
+/// replica leaves the ring, handing its ranges over) only once the reconcile that blocks its
+/// thread has ended.
+#[cfg(feature = "sharding")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ring_mode_stops_only_after_a_running_reconcile_ended() {
+    use kube_codegen_runtime::shard::{MembershipConfig, ShardRing};
+    let server = FakeApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(client(&server), "default");
+    let hold = Arc::new(Hold::default());
+    let rec = Rec {
+        hold: Some(hold.clone()),
+        ..Rec::slow(Duration::from_secs(60))
+    };
+    let config = MembershipConfig::new("cms", "r1", "default").timing(
+        Duration::from_millis(1500),
+        Duration::from_millis(1000),
+        Duration::from_millis(100),
+    );
+    let lease_name = config.lease_name();
+    let ring = ShardRing::new(client(&server), config);
+    let f = SharedInformerFactory::builder(client(&server))
+        .namespace("default")
+        .reflector(fast_reflector())
+        .sharded(ring.scope())
+        .build();
+    let controller = Controller::<ConfigMap>::for_kind(&f)
+        .shard_ring(ring)
+        .shutdown_timeout(Duration::from_millis(100));
+    let (stop, mut run) = spawn(controller, rec.clone());
+    cms.create(&PostParams::default(), &cm("slow-1", "v"))
+        .await
+        .unwrap();
+    eventually("slow-1 running", || async {
+        rec.in_flight.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    stop.send(()).unwrap();
+    // The drain deadline passes at once; the blocked reconcile keeps `run` from returning until
+    // it is released, however long that takes (here: until the test has looked).
+    let early = tokio::time::timeout(Duration::from_millis(1500), &mut run).await;
+    let in_flight_at_return = early.is_ok().then(|| rec.in_flight.load(Ordering::SeqCst));
+    let lease_while_held = leases.get_opt(&lease_name).await.unwrap();
+    hold.release();
+    assert_eq!(
+        in_flight_at_return, None,
+        "run returned while a reconcile still ran"
+    );
+    assert!(
+        lease_while_held.is_some(),
+        "the ring was left while a reconcile still ran"
+    );
+    within("run returns", run).await.unwrap().unwrap();
+    assert_eq!(rec.in_flight.load(Ordering::SeqCst), 0);
+    assert!(
+        leases.get_opt(&lease_name).await.unwrap().is_none(),
+        "the ring is left once the workers stopped"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -529,6 +642,26 @@ async fn a_failing_finalizer_cleanup_keeps_the_object_and_is_retried_with_backof
         failures: 6,
         cleanups: Arc::default(),
     };
+    // Every watch event for the object, when delivered: an event queues the key at once even
+    // while a rate-limited retry waits (client-go's `Add` beside `AddAfter`), so each one
+    // delivered during the series may cut a backoff short.
+    let events: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let on_event = {
+        let events = events.clone();
+        move |o: &Arc<ConfigMap>| {
+            if o.metadata.name.as_deref() == Some("guarded") {
+                events.lock().push(Instant::now());
+            }
+        }
+    };
+    let on_update = on_event.clone();
+    f.informer_for::<ConfigMap>()
+        .add_event_handler(
+            kube_codegen_runtime::cache::EventHandlerFns::new()
+                .on_add(move |o, _| on_event(o))
+                .on_update(move |_, o| on_update(o)),
+        )
+        .unwrap();
     let (stop, run) = spawn(Controller::<ConfigMap>::for_kind(&f), rec.clone());
     cms.create(&PostParams::default(), &cm("guarded", "v"))
         .await
@@ -538,6 +671,7 @@ async fn a_failing_finalizer_cleanup_keeps_the_object_and_is_retried_with_backof
         c.metadata.finalizers.unwrap_or_default() == ["example.com/cleanup"]
     })
     .await;
+    let delete_sent = Instant::now();
     cms.delete("guarded", &DeleteParams::default())
         .await
         .unwrap();
@@ -559,17 +693,26 @@ async fn a_failing_finalizer_cleanup_keeps_the_object_and_is_retried_with_backof
     .await;
     let at = rec.cleanups.lock().clone();
     assert_eq!(at.len(), 7, "six failures, then success");
-    // The controller rate limiter's per-key backoff: 5 ms doubling. Only lower bounds: the
-    // n-th retry waits at least 5 ms * 2^(n-1), so the 6th at least 80 ms after the 5th, and
-    // the whole series at least 5 + 10 + 20 + 40 + 80 + 160 ms.
+    // The controller rate limiter's per-key backoff: 5 ms doubling; the n-th retry waits at
+    // least 5 ms * 2^(n-1). The delete's own event starts the series; each further event
+    // delivered before the last cleanup (a late one, or the finalizer's own update still on
+    // its way) queues the key at once, and the retry timers it leaves pending run one step
+    // ahead from then on: every bound halves per such event. Only lower bounds are asserted.
+    let extra = events
+        .lock()
+        .iter()
+        .filter(|t| **t >= delete_sent && **t <= at[6])
+        .count()
+        .saturating_sub(1) as u32;
+    let bound = |ms: u64| Duration::from_millis(ms) / 2u32.pow(extra.min(8));
     let gap = |i: usize| at[i + 1].duration_since(at[i]);
+    let gaps: Vec<Duration> = (0..6).map(gap).collect();
+    assert!(gap(4) >= bound(80), "extra events {extra}, gaps {gaps:?}");
+    assert!(gap(5) >= bound(160), "extra events {extra}, gaps {gaps:?}");
     assert!(
-        gap(4) >= Duration::from_millis(80),
-        "gaps: {:?}",
-        (0..6).map(gap).collect::<Vec<_>>()
+        at[6].duration_since(at[0]) >= bound(315),
+        "extra events {extra}, gaps {gaps:?}"
     );
-    assert!(gap(5) >= Duration::from_millis(160));
-    assert!(at[6].duration_since(at[0]) >= Duration::from_millis(315));
     stop.send(()).unwrap();
     within("run returns", run).await.unwrap().unwrap();
 }

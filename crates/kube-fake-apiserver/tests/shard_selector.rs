@@ -271,3 +271,39 @@ async fn openapi_v3_lists_the_parameter_when_on() {
         &doc["paths"]["/api/v1/namespaces/{namespace}/configmaps/{name}"]["get"]["parameters"];
     assert!(!item.to_string().contains("shardSelector"));
 }
+
+/// A range holds its start and not its end: an object whose uid hashes exactly to a range's
+/// start is listed, one exactly at its end is not (in a list and in a watch).
+#[tokio::test]
+async fn a_hash_at_a_range_start_is_selected_and_at_its_end_not() {
+    let (_s, c) = server(true).await;
+    let all = configmaps(&c, "default", 1).await;
+    let h = fnv1a64(all[0].1.as_bytes());
+    let selector = |start: u64, end: u128| {
+        RangeSet::from_ranges(HashRange::new(start, end))
+            .selector(ShardKey::Uid)
+            .unwrap()
+            .to_string()
+    };
+    let starting_at = selector(h, u128::from(h) + 1);
+    let ending_at = selector(h.saturating_sub(1000), u128::from(h));
+    for (sel, want) in [(&starting_at, 1), (&ending_at, 0)] {
+        let r = get(&c, &format!("{CMS}?shardSelector={}", enc(sel))).await;
+        assert_eq!(r.code, 200, "{}", r.body);
+        assert_eq!(r.body["items"].as_array().unwrap().len(), want, "{sel}");
+        let (ev, _) = watch(
+            &c,
+            &format!(
+                "{CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&shardSelector={}",
+                enc(sel)
+            ),
+            want + 1,
+            Duration::from_secs(2),
+        )
+        .await;
+        let types: Vec<&Value> = ev.iter().map(|e| &e["type"]).collect();
+        let mut expected = vec!["ADDED"; want];
+        expected.push("BOOKMARK");
+        assert_eq!(types, expected, "watch with {sel}");
+    }
+}

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use kube::Resource;
 use serde::de::DeserializeOwned;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinSet;
 
 use super::context::Shared;
 use super::manager::{LeaderElection, Manager};
@@ -309,17 +309,19 @@ impl<K: Watched> Controller<K> {
             queue,
             shard: self.shard,
             registrars,
-            spawn: Box::new(move || {
-                let mut set = JoinSet::new();
+            spawn: Box::new(move |set: &mut JoinSet<()>| {
+                // Into the manager's set: stopping waits for each worker's task to end, so no
+                // reconcile runs on after `run` returns.
                 for _ in 0..workers {
                     set.spawn(worker.clone().run());
                 }
-                // Aborting this task drops the set, which aborts every worker.
-                tokio::spawn(async move { while set.join_next().await.is_some() {} })
             }),
         }
     }
 }
+
+/// Spawns a controller's workers into the manager's set.
+pub(crate) type SpawnWorkers = dyn Fn(&mut JoinSet<()>) + Send + Sync;
 
 /// A built controller, for [`Manager::add`].
 pub struct Runnable {
@@ -329,7 +331,8 @@ pub struct Runnable {
     /// Ring mode: the manager runs and leaves the ring.
     pub(crate) shard: Option<super::sharded::Gate>,
     pub(crate) registrars: Vec<Registrar>,
-    pub(crate) spawn: Box<dyn Fn() -> JoinHandle<()> + Send + Sync>,
+    /// Spawns the workers into the manager's set.
+    pub(crate) spawn: Box<SpawnWorkers>,
 }
 
 impl fmt::Debug for Runnable {

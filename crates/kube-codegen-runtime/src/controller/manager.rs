@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::JoinSet;
 
 use super::ControllerError;
 use super::builder::Runnable;
@@ -23,6 +23,8 @@ use crate::leaderelection::{
 pub const DEFAULT_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default [`Manager::shutdown_timeout`].
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+/// After a shutdown's drain deadline, how long aborted workers get to reach an await point.
+const ABORTED_GRACE: Duration = Duration::from_secs(5);
 
 /// Reconcile only while holding a Lease.
 #[derive(Debug, Clone)]
@@ -95,6 +97,9 @@ struct Inner {
     ready: watch::Sender<bool>,
     informers_started: AtomicBool,
     stop: watch::Receiver<bool>,
+    /// Some worker could not be stopped within its deadline: the Lease (leader election) or
+    /// ring membership is then left to expire rather than handed over at once.
+    abandoned: AtomicBool,
 }
 
 /// Resolves once `stop` is set (or its sender is gone, which only happens at exit).
@@ -141,7 +146,9 @@ impl Manager {
         self
     }
 
-    /// On shutdown, how long queued and running reconciles may take before they are abandoned.
+    /// On shutdown, how long queued and running reconciles may take before they are abandoned;
+    /// on a lost lease, how long an aborted reconcile may take to reach its next await point
+    /// before `run` returns without it (and says so).
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
         self
@@ -157,9 +164,10 @@ impl Manager {
     /// caches, then runs the workers. On shutdown, the informers stop, the queues take no new
     /// keys and what is queued or running is finished within the shutdown timeout, then the
     /// future returns `Ok`. With leader election, workers run only while leading; a lost lease
-    /// stops them at once (mid-reconcile: another replica may lead already) and returns
-    /// [`ControllerError::LostLeadership`] after they stopped. The factory's informers are
-    /// stopped when this returns.
+    /// aborts them at once (mid-reconcile, at its next await: another replica may lead soon)
+    /// and returns [`ControllerError::LostLeadership`] only after every reconcile has ended, or
+    /// after the shutdown timeout for one that blocks its thread (logged as abandoned). The
+    /// factory's informers are stopped when this returns.
     pub async fn run(
         mut self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -186,6 +194,7 @@ impl Manager {
             ready: self.ready,
             informers_started: AtomicBool::new(false),
             stop: stop_rx,
+            abandoned: AtomicBool::new(false),
         });
         let result = match (self.shard, self.leader_election) {
             (None, None) => inner.work(None).await,
@@ -196,7 +205,8 @@ impl Manager {
                         "ring mode: every replica works on its share; leader election is not used"
                     );
                 }
-                super::sharded::in_ring(ring, inner.work(None)).await
+                let leave = || !inner.abandoned.load(Ordering::Acquire);
+                super::sharded::in_ring(ring, inner.work(None), leave).await
             }
         };
         watcher.abort();
@@ -258,8 +268,10 @@ impl Inner {
         self.ready.send_replace(true);
         let workers: usize = self.controllers.iter().map(|c| c.workers).sum();
         tracing::info!(workers, "caches synced; starting workers");
-        let mut handles: Vec<JoinHandle<()>> =
-            self.controllers.iter().map(|c| (c.spawn)()).collect();
+        let mut workers = JoinSet::new();
+        for c in &self.controllers {
+            (c.spawn)(&mut workers);
+        }
         match stop.await {
             Stop::Shutdown => {
                 // No new work (the informers stop; the listers keep answering from the cache),
@@ -284,38 +296,61 @@ impl Inner {
                         "the work queue did not drain within {:?}; abandoning it",
                         self.shutdown_timeout
                     );
-                    self.abort(&handles);
-                }
-                for h in &mut handles {
+                    self.abort(&mut workers);
+                } else {
                     // Workers return once the drained queue hands out nothing more.
-                    if tokio::time::timeout(Duration::from_secs(5), &mut *h)
-                        .await
-                        .is_err()
-                    {
-                        h.abort();
-                    }
+                    self.close_queues();
                 }
+                // Past the deadline only aborted tasks are left, which end at their next await.
+                self.join_workers(&mut workers, ABORTED_GRACE).await;
                 tracing::info!("workers stopped");
             }
             Stop::LeadershipLost => {
-                // Another replica may lead already: stop writing at once, mid-reconcile if need be.
+                // Another replica may lead soon: stop writing at once, mid-reconcile if need
+                // be, and return only once no reconcile of this leadership runs any more.
                 tracing::error!("leadership lost; stopping workers");
-                self.abort(&handles);
+                self.abort(&mut workers);
                 self.factory.shutdown();
-                for h in handles {
-                    let _ = h.await;
-                }
+                self.join_workers(&mut workers, self.shutdown_timeout).await;
             }
         }
         Ok(())
     }
 
-    fn abort(&self, handles: &[JoinHandle<()>]) {
+    fn close_queues(&self) {
         for c in &self.controllers {
             c.queue.shutdown();
         }
-        for h in handles {
-            h.abort();
+    }
+
+    fn abort(&self, workers: &mut JoinSet<()>) {
+        self.close_queues();
+        workers.abort_all();
+    }
+
+    /// Waits for every worker task to end (an aborted one ends at its next await point, once
+    /// its reconcile future is dropped) up to `deadline`; what is still running then (a
+    /// reconcile blocking its thread) is abandoned, and said so.
+    async fn join_workers(&self, workers: &mut JoinSet<()>, deadline: Duration) {
+        let joined = tokio::time::timeout(deadline, async {
+            while let Some(ended) = workers.join_next().await {
+                if let Err(e) = ended
+                    && e.is_panic()
+                {
+                    tracing::error!("a worker panicked outside its reconcile: {e}");
+                }
+            }
+        })
+        .await;
+        if joined.is_err() {
+            tracing::error!(
+                running = workers.len(),
+                "workers did not stop within {deadline:?} (a reconcile blocking its thread?); \
+                 abandoning them: they may still be writing"
+            );
+            workers.abort_all();
+            workers.detach_all();
+            self.abandoned.store(true, Ordering::Release);
         }
     }
 
@@ -346,6 +381,12 @@ impl Inner {
                 tracing::info!("started leading");
                 work_stopped_tx.send_replace(Some(()));
                 let result = inner.work(Some(leadership)).await;
+                if inner.abandoned.load(Ordering::Acquire) {
+                    tracing::error!(
+                        "a reconcile could not be stopped: keeping the lease until it expires"
+                    );
+                    elector.keep_lease();
+                }
                 work_stopped_tx.send_replace(None);
                 if let Err(e) = result {
                     *failure.lock() = Some(e);

@@ -56,8 +56,13 @@ pub(crate) fn admit<K: Resource>(gate: Option<&Gate>, object: &K) -> Admit {
 }
 
 /// Runs `work` (the workers, until they stopped) with the ring taking part, then leaves the
-/// ring (its Lease deleted, so the others take over at once).
-pub(crate) async fn in_ring<F: Future>(ring: Gate, work: F) -> F::Output {
+/// ring (its Lease deleted, so the others take over at once) if `leave()` says so afterwards;
+/// otherwise the Lease is left to expire (a worker could not be stopped).
+pub(crate) async fn in_ring<F: Future>(
+    ring: Gate,
+    work: F,
+    leave: impl FnOnce() -> bool,
+) -> F::Output {
     #[cfg(feature = "sharding")]
     {
         let driver = tokio::spawn({
@@ -66,12 +71,16 @@ pub(crate) async fn in_ring<F: Future>(ring: Gate, work: F) -> F::Output {
         });
         let out = work.await;
         driver.abort();
-        ring.leave().await;
+        if leave() {
+            ring.leave().await;
+        } else {
+            tracing::error!("a reconcile could not be stopped: leaving the ring's Lease to expire");
+        }
         out
     }
     #[cfg(not(feature = "sharding"))]
     {
-        drop(work);
+        drop((work, leave));
         match ring {}
     }
 }

@@ -124,3 +124,30 @@ impl Ring {
         self.assignments().remove(member).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each member's ranges hold their first hash and not their end: the hash at a range's end
+    /// is the next point's, another member's (touching ranges of one member are merged).
+    #[test]
+    fn a_range_holds_its_start_and_its_end_belongs_to_the_next_owner() {
+        let ring = Ring::new(["a", "b", "c"], 16);
+        let mut edges = 0;
+        for (member, set) in ring.assignments() {
+            for r in set.ranges() {
+                assert_eq!(ring.owner(r.start()), Some(member), "{r:?}");
+                let last = u64::try_from(r.end() - 1).unwrap();
+                assert_eq!(ring.owner(last), Some(member), "{r:?}");
+                assert!(set.contains(r.start()) && set.contains(last));
+                if let Ok(end) = u64::try_from(r.end()) {
+                    assert_ne!(ring.owner(end), Some(member), "{r:?}");
+                    assert!(!set.contains(end), "{r:?}");
+                    edges += 1;
+                }
+            }
+        }
+        assert!(edges >= 20, "{edges} range ends checked");
+    }
+}
