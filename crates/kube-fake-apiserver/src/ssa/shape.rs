@@ -58,8 +58,15 @@ impl<'a> Shape<'a> {
         match self.get("additionalProperties") {
             Some(v @ Value::Object(_)) => (Shape::inner(Some(v)), false),
             Some(Value::Bool(true)) => (Shape::inner(None), false),
+            // Kept unknown fields are SMD's deduced type: a map of undeclared entries whose
+            // values are deduced again (lists atomic), so every key at any depth is a field.
+            _ if self.preserves_unknown() => (Shape::inner(Some(&DEDUCED)), false),
             _ => (Shape::inner(None), true),
         }
+    }
+
+    fn preserves_unknown(self) -> bool {
+        self.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
     }
 
     pub fn items(self) -> Shape<'a> {
@@ -115,6 +122,10 @@ fn list_map(keys: &[&str], items: Value) -> Value {
 fn object(props: Value) -> Value {
     json!({"type": "object", "properties": props})
 }
+
+/// The shape of a value below `x-kubernetes-preserve-unknown-fields` (see [`Shape::child`]).
+static DEDUCED: LazyLock<Value> =
+    LazyLock::new(|| json!({"x-kubernetes-preserve-unknown-fields": true}));
 
 static OBJECT_META: LazyLock<Value> = LazyLock::new(|| {
     object(json!({
