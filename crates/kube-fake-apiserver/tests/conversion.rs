@@ -563,6 +563,14 @@ async fn a_webhook_that_is_down_or_untrusted_fails_at_once() {
         ),
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+    // A dry run is encoded for storage too, through the webhook, so it fails alike.
+    let r = post(&c, &format!("{V2}?dryRun=All"), widget_v2("a", "web")).await;
+    assert_conversion_failure(
+        &r,
+        &format!(
+            "conversion webhook for {GROUP}/v2, Kind=Widget failed: Post \"https://127.0.0.1:{port}/convert?timeout=30s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+        ),
+    );
 
     // No caBundle: the system roots, which do not know the test's certificate.
     let srv = FakeApiServer::start().await.unwrap();
@@ -799,4 +807,27 @@ async fn a_managed_fields_reset_through_a_converted_version_is_a_write() {
         "{}",
         r.body
     );
+}
+
+/// A dry-run create through a non-storage version is converted to the storage version and back
+/// (two reviews), answers in the request's version, and stores nothing.
+#[tokio::test]
+async fn a_dry_run_is_converted_for_storage_and_back_and_stores_nothing() {
+    let hook = Webhook::start().await;
+    let srv = server_with(&hook).await;
+    let c = srv.client();
+    let r = post(&c, &format!("{V2}?dryRun=All"), widget_v2("dry", "web")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["apiVersion"], format!("{GROUP}/v2"));
+    assert_eq!(r.body["spec"]["deployment"]["name"], "web");
+    let desired: Vec<Value> = hook
+        .reviews()
+        .iter()
+        .map(|rv| rv["request"]["desiredAPIVersion"].clone())
+        .collect();
+    assert_eq!(
+        desired,
+        [json!(format!("{GROUP}/v1")), json!(format!("{GROUP}/v2"))]
+    );
+    assert_eq!(get(&c, &format!("{V1}/dry")).await.code, 404);
 }

@@ -13,8 +13,8 @@
 //!    over, as the real server retries on a conflict it caused itself);
 //! 5. convert what was stored back to the request's version for the response.
 //!
-//! A request's own `dryRun` stops after step 2 (the real server's dry run does not encode for
-//! storage either). Reads convert on the way out (`read`, `watch`), deletes run in the storage
+//! A request's own `dryRun` converts step 2's result to the storage version and back, then
+//! stops (the real server's dry-run storage encodes for storage and decodes, storing nothing). Reads convert on the way out (`read`, `watch`), deletes run in the storage
 //! version and convert their answer.
 use serde_json::Value;
 
@@ -72,7 +72,12 @@ pub async fn write(
             pipeline(&mut db, &trial)?
         };
         if opts.dry_run {
-            return Ok((code, out));
+            // kube-apiserver's dry-run storage still encodes the result for storage and decodes
+            // it back (`DryRunnableStorage.copyInto`): the webhook converts it both ways, and
+            // its failure fails the request as a real write's would.
+            let encoded = conversion::convert_one(shared, res, out, &storage).await?;
+            let shown = conversion::convert_one(shared, res, encoded, version).await?;
+            return Ok((code, view(res, version, &shown)));
         }
         let new = conversion::convert_one(shared, res, out, &storage).await?;
         let key = key
