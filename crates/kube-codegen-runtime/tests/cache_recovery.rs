@@ -155,3 +155,86 @@ async fn after_an_outage_the_informer_converges_as_soon_as_the_server_answers() 
     );
     run.abort();
 }
+
+/// Two outages a short while apart (a control-plane upgrade restarts the API server twice): the
+/// first grows the backoff to seconds; once the informer's watch has held again, the second
+/// outage starts from the initial delay, so the informer is back within about that delay of
+/// the server's return (client-go's backoff manager would keep the grown delay for two minutes:
+/// the first retry after the second cut would come at least 3.2 s later).
+#[tokio::test]
+async fn a_second_outage_starts_from_the_initial_delay_once_the_watch_held() {
+    let server = FakeApiServer::start().await.unwrap();
+    let direct: Api<ConfigMap> = Api::namespaced(server.in_process_client(), "default");
+    direct
+        .create(&PostParams::default(), &cm("a", "a"))
+        .await
+        .unwrap();
+    let proxy = Proxy::start(server.addr()).await;
+    let mut config = server.client_config();
+    config.cluster_url = format!("http://{}", proxy.addr).parse().unwrap();
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).unwrap();
+    let reflector =
+        ReflectorOptions::default().backoff(Duration::from_millis(100), Duration::from_secs(30));
+    let informer = SharedIndexInformer::new(
+        Api::<ConfigMap>::namespaced(client, "default"),
+        InformerOptions::default().reflector(reflector),
+    );
+    let run = {
+        let informer = informer.clone();
+        tokio::spawn(async move { informer.run().await })
+    };
+    support::within_for(
+        Duration::from_secs(20),
+        "the informer's first list through the proxy",
+        informer.wait_for_sync(),
+    )
+    .await;
+    let has = |name: &str| {
+        informer
+            .store()
+            .list_keys()
+            .contains(&format!("default/{name}"))
+    };
+    let wait_for = |name: &'static str| {
+        let has = &has;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !has(name) {
+                assert!(Instant::now() < deadline, "{name} never arrived");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+
+    // Outage 1: 5 s, long enough for the delays to grow past 3.2 s (0.1, 0.2, 0.4, 0.8, 1.6 s
+    // at least, each).
+    proxy.take_down();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    proxy.bring_up();
+    direct
+        .create(&PostParams::default(), &cm("b", "b"))
+        .await
+        .unwrap();
+    wait_for("b").await;
+    // The watch holds past the very-short threshold.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    // Outage 2: short. The first retries come 0.1-0.2 s, then 0.2-0.4 s apart.
+    proxy.take_down();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    direct
+        .create(&PostParams::default(), &cm("c", "c"))
+        .await
+        .unwrap();
+    let up = Instant::now();
+    proxy.bring_up();
+    wait_for("c").await;
+    let back = up.elapsed();
+    eprintln!("second outage: back {back:?} after the server returned");
+    assert!(
+        back < Duration::from_millis(2500),
+        "back {back:?} after the server returned: the grown backoff was kept"
+    );
+    run.abort();
+}

@@ -1,5 +1,6 @@
 //! The reflector's retry delays: client-go's `wait.Backoff{Duration: 800ms, Factor: 2,
-//! Jitter: 1.0, Cap: 30s}` behind `DelayWithReset(2 min)`.
+//! Jitter: 1.0, Cap: 30s}` behind `DelayWithReset(2 min)`; the reflector also resets it once
+//! a watch held, as kube-runtime does (see `Reflector::run`).
 
 use std::time::Duration;
 

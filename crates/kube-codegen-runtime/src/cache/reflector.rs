@@ -256,7 +256,8 @@ where
     /// [`ReflectorHealth::last_error`], and retried after the backoff).
     ///
     /// The backoff grows while the server cannot be reached, and starts again from the initial
-    /// delay as soon as the server answers anything: an expired resourceVersion (410) relists
+    /// delay once a watch held (more than a second or an event) and as soon as the server
+    /// answers anything: an expired resourceVersion (410) relists
     /// at once (unless the previous round also ended that way within a second), and an error
     /// status waits only the initial delay, so an informer converges as soon as the server is
     /// back instead of sitting out the delay it grew while the server was down.
@@ -704,10 +705,19 @@ where
             if let Some(m) = &self.metrics {
                 m.watch_ended(started.elapsed(), events);
             }
+            let very_short =
+                fresh && events == before && started.elapsed() < Duration::from_secs(1);
+            if !very_short {
+                // A list and a watch that held: the server is healthy, so whatever ends this
+                // watch starts from the initial delay (as kube-runtime's watcher resets its
+                // backoff), not from the one an earlier outage grew (client-go keeps that for
+                // two minutes, which slows the return after a second outage a minute later).
+                backoff.reset();
+            }
             if let Some(end) = end {
                 return end;
             }
-            if fresh && events == before && started.elapsed() < Duration::from_secs(1) {
+            if very_short {
                 if let Some(m) = &self.metrics {
                     m.short_watch();
                 }
