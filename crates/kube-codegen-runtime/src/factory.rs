@@ -156,12 +156,15 @@ impl FactoryScope for ClusterResourceScope {
 struct Entry {
     informer: Box<dyn ErasedInformer>,
     task: Option<JoinHandle<()>>,
+    /// The resource as metrics name it (`deployments.apps`).
+    resource: String,
 }
 
 /// What the factory does with an informer of any kind.
 trait ErasedInformer: Send + Sync {
     fn run(&self) -> BoxFuture<'static, ()>;
     fn wait_for_sync(&self) -> BoxFuture<'static, ()>;
+    fn last_error(&self) -> Option<crate::cache::ReflectorError>;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -177,6 +180,10 @@ where
     fn wait_for_sync(&self) -> BoxFuture<'static, ()> {
         let informer = self.clone();
         Box::pin(async move { informer.wait_for_sync().await })
+    }
+
+    fn last_error(&self) -> Option<crate::cache::ReflectorError> {
+        SharedIndexInformer::last_error(self)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -429,6 +436,7 @@ impl SharedInformerFactory {
             Entry {
                 informer: Box::new(informer),
                 task: None,
+                resource: resource_name::<K>(),
             }
         });
         entry
@@ -462,6 +470,21 @@ impl SharedInformerFactory {
             .map(|e| e.informer.wait_for_sync())
             .collect();
         futures::future::join_all(waits).await;
+    }
+
+    /// The started informers whose reflector is failing now, by resource (`deployments.apps`),
+    /// with its last error: what a health check reports.
+    pub fn reflector_errors(&self) -> Vec<(String, crate::cache::ReflectorError)> {
+        let mut out: Vec<_> = self
+            .inner
+            .entries
+            .lock()
+            .values()
+            .filter(|e| e.task.is_some())
+            .filter_map(|e| Some((e.resource.clone(), e.informer.last_error()?)))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 
     /// Stops every informer (they cannot be started again).

@@ -236,6 +236,52 @@ impl<K: Watched> Controller<K> {
         self
     }
 
+    /// See [`Manager::metrics_bind_address`].
+    #[cfg(feature = "webhook")]
+    pub fn metrics_bind_address(mut self, addr: Option<std::net::SocketAddr>) -> Self {
+        self.manager = self.manager.metrics_bind_address(addr);
+        self
+    }
+
+    /// See [`Manager::metrics_registry`].
+    #[cfg(all(feature = "webhook", feature = "prometheus"))]
+    pub fn metrics_registry(
+        mut self,
+        registry: Arc<prometheus_client::registry::Registry>,
+    ) -> Self {
+        self.manager = self.manager.metrics_registry(registry);
+        self
+    }
+
+    /// See [`Manager::health_probe_bind_address`].
+    #[cfg(feature = "webhook")]
+    pub fn health_probe_bind_address(mut self, addr: Option<std::net::SocketAddr>) -> Self {
+        self.manager = self.manager.health_probe_bind_address(addr);
+        self
+    }
+
+    /// See [`Manager::add_healthz_check`].
+    #[cfg(feature = "webhook")]
+    pub fn add_healthz_check(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.manager = self.manager.add_healthz_check(name, check);
+        self
+    }
+
+    /// See [`Manager::add_readyz_check`].
+    #[cfg(feature = "webhook")]
+    pub fn add_readyz_check(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.manager = self.manager.add_readyz_check(name, check);
+        self
+    }
+
     /// Runs the controller with `reconciler` until `shutdown` resolves (then it drains) or,
     /// with leader election, the lease is lost; stops the factory's informers when it returns.
     /// See [`Manager::run`].

@@ -19,6 +19,12 @@ use super::program::{ConfigError, Shutdown, describe_error, load_config, parse_d
 use crate::cache::ReflectorOptions;
 use crate::factory::{FactoryScope, SharedInformerFactory};
 use crate::leaderelection::{LeaderElectionConfig, LeaseLock};
+#[cfg(all(feature = "webhook", feature = "prometheus"))]
+use crate::workqueue::PrometheusMetricsProvider;
+#[cfg(all(feature = "webhook", feature = "prometheus"))]
+use prometheus_client::registry::Registry;
+#[cfg(all(feature = "webhook", feature = "prometheus"))]
+use std::sync::Arc;
 
 /// A controller program's common flags (clap `Args`: `#[command(flatten)]` them). Defaults
 /// are kubernetes/sample-controller's and client-go's.
@@ -55,6 +61,48 @@ pub struct ControllerFlags {
     /// Largest delay between an informer's retries (before jitter).
     #[arg(long, value_name = "MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub backoff_max_ms: u64,
+    /// Serve Prometheus metrics at /metrics on this address (`:8080`, `127.0.0.1:8080`; `0`:
+    /// off, the default, so replicas on one machine do not collide).
+    #[cfg(feature = "webhook")]
+    #[arg(long, value_name = "ADDR", default_value = "0", value_parser = super::endpoints::parse_bind_address)]
+    pub metrics_bind_address: super::endpoints::BindAddress,
+    /// Serve the /healthz and /readyz probes on this address (`:8081`; `0`: off, the default).
+    #[cfg(feature = "webhook")]
+    #[arg(long, value_name = "ADDR", default_value = "0", value_parser = super::endpoints::parse_bind_address)]
+    pub health_probe_bind_address: super::endpoints::BindAddress,
+    /// The metrics the flags set up (with `--metrics-bind-address`), shared by the factory and
+    /// the controller.
+    #[cfg(all(feature = "webhook", feature = "prometheus"))]
+    #[arg(skip)]
+    pub metrics: FlagMetrics,
+}
+
+/// A Prometheus registry with the runtime's metric families, made on first use and shared by
+/// every clone of the flags (see [`ControllerFlags::factory_builder`] and
+/// [`ControllerFlags::configure`]).
+#[cfg(all(feature = "webhook", feature = "prometheus"))]
+#[derive(Clone, Default)]
+pub struct FlagMetrics(Arc<std::sync::OnceLock<(Arc<Registry>, Arc<PrometheusMetricsProvider>)>>);
+
+#[cfg(all(feature = "webhook", feature = "prometheus"))]
+impl FlagMetrics {
+    /// The registry and the provider recording into it.
+    pub fn get(&self) -> (Arc<Registry>, Arc<PrometheusMetricsProvider>) {
+        self.0
+            .get_or_init(|| {
+                let mut registry = Registry::default();
+                let provider = PrometheusMetricsProvider::new(&mut registry);
+                (Arc::new(registry), Arc::new(provider))
+            })
+            .clone()
+    }
+}
+
+#[cfg(all(feature = "webhook", feature = "prometheus"))]
+impl std::fmt::Debug for FlagMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FlagMetrics")
+    }
 }
 
 /// client-go programs' leader election flags.
@@ -213,16 +261,33 @@ impl ControllerFlags {
         if let Some(ns) = &self.namespace {
             factory = factory.namespace(ns);
         }
+        #[cfg(all(feature = "webhook", feature = "prometheus"))]
+        if self.metrics_bind_address.is_some() {
+            factory = factory.metrics(self.metrics.get().1);
+        }
         factory
     }
 
     /// `controller` with the flags' workers, cache-sync deadline (`--startup-timeout`) and
     /// shutdown timeout. Leader election is [`LeaderElectionFlags::election`].
     pub fn configure<K: Watched>(&self, controller: Controller<K>) -> Controller<K> {
-        controller
+        let controller = controller
             .workers(self.workers as usize)
             .sync_timeout(Some(self.startup_timeout))
-            .shutdown_timeout(self.shutdown_timeout)
+            .shutdown_timeout(self.shutdown_timeout);
+        #[cfg(feature = "webhook")]
+        let controller = controller
+            .metrics_bind_address(self.metrics_bind_address)
+            .health_probe_bind_address(self.health_probe_bind_address);
+        #[cfg(all(feature = "webhook", feature = "prometheus"))]
+        let controller = match self.metrics_bind_address {
+            Some(_) => {
+                let (registry, provider) = self.metrics.get();
+                controller.metrics(provider).metrics_registry(registry)
+            }
+            None => controller,
+        };
+        controller
     }
 }
 
@@ -286,6 +351,36 @@ mod tests {
         assert!(le.election("me", "sample-controller").is_none());
         assert_eq!(args.resync_period, Duration::from_secs(30));
         assert!(Args::try_parse_from(["sample-controller", "--workers", "0"]).is_err());
+        #[cfg(feature = "webhook")]
+        {
+            assert_eq!(args.metrics_bind_address, None, "off by default");
+            assert_eq!(args.health_probe_bind_address, None, "off by default");
+            let on = Args::try_parse_from([
+                "c",
+                "--metrics-bind-address",
+                ":8080",
+                "--health-probe-bind-address=127.0.0.1:8081",
+            ])
+            .unwrap()
+            .flags;
+            assert_eq!(
+                on.metrics_bind_address,
+                Some("0.0.0.0:8080".parse().unwrap())
+            );
+            assert_eq!(
+                on.health_probe_bind_address,
+                Some("127.0.0.1:8081".parse().unwrap())
+            );
+            let off = ["c", "--metrics-bind-address", "0"];
+            assert_eq!(
+                Args::try_parse_from(off)
+                    .unwrap()
+                    .flags
+                    .metrics_bind_address,
+                None
+            );
+            assert!(Args::try_parse_from(["c", "--health-probe-bind-address", "8081"]).is_err());
+        }
 
         let args = Args::try_parse_from(["c", "--leader-elect"]).unwrap().flags;
         let election = args

@@ -66,6 +66,8 @@ pub struct Manager {
     shutdown_timeout: Duration,
     ready: watch::Sender<bool>,
     shard: Option<super::sharded::Gate>,
+    #[cfg(feature = "webhook")]
+    endpoints: super::endpoints::Endpoints,
 }
 
 impl std::fmt::Debug for Manager {
@@ -118,6 +120,8 @@ impl Manager {
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             ready: watch::channel(false).0,
             shard: None,
+            #[cfg(feature = "webhook")]
+            endpoints: super::endpoints::Endpoints::default(),
         }
     }
 
@@ -154,6 +158,58 @@ impl Manager {
         self
     }
 
+    /// Serve `/metrics` at `addr` while running (controller-runtime's `--metrics-bind-address`;
+    /// `None`: not served). The text is the [`metrics_registry`](Self::metrics_registry)'s.
+    #[cfg(feature = "webhook")]
+    pub fn metrics_bind_address(mut self, addr: Option<std::net::SocketAddr>) -> Self {
+        self.endpoints.metrics_addr = addr;
+        self
+    }
+
+    /// The registry `/metrics` encodes (the one the `PrometheusMetricsProvider` registered in).
+    #[cfg(all(feature = "webhook", feature = "prometheus"))]
+    pub fn metrics_registry(
+        mut self,
+        registry: Arc<prometheus_client::registry::Registry>,
+    ) -> Self {
+        self.endpoints.registry = Some(registry);
+        self
+    }
+
+    /// Serve `/healthz` and `/readyz` at `addr` while running (controller-runtime's
+    /// `--health-probe-bind-address`; `None`: not served). Built in: the readiness check
+    /// `caches` ([`ready`](Self::ready)) and the health check `reflectors` (failing while an
+    /// informer's reflector has failed
+    /// [`REFLECTOR_FAILURES_UNHEALTHY`](super::endpoints::REFLECTOR_FAILURES_UNHEALTHY) rounds in
+    /// a row).
+    #[cfg(feature = "webhook")]
+    pub fn health_probe_bind_address(mut self, addr: Option<std::net::SocketAddr>) -> Self {
+        self.endpoints.probe_addr = addr;
+        self
+    }
+
+    /// Adds a named liveness check to `/healthz` (controller-runtime's `AddHealthzCheck`).
+    #[cfg(feature = "webhook")]
+    pub fn add_healthz_check(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.endpoints.healthz.push((name.into(), Arc::new(check)));
+        self
+    }
+
+    /// Adds a named readiness check to `/readyz` (controller-runtime's `AddReadyzCheck`).
+    #[cfg(feature = "webhook")]
+    pub fn add_readyz_check(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.endpoints.readyz.push((name.into(), Arc::new(check)));
+        self
+    }
+
     /// Readiness: true once every cache has synced (and, with leader election, this replica
     /// leads or stands by warm). For a readiness probe.
     pub fn ready(&self) -> watch::Receiver<bool> {
@@ -178,6 +234,12 @@ impl Manager {
                 registrations.push(register(&c.queue).map_err(ControllerError::Handler)?);
             }
         }
+        #[cfg(feature = "webhook")]
+        let mut servers = {
+            let mut servers = tokio::task::JoinSet::new();
+            self.builtin_checks().serve(&mut servers).await?;
+            servers
+        };
         let (stop_tx, stop_rx) = watch::channel(false);
         let watcher = tokio::spawn(async move {
             shutdown.await;
@@ -211,7 +273,42 @@ impl Manager {
         };
         watcher.abort();
         inner.factory.shutdown();
+        #[cfg(feature = "webhook")]
+        servers.abort_all();
         result
+    }
+
+    /// The endpoints with the built-in checks added.
+    #[cfg(feature = "webhook")]
+    fn builtin_checks(&self) -> super::endpoints::Endpoints {
+        let mut e = self.endpoints.clone();
+        let ready = self.ready.subscribe();
+        e.readyz.push((
+            "caches".into(),
+            Arc::new(move || match *ready.borrow() {
+                true => Ok(()),
+                false => Err("the informers' caches have not synced".into()),
+            }),
+        ));
+        let factory = self.factory.clone();
+        e.healthz.push((
+            "reflectors".into(),
+            Arc::new(move || {
+                let failing: Vec<String> = factory
+                    .reflector_errors()
+                    .into_iter()
+                    .filter(|(_, err)| {
+                        err.consecutive >= super::endpoints::REFLECTOR_FAILURES_UNHEALTHY
+                    })
+                    .map(|(resource, err)| format!("{resource}: {err}"))
+                    .collect();
+                match failing.is_empty() {
+                    true => Ok(()),
+                    false => Err(failing.join("; ")),
+                }
+            }),
+        ));
+        e
     }
 }
 
@@ -362,7 +459,16 @@ impl Inner {
         )
         .map_err(ControllerError::LeaderElection)?;
         if election.warm_standby {
+            // A warm standby is ready once its caches are (it can take over at once).
             self.start_informers();
+            let (factory, ready) = (self.factory.clone(), self.ready.clone());
+            tokio::spawn(async move {
+                factory.wait_for_cache_sync().await;
+                ready.send_replace(true);
+            });
+        } else {
+            // A cold standby has nothing to warm: ready while it waits.
+            self.ready.send_replace(true);
         }
         let shutdown = tokio::spawn({
             let (elector, stop) = (elector.clone(), self.stop.clone());

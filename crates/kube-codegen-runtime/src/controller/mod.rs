@@ -57,6 +57,8 @@ pub mod writes;
 mod action;
 mod builder;
 mod context;
+#[cfg(feature = "webhook")]
+pub mod endpoints;
 #[cfg(feature = "cli")]
 mod flags;
 mod manager;
@@ -124,4 +126,7 @@ pub enum ControllerError {
     /// The lease was lost; the workers were stopped. client-go programs exit here.
     #[error("leader election lost")]
     LostLeadership,
+    /// The metrics or health probe server could not start (its address is taken, say).
+    #[error("{0}")]
+    Endpoint(String),
 }
