@@ -12,6 +12,7 @@ use crate::handlers::{Ctx, discovery, discovery_aggregated, patch, read, watch, 
 use crate::http::router::{self, Route, Target};
 use crate::http::{Body, Output, Req, error_response, full, json_response, negotiate};
 use crate::objects::Mode;
+use crate::proto::Wanted;
 use crate::state::Shared;
 use crate::status::ApiError;
 
@@ -56,10 +57,25 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
     if let Some(code) = shared.faults.take_failure(&req.path) {
         return error_response(&ApiError::injected(code));
     }
+    let proto = match &route {
+        Route::Resource(t) => {
+            let builtin = shared
+                .db
+                .lock()
+                .registry
+                .lookup(&t.group, &t.version, &t.plural)
+                .is_none_or(|r| !r.custom);
+            crate::proto::wanted(req.header(header::ACCEPT), builtin) == Wanted::Protobuf
+        }
+        _ => false,
+    };
     let mut resp = match route_request(&shared, route, &req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
     };
+    if proto {
+        resp = crate::proto::respond(resp).await;
+    }
     for w in req.warnings.lock().iter() {
         if let Ok(v) = format!("299 - \"{}\"", w.replace('"', "\\\"")).parse() {
             resp.headers_mut().append(header::WARNING, v);
@@ -167,12 +183,14 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
         )));
     }
     let warning = ver.warning.clone();
+    let proto = crate::proto::wanted(req.header(header::ACCEPT), !res.custom) == Wanted::Protobuf;
     let ctx = Ctx {
         shared,
         req,
         res,
         ver,
         t,
+        proto,
     };
     let watch = ctx.t.watch_path || req.flag("watch");
     let sub = ctx.t.sub.clone();

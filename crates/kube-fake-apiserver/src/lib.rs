@@ -76,6 +76,12 @@ use tokio::task::JoinHandle;
 pub use faults::RecordedRequest;
 pub use registry::KindSpec;
 
+/// The server's protobuf transcoding of built-in kinds (the `k8s\0` envelope, as client-go
+/// sends and reads it), for tests that build protobuf bodies or read protobuf answers.
+pub mod protobuf {
+    pub use crate::proto::{DecodeError, decode, encode, watch_frame};
+}
+
 /// Structural-schema handling exactly as the server applies it to custom resources: pruning,
 /// defaulting and validation against a CRD version's `openAPIV3Schema`.
 pub mod structural {

@@ -88,13 +88,18 @@ pub fn negotiate(accept: &str) -> Result<Output, ApiError> {
             .filter_map(|p| p.split_once('='))
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
             .collect();
-        if !matches!(
-            media.as_str(),
-            "application/json" | "*/*" | "application/*" | "application/yaml"
-        ) {
+        let proto = media == crate::proto::MEDIA_TYPE;
+        if !proto
+            && !matches!(
+                media.as_str(),
+                "application/json" | "*/*" | "application/*" | "application/yaml"
+            )
+        {
             continue;
         }
         match params.get("as").map(String::as_str) {
+            // Tables have no protobuf form.
+            Some("Table") if proto => continue,
             None => return Ok(Output::Json),
             Some("Table") => return Ok(Output::Table),
             Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
