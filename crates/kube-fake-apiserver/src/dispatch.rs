@@ -74,7 +74,7 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
         Err(e) => error_response(&e),
     };
     if proto {
-        resp = crate::proto::respond(resp).await;
+        resp = crate::http::protobuf_response(resp).await;
     }
     for w in req.warnings.lock().iter() {
         if let Ok(v) = format!("299 - \"{}\"", w.replace('"', "\\\"")).parse() {

@@ -14,12 +14,8 @@ mod wire;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use http::{Response, StatusCode, header};
-use http_body_util::BodyExt;
 use serde_json::{Map, Value, json};
 
-use crate::http::{Body, full};
-use crate::status::ApiError;
 use schema::{F, INLINE, MAP, REP, REQ, T};
 use wire::{Field, Reader, Writer};
 
@@ -766,44 +762,6 @@ pub fn wanted(accept: &str, builtin: bool) -> Wanted {
         }
     }
     Wanted::Json
-}
-
-/// The answer in protobuf for a client that prefers it: a JSON object or `Status` becomes its
-/// envelope; an object without a protobuf form (a custom resource) becomes kube-apiserver's 406
-/// (its serializer fails to encode `unstructured.Unstructured`, after any write took effect).
-/// Streams (watch) and non-JSON answers pass through.
-pub async fn respond(resp: Response<Body>) -> Response<Body> {
-    let ct = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if ct != "application/json" {
-        return resp;
-    }
-    let (mut parts, body) = resp.into_parts();
-    let Ok(collected) = body.collect().await;
-    let bytes = collected.to_bytes();
-    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
-        return Response::from_parts(parts, full(bytes));
-    };
-    let (code, out) = match encode(&v) {
-        Some(b) => (parts.status, b),
-        None => {
-            let status = ApiError::not_acceptable(not_marshalable()).to_status();
-            match encode(&status) {
-                Some(b) => (StatusCode::NOT_ACCEPTABLE, b),
-                None => return Response::from_parts(parts, full(bytes)),
-            }
-        }
-    };
-    parts.status = code;
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static(MEDIA_TYPE),
-    );
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, full(out))
 }
 
 #[cfg(test)]
