@@ -435,6 +435,26 @@ async fn lists_errors_deletes_and_scale_speak_protobuf() {
     assert_eq!(r.code, 200, "{}", String::from_utf8_lossy(&r.body));
     let got = get(&c, &format!("{deploys}/d")).await.body;
     assert_eq!(got["spec"]["replicas"], 0);
+    // client-go types a Deployment's DeleteOptions in the Deployment's group version.
+    let dry = DeleteOptions {
+        dry_run: vec!["All".into()],
+        ..Default::default()
+    };
+    let r = send(
+        &c,
+        "DELETE",
+        &format!("{deploys}/d"),
+        PB,
+        GO_ACCEPT,
+        envelope("apps/v1", "DeleteOptions", &dry),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        get(&c, &format!("{deploys}/d")).await.code,
+        200,
+        "a dry run deletes nothing"
+    );
     // A status update in protobuf.
     let (_, mut dep): (String, apps::Deployment) = open(
         &send(
@@ -563,4 +583,109 @@ async fn custom_resources_never_speak_protobuf() {
         k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadataList,
     ) = open(&r.body);
     assert_eq!(kind, "PartialObjectMetadataList");
+}
+
+/// Not a check: what protobuf costs next to JSON (`cargo test -p kube-fake-apiserver
+/// --all-features --test protobuf -- --ignored --nocapture`; figures in ARCHITECTURE.md).
+#[tokio::test]
+#[ignore]
+async fn measure_protobuf_against_json() {
+    use std::time::Instant;
+    let (_s, c) = server().await;
+    let deploy = |name: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": {"app": "a"}},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "a"}},
+                "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c", "image": "nginx",
+                    "ports": [{"containerPort": 80}], "resources": {"requests": {"cpu": "100m"}},
+                    "env": [{"name": "A", "value": "1"}]}]}}}})
+    };
+    let n = 500;
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let t = Instant::now();
+    for i in 0..n {
+        let body = serde_json::to_vec(&deploy(&format!("j{i}"))).unwrap();
+        assert_eq!(
+            send(
+                &c,
+                "POST",
+                path,
+                "application/json",
+                "application/json",
+                body
+            )
+            .await
+            .code,
+            201
+        );
+    }
+    let json_create = t.elapsed() / n;
+    let bodies: Vec<Vec<u8>> = (0..n)
+        .map(|i| kube_fake_apiserver_encode(&deploy(&format!("p{i}"))))
+        .collect();
+    let t = Instant::now();
+    for b in bodies {
+        assert_eq!(send(&c, "POST", path, PB, GO_ACCEPT, b).await.code, 201);
+    }
+    let pb_create = t.elapsed() / n;
+    let t = Instant::now();
+    for i in 0..n {
+        assert_eq!(
+            send(
+                &c,
+                "GET",
+                &format!("{path}/j{i}"),
+                "",
+                "application/json",
+                Vec::new()
+            )
+            .await
+            .code,
+            200
+        );
+    }
+    let json_get = t.elapsed() / n;
+    let t = Instant::now();
+    for i in 0..n {
+        assert_eq!(
+            send(
+                &c,
+                "GET",
+                &format!("{path}/j{i}"),
+                "",
+                GO_ACCEPT,
+                Vec::new()
+            )
+            .await
+            .code,
+            200
+        );
+    }
+    let pb_get = t.elapsed() / n;
+    let t = Instant::now();
+    assert_eq!(
+        send(&c, "GET", path, "", "application/json", Vec::new())
+            .await
+            .code,
+        200
+    );
+    let json_list = t.elapsed();
+    let t = Instant::now();
+    assert_eq!(
+        send(&c, "GET", path, "", GO_ACCEPT, Vec::new()).await.code,
+        200
+    );
+    let pb_list = t.elapsed();
+    let obj = get(&c, &format!("{path}/j0")).await.body;
+    let rounds = 2_000u32;
+    let t = Instant::now();
+    for _ in 0..rounds {
+        let b = kube_fake_apiserver_encode(&obj);
+        kube_fake_apiserver::protobuf::decode(&b).unwrap();
+    }
+    let codec = t.elapsed() / rounds;
+    println!(
+        "create: JSON {json_create:?}, protobuf {pb_create:?}; get: JSON {json_get:?}, protobuf {pb_get:?}; \
+         list of {}: JSON {json_list:?}, protobuf {pb_list:?}; encode+decode of one stored Deployment: {codec:?}",
+        2 * n
+    );
 }

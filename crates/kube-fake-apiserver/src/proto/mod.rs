@@ -24,10 +24,19 @@ pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 
 /// The message index of a built-in `(apiVersion, kind)`; `None` for custom resources.
 fn message_of(api_version: &str, kind: &str) -> Option<u16> {
-    table::KINDS
-        .binary_search_by(|(a, k, _)| (*a, *k).cmp(&(api_version, kind)))
-        .ok()
-        .map(|i| table::KINDS[i].2)
+    let find = |api_version: &str| {
+        table::KINDS
+            .binary_search_by(|(a, k, _)| (*a, *k).cmp(&(api_version, kind)))
+            .ok()
+            .map(|i| table::KINDS[i].2)
+    };
+    find(api_version).or_else(|| {
+        // `metav1.AddToGroupVersion` registers the option types, `Status` and `WatchEvent` in
+        // every group version: client-go sends a Deployment's DeleteOptions as `apps/v1`.
+        matches!(kind, "DeleteOptions" | "Status" | "WatchEvent")
+            .then(|| find("v1"))
+            .flatten()
+    })
 }
 
 /// Whether objects of `apiVersion`/`kind` have a protobuf form (every built-in kind and list).
