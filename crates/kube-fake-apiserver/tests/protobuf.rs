@@ -689,3 +689,56 @@ async fn measure_protobuf_against_json() {
         2 * n
     );
 }
+
+/// A metadata informer's watch-list on a built-in (client-go's metadata client asks for protobuf
+/// `PartialObjectMetadata` first): protobuf frames, the initial objects as metadata, then the
+/// initial-events-end bookmark.
+#[tokio::test]
+async fn a_metadata_watch_list_of_a_built_in_is_protobuf() {
+    use k8s_pb::apimachinery::pkg::apis::meta::v1::{PartialObjectMetadata, WatchEvent};
+    let (_s, c) = server().await;
+    let cms = "/api/v1/namespaces/default/configmaps";
+    post(&c, cms, json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"x": "y"}}})).await;
+    let req = http::Request::builder()
+        .uri(format!(
+            "{cms}?watch=true&timeoutSeconds=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+        ))
+        .header(
+            "accept",
+            "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+        )
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let resp = c.send(req).await.unwrap();
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/vnd.kubernetes.protobuf;stream=watch"
+    );
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let mut rest = &bytes[..];
+    let mut seen = Vec::new();
+    while rest.len() >= 4 {
+        let n = u32::from_be_bytes(rest[..4].try_into().unwrap()) as usize;
+        let ev = WatchEvent::decode(&rest[4..4 + n]).expect("WatchEvent");
+        let raw = ev.object.unwrap().raw.unwrap();
+        let (kind, m): (String, PartialObjectMetadata) = open(&raw);
+        let meta = m.metadata.unwrap();
+        seen.push((
+            ev.r#type.unwrap(),
+            kind,
+            meta.name.unwrap_or_default(),
+            meta.labels.len(),
+        ));
+        rest = &rest[4 + n..];
+    }
+    assert_eq!(
+        seen[0],
+        (
+            "ADDED".into(),
+            "PartialObjectMetadata".into(),
+            "a".into(),
+            1
+        )
+    );
+    assert_eq!(seen[1].0, "BOOKMARK");
+}
