@@ -59,13 +59,16 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
     }
     let proto = match &route {
         Route::Resource(t) => {
-            let builtin = shared
+            let res = shared
                 .db
                 .lock()
                 .registry
-                .lookup(&t.group, &t.version, &t.plural)
-                .is_none_or(|r| !r.custom);
-            crate::proto::wanted(req.header(header::ACCEPT), builtin) == Wanted::Protobuf
+                .lookup(&t.group, &t.version, &t.plural);
+            match res {
+                Some(res) => protobuf_answers(&res, &t.version, &req),
+                // The 404 `Status` of an unknown resource.
+                None => crate::proto::wanted(req.header(header::ACCEPT), true) == Wanted::Protobuf,
+            }
         }
         _ => false,
     };
@@ -95,6 +98,17 @@ where
         Ok(c) => handle(shared, Request::from_parts(parts, c.to_bytes())).await,
         Err(e) => error_response(&ApiError::bad_request(format!("reading request body: {e}"))),
     }
+}
+
+/// Whether the answer about `res` is protobuf: the client prefers it, and the kind has a
+/// protobuf form or is a custom resource (whose protobuf answer is kube-apiserver's 406). A
+/// built-in kind the generated table lacks answers JSON.
+fn protobuf_answers(res: &crate::registry::Resource, version: &str, req: &Req) -> bool {
+    let builtin = !res.custom;
+    if builtin && !crate::proto::knows(&res.api_version(version), &res.kind) {
+        return false;
+    }
+    crate::proto::wanted(req.header(header::ACCEPT), builtin) == Wanted::Protobuf
 }
 
 async fn route_request(
@@ -183,7 +197,7 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
         )));
     }
     let warning = ver.warning.clone();
-    let proto = crate::proto::wanted(req.header(header::ACCEPT), !res.custom) == Wanted::Protobuf;
+    let proto = protobuf_answers(&res, &t.version, req);
     let ctx = Ctx {
         shared,
         req,

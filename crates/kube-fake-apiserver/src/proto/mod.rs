@@ -40,8 +40,7 @@ fn message_of(api_version: &str, kind: &str) -> Option<u16> {
 }
 
 /// Whether objects of `apiVersion`/`kind` have a protobuf form (every built-in kind and list).
-#[cfg(test)]
-fn is_builtin(api_version: &str, kind: &str) -> bool {
+pub fn knows(api_version: &str, kind: &str) -> bool {
     message_of(api_version, kind).is_some()
 }
 

@@ -86,9 +86,9 @@ fn kinds_are_sorted_for_lookup() {
         ),
         ("meta.k8s.io/v1", "PartialObjectMetadataList"),
     ] {
-        assert!(is_builtin(kind.0, kind.1), "{kind:?}");
+        assert!(knows(kind.0, kind.1), "{kind:?}");
     }
-    assert!(!is_builtin("example.com/v1", "Widget"));
+    assert!(!knows("example.com/v1", "Widget"));
 }
 
 /// What client-go sends: the k8s\0 envelope around a prost-encoded object.
@@ -327,4 +327,58 @@ fn accept_headers_pick_protobuf_as_client_go_sends_them() {
         wanted("application/json;as=Table;v=v1;g=meta.k8s.io", true),
         Wanted::Json
     );
+}
+
+#[test]
+fn k8s_openapis_resource_kinds_all_have_a_protobuf_form() {
+    use k8s_openapi::Resource;
+    fn kind<R: Resource>() -> (&'static str, &'static str) {
+        (R::API_VERSION, R::KIND)
+    }
+    use k8s_openapi::api::{
+        admissionregistration::v1 as adm, apps::v1 as apps, autoscaling::v2 as hpa,
+        batch::v1 as batch, certificates::v1 as cert, coordination::v1 as coord, core::v1 as core,
+        discovery::v1 as disc, events::v1 as events, flowcontrol::v1 as flow,
+        networking::v1 as net, node::v1 as node, policy::v1 as policy, rbac::v1 as rbac,
+        resource::v1 as dra, scheduling::v1 as sched, storage::v1 as storage,
+    };
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apireg;
+    for (api_version, k) in [
+        kind::<adm::MutatingWebhookConfiguration>(),
+        kind::<adm::ValidatingAdmissionPolicyBinding>(),
+        kind::<apps::ControllerRevision>(),
+        kind::<apps::DaemonSet>(),
+        kind::<apps::ReplicaSet>(),
+        kind::<hpa::HorizontalPodAutoscaler>(),
+        kind::<batch::CronJob>(),
+        kind::<cert::CertificateSigningRequest>(),
+        kind::<coord::Lease>(),
+        kind::<core::PersistentVolumeClaim>(),
+        kind::<core::ServiceAccount>(),
+        kind::<core::Endpoints>(),
+        kind::<core::LimitRange>(),
+        kind::<core::ResourceQuota>(),
+        kind::<core::Node>(),
+        kind::<disc::EndpointSlice>(),
+        kind::<events::Event>(),
+        kind::<flow::FlowSchema>(),
+        kind::<net::Ingress>(),
+        kind::<net::NetworkPolicy>(),
+        kind::<node::RuntimeClass>(),
+        kind::<policy::PodDisruptionBudget>(),
+        kind::<rbac::ClusterRoleBinding>(),
+        kind::<dra::ResourceClaim>(),
+        kind::<sched::PriorityClass>(),
+        kind::<storage::StorageClass>(),
+        kind::<storage::CSIDriver>(),
+        kind::<apiext::CustomResourceDefinition>(),
+        kind::<apireg::APIService>(),
+    ] {
+        assert!(knows(api_version, k), "{api_version} {k}");
+        assert!(
+            knows(api_version, &format!("{k}List")),
+            "{api_version} {k}List"
+        );
+    }
 }
