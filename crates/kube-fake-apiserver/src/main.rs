@@ -65,8 +65,9 @@ struct Args {
     /// kube-apiserver's flag: `Name=true,Other=false` for the gates this server implements
     /// (`ShardedListAndWatch`: the `shardSelector` parameter of list and watch); an unknown
     /// gate is refused.
-    #[arg(long, value_parser = FeatureGates::from_str, default_value = "")]
-    feature_gates: FeatureGates,
+    /// Repeated, later pairs win, as pflag sets the flag once per occurrence.
+    #[arg(long, value_parser = check_feature_gates, action = ArgAction::Append)]
+    feature_gates: Vec<String>,
     /// The longest request body of a create, update, patch or delete (kube-apiserver's flag of
     /// the same name; 0: no limit); a longer one is a 413.
     #[arg(long, default_value_t = 3 * 1024 * 1024)]
@@ -92,6 +93,19 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => Ok(Duration::from_secs(n)),
         "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
         other => Err(format!("{text:?}: unknown unit {other:?} (ms, s or m)")),
+    }
+}
+
+/// One `--feature-gates` value, checked as kube-apiserver checks it.
+fn check_feature_gates(text: &str) -> Result<String, String> {
+    FeatureGates::from_str(text).map(|_| text.to_string())
+}
+
+impl Args {
+    /// Every `--feature-gates` value in order, one set of gates.
+    fn gates(&self) -> FeatureGates {
+        // Each value parsed alone; joined they parse too.
+        self.feature_gates.join(",").parse().unwrap_or_default()
     }
 }
 
@@ -131,7 +145,7 @@ async fn main() -> anyhow::Result<()> {
         .daemonsets_become_ready(args.daemonsets_ready_after)
         .replicasets_become_ready(args.replicasets_ready_after)
         .jobs_complete_after(args.jobs_complete_after)
-        .feature_gates(args.feature_gates)
+        .feature_gates(args.gates())
         .max_request_body_bytes(args.max_resource_write_bytes)
         .etcd_max_request_bytes(args.etcd_max_request_bytes)
         .start()
@@ -208,7 +222,17 @@ mod tests {
             ],
             [2, 3, 4, 5].map(|s| Some(Duration::from_secs(s)))
         );
-        assert!(a.feature_gates.sharded_list_and_watch);
+        assert!(a.gates().sharded_list_and_watch);
+        let twice = Args::try_parse_from([
+            "kube-fake-apiserver",
+            "--feature-gates=ShardedListAndWatch=true",
+            "--feature-gates=ShardedListAndWatch=false",
+        ])
+        .unwrap();
+        assert!(
+            !twice.gates().sharded_list_and_watch,
+            "the later value wins"
+        );
         assert!(!a.builtins && !a.enable_garbage_collector);
         assert_eq!(a.crd_establish_delay, Duration::from_millis(250));
         assert_eq!(a.deployments_available_after, Some(Duration::from_secs(1)));
@@ -221,7 +245,7 @@ mod tests {
         assert_eq!(d.crd_establish_delay, Duration::ZERO);
         assert_eq!(d.deployments_available_after, None);
         assert_eq!(d.jobs_complete_after, None);
-        assert!(!d.feature_gates.sharded_list_and_watch);
+        assert!(!d.gates().sharded_list_and_watch);
         let e = Args::try_parse_from(["kube-fake-apiserver", "--feature-gates", "Nope=true"])
             .unwrap_err()
             .to_string();
