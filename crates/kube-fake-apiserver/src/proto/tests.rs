@@ -260,6 +260,40 @@ fn zero_values_follow_go_json() {
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {},
                "spec": {"replicas": 0}, "status": {}})
     );
+    // An Ingress backend's port by name: Go also writes `number: 0`, which JSON omits (keeping it
+    // would read as both a name and a number).
+    use k8s_pb::api::networking::v1::{IngressBackend, IngressServiceBackend, ServiceBackendPort};
+    let backend = IngressBackend {
+        service: Some(IngressServiceBackend {
+            name: Some("web".into()),
+            port: Some(ServiceBackendPort {
+                name: Some("http".into()),
+                number: Some(0),
+            }),
+        }),
+        resource: None,
+    };
+    let mut m = Map::new();
+    message(&backend.encode_to_vec(), backend_index(), &mut m, 0).unwrap();
+    assert_eq!(
+        Value::Object(m),
+        json!({"service": {"name": "web", "port": {"name": "http"}}})
+    );
+}
+
+/// The table index of networking/v1 `IngressBackend`, through `Ingress.spec.defaultBackend`.
+fn backend_index() -> u16 {
+    let ingress = message_of("networking.k8s.io/v1", "Ingress").unwrap();
+    let field = |msg: u16, name: &str| match table::MSGS[msg as usize]
+        .iter()
+        .find(|f| f.json == name)
+        .unwrap()
+        .t
+    {
+        T::M(i) => i,
+        other => panic!("{other:?}"),
+    };
+    field(field(ingress, "spec"), "defaultBackend")
 }
 
 #[test]
