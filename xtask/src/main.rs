@@ -8,6 +8,7 @@ mod corpus;
 mod faults;
 mod first_user;
 mod paths;
+mod proto_table;
 mod scratch;
 
 use std::path::PathBuf;
@@ -40,6 +41,9 @@ enum Command {
     /// kube-codegen from its package, generate from testdata/crds/subresources.yaml and build and
     /// test a crate on the generated code against the unpacked runtime, outside the repository.
     FirstUser(first_user::Args),
+    /// Write kube-fake-apiserver's protobuf field table (src/proto/table.rs) from the k8s-pb and
+    /// k8s-openapi sources in the cargo registry.
+    ProtoTable,
 }
 
 fn main() -> ExitCode {
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Command::Bench { group } => bench::run(group),
         Command::Faults(args) => faults::run(&args),
         Command::FirstUser(args) => first_user::run(&args),
+        Command::ProtoTable => proto_table::run(),
     };
     match result {
         Ok(code) => code,

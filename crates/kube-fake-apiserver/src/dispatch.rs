@@ -12,6 +12,7 @@ use crate::handlers::{Ctx, discovery, discovery_aggregated, patch, read, watch, 
 use crate::http::router::{self, Route, Target};
 use crate::http::{Body, Output, Req, error_response, full, json_response, negotiate};
 use crate::objects::Mode;
+use crate::proto::Wanted;
 use crate::state::Shared;
 use crate::status::ApiError;
 
@@ -56,10 +57,28 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
     if let Some(code) = shared.faults.take_failure(&req.path) {
         return error_response(&ApiError::injected(code));
     }
+    let proto = match &route {
+        Route::Resource(t) => {
+            let res = shared
+                .db
+                .lock()
+                .registry
+                .lookup(&t.group, &t.version, &t.plural);
+            match res {
+                Some(res) => protobuf_answers(&res, &t.version, &req),
+                // The 404 `Status` of an unknown resource.
+                None => crate::proto::wanted(req.header(header::ACCEPT), true) == Wanted::Protobuf,
+            }
+        }
+        _ => false,
+    };
     let mut resp = match route_request(&shared, route, &req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
     };
+    if proto {
+        resp = crate::http::protobuf_response(resp).await;
+    }
     for w in req.warnings.lock().iter() {
         if let Ok(v) = format!("299 - \"{}\"", w.replace('"', "\\\"")).parse() {
             resp.headers_mut().append(header::WARNING, v);
@@ -79,6 +98,17 @@ where
         Ok(c) => handle(shared, Request::from_parts(parts, c.to_bytes())).await,
         Err(e) => error_response(&ApiError::bad_request(format!("reading request body: {e}"))),
     }
+}
+
+/// Whether the answer about `res` is protobuf: the client prefers it, and the kind has a
+/// protobuf form or is a custom resource (whose protobuf answer is kube-apiserver's 406). A
+/// built-in kind the generated table lacks answers JSON.
+fn protobuf_answers(res: &crate::registry::Resource, version: &str, req: &Req) -> bool {
+    let builtin = !res.custom;
+    if builtin && !crate::proto::knows(&res.api_version(version), &res.kind) {
+        return false;
+    }
+    crate::proto::wanted(req.header(header::ACCEPT), builtin) == Wanted::Protobuf
 }
 
 async fn route_request(
@@ -167,12 +197,14 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
         )));
     }
     let warning = ver.warning.clone();
+    let proto = protobuf_answers(&res, &t.version, req);
     let ctx = Ctx {
         shared,
         req,
         res,
         ver,
         t,
+        proto,
     };
     let watch = ctx.t.watch_path || req.flag("watch");
     let sub = ctx.t.sub.clone();

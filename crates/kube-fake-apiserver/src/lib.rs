@@ -45,6 +45,7 @@ mod deletion;
 mod dispatch;
 mod events;
 mod faults;
+pub mod feature_gates;
 mod handlers;
 mod http;
 mod kubeconfig;
@@ -75,6 +76,12 @@ use tokio::task::JoinHandle;
 
 pub use faults::RecordedRequest;
 pub use registry::KindSpec;
+
+/// The server's protobuf transcoding of built-in kinds (the `k8s\0` envelope, as client-go
+/// sends and reads it), for tests that build protobuf bodies or read protobuf answers.
+pub mod protobuf {
+    pub use crate::proto::{DecodeError, decode, encode, watch_frame};
+}
 
 /// Structural-schema handling exactly as the server applies it to custom resources: pruning,
 /// defaulting and validation against a CRD version's `openAPIV3Schema`.
@@ -119,7 +126,7 @@ pub struct ServerBuilder {
     require_namespaces: bool,
     garbage_collector: bool,
     crd_establish_delay: Duration,
-    deployments_available_after: Option<Duration>,
+    workloads: controllers::WorkloadDelays,
     resolver: conversion_config::Resolver,
     limits: limits::Limits,
     shard_selectors: bool,
@@ -135,7 +142,7 @@ impl Default for ServerBuilder {
             require_namespaces: false,
             garbage_collector: true,
             crd_establish_delay: Duration::ZERO,
-            deployments_available_after: None,
+            workloads: Default::default(),
             resolver: conversion_config::Resolver::default(),
             limits: limits::Limits::default(),
             shard_selectors: false,
@@ -187,7 +194,36 @@ impl ServerBuilder {
     /// `spec.replicas` (with an `Available` condition). `None` (the default): the replica
     /// counts are left to the clients.
     pub fn deployments_become_available(mut self, delay: Option<Duration>) -> Self {
-        self.deployments_available_after = delay;
+        self.workloads.deployments = delay;
+        self
+    }
+    /// With `Some(delay)`, `delay` after each new generation a StatefulSet's status reports
+    /// `spec.replicas` ready, current, updated and available, with `currentRevision` =
+    /// `updateRevision` and `observedGeneration`, as the StatefulSet controller writes once its
+    /// pods run. `None` (the default): StatefulSet status is left to the clients.
+    pub fn statefulsets_become_ready(mut self, delay: Option<Duration>) -> Self {
+        self.workloads.statefulsets = delay;
+        self
+    }
+    /// With `Some(delay)`, `delay` after each new generation a DaemonSet's status reports its
+    /// pod scheduled, ready and available on the one node the server pretends to have
+    /// (`desiredNumberScheduled: 1`, `numberReady: 1`, ...). `None` (the default): off.
+    pub fn daemonsets_become_ready(mut self, delay: Option<Duration>) -> Self {
+        self.workloads.daemonsets = delay;
+        self
+    }
+    /// With `Some(delay)`, `delay` after each new generation a ReplicaSet's status reports
+    /// `spec.replicas` fully labeled, ready and available. `None` (the default): off.
+    pub fn replicasets_become_ready(mut self, delay: Option<Duration>) -> Self {
+        self.workloads.replicasets = delay;
+        self
+    }
+    /// With `Some(delay)`, a Job starts at once (`startTime`, `active`) and succeeds `delay`
+    /// later: `succeeded` = `spec.completions`, `completionTime`, and the conditions
+    /// `SuccessCriteriaMet` then `Complete` (reason `CompletionsReached`), as the 1.35 Job
+    /// controller writes them. Suspended Jobs are left alone. `None` (the default): off.
+    pub fn jobs_complete_after(mut self, delay: Option<Duration>) -> Self {
+        self.workloads.jobs = delay;
         self
     }
     /// How conversion webhooks named by a CRD's `clientConfig.service` are reached: `resolve`
@@ -230,6 +266,11 @@ impl ServerBuilder {
     pub fn etcd_max_request_bytes(mut self, n: usize) -> Self {
         self.limits.etcd_max_request_bytes = n;
         self
+    }
+    /// kube-apiserver's `--feature-gates` (see [`feature_gates::FeatureGates`]):
+    /// `ShardedListAndWatch` turns on [`ServerBuilder::shard_selectors`].
+    pub fn feature_gates(self, gates: feature_gates::FeatureGates) -> Self {
+        self.shard_selectors(gates.sharded_list_and_watch)
     }
     /// Serves `shardSelector` on lists and watches as Kubernetes 1.36 with the
     /// `ShardedListAndWatch` feature gate does (KEP-5866): objects outside the selector's hash
@@ -288,7 +329,7 @@ impl ServerBuilder {
             controllers::ControllerSettings {
                 gc: self.garbage_collector,
                 crd_establish_delay: self.crd_establish_delay,
-                deployments_available_after: self.deployments_available_after,
+                workloads: self.workloads,
             },
         );
         Ok(FakeApiServer {

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
+use std::str::FromStr;
+
 use kube_fake_apiserver::FakeApiServer;
+use kube_fake_apiserver::feature_gates::FeatureGates;
 
 /// An in-memory Kubernetes API server for tests. Serves until killed.
 #[derive(Debug, Parser)]
@@ -43,6 +46,28 @@ struct Args {
     /// (unset: only `status.observedGeneration` is written), e.g. `500ms`.
     #[arg(long, value_parser = parse_duration)]
     deployments_available_after: Option<Duration>,
+    /// StatefulSets report all `spec.replicas` ready, current, updated and available (one
+    /// revision) this long after each new generation (unset: off), e.g. `500ms`.
+    #[arg(long, value_parser = parse_duration)]
+    statefulsets_ready_after: Option<Duration>,
+    /// DaemonSets report their pod ready and available on the one node this long after each
+    /// new generation (unset: off).
+    #[arg(long, value_parser = parse_duration)]
+    daemonsets_ready_after: Option<Duration>,
+    /// ReplicaSets report all `spec.replicas` ready and available this long after each new
+    /// generation (unset: off).
+    #[arg(long, value_parser = parse_duration)]
+    replicasets_ready_after: Option<Duration>,
+    /// Jobs start at once and succeed (`Complete`, `completionTime`) this long after they are
+    /// created (unset: off).
+    #[arg(long, value_parser = parse_duration)]
+    jobs_complete_after: Option<Duration>,
+    /// kube-apiserver's flag: `Name=true,Other=false` for the gates this server implements
+    /// (`ShardedListAndWatch`: the `shardSelector` parameter of list and watch); an unknown
+    /// gate is refused.
+    /// Repeated, later pairs win, as pflag sets the flag once per occurrence.
+    #[arg(long, value_parser = check_feature_gates, action = ArgAction::Append)]
+    feature_gates: Vec<String>,
     /// The longest request body of a create, update, patch or delete (kube-apiserver's flag of
     /// the same name; 0: no limit); a longer one is a 413.
     #[arg(long, default_value_t = 3 * 1024 * 1024)]
@@ -68,6 +93,19 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => Ok(Duration::from_secs(n)),
         "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
         other => Err(format!("{text:?}: unknown unit {other:?} (ms, s or m)")),
+    }
+}
+
+/// One `--feature-gates` value, checked as kube-apiserver checks it.
+fn check_feature_gates(text: &str) -> Result<String, String> {
+    FeatureGates::from_str(text).map(|_| text.to_string())
+}
+
+impl Args {
+    /// Every `--feature-gates` value in order, one set of gates.
+    fn gates(&self) -> FeatureGates {
+        // Each value parsed alone; joined they parse too.
+        self.feature_gates.join(",").parse().unwrap_or_default()
     }
 }
 
@@ -103,6 +141,11 @@ async fn main() -> anyhow::Result<()> {
         .garbage_collector(args.enable_garbage_collector)
         .crd_establish_delay(args.crd_establish_delay)
         .deployments_become_available(args.deployments_available_after)
+        .statefulsets_become_ready(args.statefulsets_ready_after)
+        .daemonsets_become_ready(args.daemonsets_ready_after)
+        .replicasets_become_ready(args.replicasets_ready_after)
+        .jobs_complete_after(args.jobs_complete_after)
+        .feature_gates(args.gates())
         .max_request_body_bytes(args.max_resource_write_bytes)
         .etcd_max_request_bytes(args.etcd_max_request_bytes)
         .start()
@@ -158,8 +201,38 @@ mod tests {
             "100",
             "--etcd-max-request-bytes",
             "200",
+            "--statefulsets-ready-after",
+            "2s",
+            "--daemonsets-ready-after",
+            "3s",
+            "--replicasets-ready-after",
+            "4s",
+            "--jobs-complete-after",
+            "5s",
+            "--feature-gates",
+            "ShardedListAndWatch=true",
         ])
         .unwrap();
+        assert_eq!(
+            [
+                a.statefulsets_ready_after,
+                a.daemonsets_ready_after,
+                a.replicasets_ready_after,
+                a.jobs_complete_after
+            ],
+            [2, 3, 4, 5].map(|s| Some(Duration::from_secs(s)))
+        );
+        assert!(a.gates().sharded_list_and_watch);
+        let twice = Args::try_parse_from([
+            "kube-fake-apiserver",
+            "--feature-gates=ShardedListAndWatch=true",
+            "--feature-gates=ShardedListAndWatch=false",
+        ])
+        .unwrap();
+        assert!(
+            !twice.gates().sharded_list_and_watch,
+            "the later value wins"
+        );
         assert!(!a.builtins && !a.enable_garbage_collector);
         assert_eq!(a.crd_establish_delay, Duration::from_millis(250));
         assert_eq!(a.deployments_available_after, Some(Duration::from_secs(1)));
@@ -171,6 +244,12 @@ mod tests {
         assert!(d.builtins && d.enable_garbage_collector);
         assert_eq!(d.crd_establish_delay, Duration::ZERO);
         assert_eq!(d.deployments_available_after, None);
+        assert_eq!(d.jobs_complete_after, None);
+        assert!(!d.gates().sharded_list_and_watch);
+        let e = Args::try_parse_from(["kube-fake-apiserver", "--feature-gates", "Nope=true"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unrecognized feature gate: Nope"), "{e}");
         assert_eq!(
             (d.max_resource_write_bytes, d.etcd_max_request_bytes),
             (3_145_728, 1_572_864)

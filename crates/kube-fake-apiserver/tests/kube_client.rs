@@ -502,6 +502,38 @@ impl Drop for Binary {
     }
 }
 
+/// `--feature-gates=ShardedListAndWatch=true` turns on `shardSelector`; an unknown gate stops
+/// the binary with kube-apiserver's message.
+#[tokio::test]
+async fn feature_gates_turn_on_shard_selectors() {
+    let path = "/api/v1/namespaces/default/configmaps?shardSelector=shardRange(object.metadata.uid,%20%270x0000000000000000%27,%20%270x8000000000000000%27)";
+    let on = Binary::start(&["--feature-gates", "ShardedListAndWatch=true"], None).await;
+    let r = get(&on.client, path).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert!(
+        r.body["metadata"]["shardInfo"]["selector"].is_string(),
+        "{}",
+        r.body
+    );
+    let off = Binary::start(&[], None).await;
+    let r = get(&off.client, path).await;
+    assert_eq!(r.code, 200);
+    assert!(r.body["metadata"].get("shardInfo").is_none(), "{}", r.body);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-fake-apiserver"))
+        .args([
+            "--feature-gates",
+            "ShardedListAndWatch=true,NoSuchGate=false",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unrecognized feature gate: NoSuchGate"),
+        "{err}"
+    );
+}
+
 /// `--enable-garbage-collector`, `--crd-establish-delay`, `--deployments-available-after` and
 /// `--builtins` reach the builder.
 #[tokio::test]

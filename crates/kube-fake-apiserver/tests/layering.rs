@@ -25,6 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "openapi",
             "selector",
             "proto",
+            "feature_gates",
             "kubeconfig",
             "tls",
             "conversion_config",

@@ -1,5 +1,5 @@
 //! The in-process controllers a cluster runs next to its API server: garbage collector,
-//! namespace controller, CRD naming/establishing and finalizing, and a deployment stand-in.
+//! namespace controller, CRD naming/establishing and finalizing, and workload status stand-ins.
 //! One task runs them after every change of the store and when a delay they set runs out. A
 //! round looks only at the objects the store's events named since the last one and at the
 //! timers due, so a write costs the controllers what it touched, not the store (a scan of every
@@ -14,9 +14,9 @@
 //! `tests::nothing_below_calls_back_up`).
 mod crd_finalizer;
 mod crds;
-mod deployments;
 mod gc;
 mod namespaces;
+mod workloads;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -40,7 +40,31 @@ const CONTROLLER_MANAGER: &str = "kube-controller-manager";
 pub(crate) struct ControllerSettings {
     pub gc: bool,
     pub crd_establish_delay: Duration,
-    pub deployments_available_after: Option<Duration>,
+    pub workloads: WorkloadDelays,
+}
+
+/// How long after each new generation the workload stand-ins report ready (`None`: off; the
+/// Deployment stand-in still writes `observedGeneration`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WorkloadDelays {
+    pub deployments: Option<Duration>,
+    pub statefulsets: Option<Duration>,
+    pub daemonsets: Option<Duration>,
+    pub replicasets: Option<Duration>,
+    pub jobs: Option<Duration>,
+}
+
+impl WorkloadDelays {
+    /// The stand-ins in the order `Controllers::workloads` keeps their state, with their delays.
+    fn each(&self) -> [(&'static workloads::Workload, Option<Duration>); 5] {
+        [
+            (&workloads::DEPLOYMENTS, self.deployments),
+            (&workloads::STATEFULSETS, self.statefulsets),
+            (&workloads::DAEMONSETS, self.daemonsets),
+            (&workloads::REPLICASETS, self.replicasets),
+            (&workloads::JOBS, self.jobs),
+        ]
+    }
 }
 
 pub(crate) fn spawn(shared: Arc<Shared>, settings: ControllerSettings) -> JoinHandle<()> {
@@ -104,7 +128,8 @@ struct Controllers {
     namespaces: namespaces::Terminating,
     crd_finalizer: crd_finalizer::Dying,
     crds: crds::Pending,
-    deployments: deployments::Due,
+    /// One timer set per workload stand-in, in `WorkloadDelays::each`'s order.
+    workloads: [workloads::Due; 5],
 }
 
 impl Controllers {
@@ -120,7 +145,7 @@ impl Controllers {
             namespaces: Default::default(),
             crd_finalizer: Default::default(),
             crds: Default::default(),
-            deployments: Default::default(),
+            workloads: Default::default(),
         }
     }
 
@@ -160,10 +185,18 @@ impl Controllers {
         let (_, next) = self
             .crds
             .reconcile(db, self.settings.crd_establish_delay, &changed, at);
-        let (_, n) =
-            self.deployments
-                .reconcile(db, self.settings.deployments_available_after, &changed, at);
-        earliest(next, n)
+        let mut next = next;
+        for ((kind, delay), due) in self
+            .settings
+            .workloads
+            .each()
+            .into_iter()
+            .zip(&mut self.workloads)
+        {
+            let (_, n) = due.reconcile(kind, db, delay, &changed, at);
+            next = earliest(next, n);
+        }
+        next
     }
 
     /// Objects the controllers looked at since the count was last taken.
@@ -173,7 +206,11 @@ impl Controllers {
             + std::mem::take(&mut self.namespaces.visited)
             + std::mem::take(&mut self.crd_finalizer.visited)
             + std::mem::take(&mut self.crds.visited)
-            + std::mem::take(&mut self.deployments.visited)
+            + self
+                .workloads
+                .iter_mut()
+                .map(|w| std::mem::take(&mut w.visited))
+                .sum::<usize>()
     }
 }
 
@@ -308,7 +345,10 @@ mod tests {
         let mut c = Controllers::new(ControllerSettings {
             gc: true,
             crd_establish_delay: Duration::ZERO,
-            deployments_available_after: Some(Duration::from_secs(5)),
+            workloads: super::WorkloadDelays {
+                deployments: Some(Duration::from_secs(5)),
+                ..Default::default()
+            },
         });
         let t0 = Instant::now();
         for i in 0..1_000 {

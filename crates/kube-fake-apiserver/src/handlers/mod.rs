@@ -29,6 +29,9 @@ pub struct Ctx<'a> {
     pub res: Arc<Resource>,
     pub ver: Version,
     pub t: Target,
+    /// The client's `Accept` prefers protobuf (answers are transcoded in `dispatch`; watch
+    /// streams frame protobuf events themselves).
+    pub proto: bool,
 }
 
 impl Ctx<'_> {
@@ -112,7 +115,7 @@ pub fn decode_body(req: &Req) -> Result<Value, ApiError> {
             })?
         }
         "application/vnd.kubernetes.protobuf" => {
-            crate::proto::decode(&req.body).map_err(ApiError::bad_request)?
+            crate::proto::decode(&req.body).map_err(|e| ApiError::bad_request(e.message()))?
         }
         _ => {
             return Err(ApiError::unsupported_media_type(&[

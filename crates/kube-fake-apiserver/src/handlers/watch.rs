@@ -42,6 +42,8 @@ struct Watcher {
     /// `shardSelector` and its text as sent (echoed on the initial-events-end bookmark).
     shard: Option<(kube_codegen_crd::shard::ShardSelector, String)>,
     out: Output,
+    /// Frames of protobuf `WatchEvent`s instead of JSON lines.
+    proto: bool,
     include: String,
     tx: mpsc::Sender<Bytes>,
     sent: usize,
@@ -102,12 +104,18 @@ impl Watcher {
     }
 
     async fn send_raw(&mut self, ty: &str, object: Value) -> Flow {
-        self.send_line(line(ty, &object)).await
+        let l = if self.proto {
+            // Every object a protobuf watch carries is a built-in (checked before it starts).
+            Bytes::from(crate::proto::watch_frame(ty, &object).unwrap_or_default())
+        } else {
+            line(ty, &object)
+        };
+        self.send_line(l).await
     }
 
     /// Sends `e.object` as a `ty` event, rendering the line once per event for all plain-JSON watchers.
     async fn send_event(&mut self, ty: EventType, e: &Event) -> Flow {
-        if self.out != Output::Json {
+        if self.out != Output::Json || self.proto {
             return self.send(ty, &e.object).await;
         }
         let cached = {
@@ -238,6 +246,10 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
     let (labels, fields) = selectors(ctx)?;
     let shard = crate::shard_selector::from_request(ctx)?;
     check_rv_options(ctx)?;
+    if ctx.proto && ctx.res.custom {
+        // kube-apiserver fails to encode the first event; refused up front here.
+        return Err(ApiError::not_acceptable(crate::proto::not_marshalable()));
+    }
     let q = |k: &str| ctx.req.q(k).unwrap_or("");
     let bookmarks = ctx.req.flag("allowWatchBookmarks");
     let send_initial = match q("sendInitialEvents") {
@@ -333,6 +345,7 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
         fields,
         shard,
         out,
+        proto: ctx.proto,
         include: ctx
             .req
             .q("includeObject")
@@ -414,7 +427,14 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
     let body: Body = StreamBody::new(stream).boxed_unsync();
     Response::builder()
         .status(200)
-        .header(header::CONTENT_TYPE, "application/json")
+        .header(
+            header::CONTENT_TYPE,
+            if ctx.proto {
+                "application/vnd.kubernetes.protobuf;stream=watch"
+            } else {
+                "application/json"
+            },
+        )
         .header(header::CACHE_CONTROL, "no-cache, private")
         .body(body)
         .map_err(|e| ApiError::internal(e.to_string()))

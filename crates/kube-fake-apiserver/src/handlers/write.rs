@@ -47,9 +47,13 @@ fn delete_options(ctx: &Ctx) -> Result<DeleteOpts, ApiError> {
     let mut policy = ctx.req.q("propagationPolicy").map(String::from);
     let mut orphan = ctx.req.q("orphanDependents").map(|v| v == "true");
     if !ctx.req.body.is_empty() {
-        let v: Value = serde_json::from_slice(&ctx.req.body).map_err(|e| {
-            ApiError::bad_request(format!("the request body is not valid DeleteOptions: {e}"))
-        })?;
+        let v: Value = if ctx.req.content_type() == crate::proto::MEDIA_TYPE {
+            crate::proto::decode(&ctx.req.body).map_err(|e| ApiError::bad_request(e.message()))?
+        } else {
+            serde_json::from_slice(&ctx.req.body).map_err(|e| {
+                ApiError::bad_request(format!("the request body is not valid DeleteOptions: {e}"))
+            })?
+        };
         if !v.is_object() {
             return Err(ApiError::bad_request(
                 "the request body is not a DeleteOptions object",

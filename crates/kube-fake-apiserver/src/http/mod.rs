@@ -4,4 +4,6 @@ pub mod router;
 pub mod serve;
 pub mod transport;
 
-pub use transport::{Body, Output, Req, error_response, full, json_response, negotiate};
+pub use transport::{
+    Body, Output, Req, error_response, full, json_response, negotiate, protobuf_response,
+};

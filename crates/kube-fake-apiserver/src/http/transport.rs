@@ -88,13 +88,18 @@ pub fn negotiate(accept: &str) -> Result<Output, ApiError> {
             .filter_map(|p| p.split_once('='))
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
             .collect();
-        if !matches!(
-            media.as_str(),
-            "application/json" | "*/*" | "application/*" | "application/yaml"
-        ) {
+        let proto = media == crate::proto::MEDIA_TYPE;
+        if !proto
+            && !matches!(
+                media.as_str(),
+                "application/json" | "*/*" | "application/*" | "application/yaml"
+            )
+        {
             continue;
         }
         match params.get("as").map(String::as_str) {
+            // Tables have no protobuf form.
+            Some("Table") if proto => continue,
             None => return Ok(Output::Json),
             Some("Table") => return Ok(Output::Table),
             Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
@@ -127,4 +132,42 @@ pub fn error_response(e: &ApiError) -> Response<Body> {
         r.headers_mut().insert(header::RETRY_AFTER, v);
     }
     r
+}
+
+/// The answer in protobuf for a client that prefers it: a JSON object or `Status` becomes its
+/// envelope; an object without a protobuf form (a custom resource) becomes kube-apiserver's 406
+/// (its serializer fails to encode `unstructured.Unstructured`, after any write took effect).
+/// Streams (watch) and non-JSON answers pass through.
+pub async fn protobuf_response(resp: Response<Body>) -> Response<Body> {
+    let ct = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if ct != "application/json" {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let Ok(collected) = body.collect().await;
+    let bytes = collected.to_bytes();
+    let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, full(bytes));
+    };
+    let (code, out) = match crate::proto::encode(&v) {
+        Some(b) => (parts.status, b),
+        None => {
+            let status = ApiError::not_acceptable(crate::proto::not_marshalable()).to_status();
+            match crate::proto::encode(&status) {
+                Some(b) => (StatusCode::NOT_ACCEPTABLE, b),
+                None => return Response::from_parts(parts, full(bytes)),
+            }
+        }
+    };
+    parts.status = code;
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static(crate::proto::MEDIA_TYPE),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, full(out))
 }
