@@ -125,6 +125,9 @@ where
 /// How a kind's scope turns a factory's namespace into an [`Api`]: namespaced kinds are read
 /// in the factory's namespace (every namespace without one), cluster-scoped kinds everywhere.
 pub trait FactoryScope {
+    /// Whether objects of this scope live in namespaces.
+    const NAMESPACED: bool;
+
     /// The `Api` the factory's informer for `K` lists and watches through.
     fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
     where
@@ -132,6 +135,8 @@ pub trait FactoryScope {
 }
 
 impl FactoryScope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+
     fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
     where
         K: Resource<Scope = Self, DynamicType = ()>,
@@ -144,6 +149,8 @@ impl FactoryScope for NamespaceResourceScope {
 }
 
 impl FactoryScope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+
     fn api<K>(client: Client, _: Option<&str>) -> Api<K>
     where
         K: Resource<Scope = Self, DynamicType = ()>,
@@ -385,6 +392,11 @@ impl SharedInformerFactory {
             transform: None,
             metrics: None,
         }
+    }
+
+    /// The namespace the informers of namespaced kinds watch (`None`: all).
+    pub fn namespace(&self) -> Option<&str> {
+        self.inner.namespace.as_deref()
     }
 
     /// The client the informers list and watch through.

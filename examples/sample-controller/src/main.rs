@@ -27,22 +27,33 @@ struct Args {
     /// reconciles only the namespaces whose hash its share of the ring holds.
     #[arg(long, value_name = "NAME", conflicts_with = "leader_elect")]
     shard_ring: Option<String>,
+    /// Print the RBAC objects this controller needs, as run with these flags, for the
+    /// ServiceAccount NAMESPACE/NAME (a JSON List for kubectl apply -f), and exit.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    print_rbac: Option<String>,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse(); // usage errors exit 2, as clap does
-    controller::run_program(CONTROLLER_NAME, |shutdown| {
-        run(args.flags, args.shard_ring, shutdown)
-    })
+    controller::run_program(CONTROLLER_NAME, |shutdown| run(args, shutdown))
 }
 
 async fn run(
-    flags: ControllerFlags,
-    shard_ring: Option<String>,
+    args: Args,
     shutdown: Shutdown,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let Some(client) = flags.connect::<Foo>(shutdown.clone()).await? else {
-        return Ok(()); // a signal during startup
+    let Args {
+        flags,
+        shard_ring,
+        print_rbac,
+    } = args;
+    let client = match &print_rbac {
+        // Nothing is sent: the controller is only built, to read what it needs.
+        Some(_) => kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse()?))?,
+        None => match flags.connect::<Foo>(shutdown.clone()).await? {
+            Some(client) => client,
+            None => return Ok(()), // a signal during startup
+        },
     };
     let identity = controller::unique_identity(CONTROLLER_NAME);
     tracing::info!(identity = %identity, "sample-controller starting");
@@ -76,6 +87,7 @@ async fn run(
     let controller = Controller::new(&factory, foos.informer())
         .name(CONTROLLER_NAME)
         .owns::<Deployment>()
+        .writes_subresource::<Foo>("status", &["update"])
         .recorder(recorder);
     let mut controller = flags.configure(controller);
     if let Some(ring) = ring {
@@ -83,6 +95,20 @@ async fn run(
     } else if let Some(election) = flags.leader_election.election(&identity, CONTROLLER_NAME) {
         // Only the leader runs informers, as upstream: one watch per kind in the deployment.
         controller = controller.leader_election(election.cold_standby());
+    }
+    if let Some(sa) = print_rbac {
+        let (ns, name) = sa
+            .split_once('/')
+            .ok_or("--print-rbac takes NAMESPACE/NAME")?;
+        let items = controller.permissions().manifests(
+            CONTROLLER_NAME,
+            ns,
+            name,
+            flags.namespace.as_deref(),
+        );
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
     }
     // A lost lease ends here with "leader election lost", after the workers stopped: exit 1,
     // as client-go programs do, and let a restart campaign again.

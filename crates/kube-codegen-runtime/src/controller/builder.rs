@@ -17,6 +17,7 @@ use super::manager::{LeaderElection, Manager};
 use super::metrics::{ControllerMetrics, ControllerMetricsProvider};
 use super::owners::{EnqueueMapped, EnqueueRequestForOwner};
 use super::predicate::UpdatePredicate;
+use super::rbac::{OWN, Permissions, READ};
 use super::run::{Reconciler, Tombstones, Worker};
 use super::{ControllerError, DEFAULT_RECONCILE_TIMEOUT};
 use crate::cache::{
@@ -62,6 +63,28 @@ pub struct Controller<K> {
     metrics: Option<Arc<dyn ControllerMetricsProvider>>,
     manager: Manager,
     shard: Option<super::sharded::Gate>,
+    permissions: Permissions,
+}
+
+/// `verbs` on `T`'s resource (or its `subresource`) in `p`.
+fn allow<T: Resource<DynamicType = ()>>(
+    p: &mut Permissions,
+    subresource: Option<&str>,
+    verbs: &[&str],
+) where
+    T::Scope: FactoryScope,
+{
+    let plural = T::plural(&());
+    let resource = match subresource {
+        Some(sub) => format!("{plural}/{sub}"),
+        None => plural.into_owned(),
+    };
+    p.allow(
+        &T::group(&()),
+        &resource,
+        <T::Scope as FactoryScope>::NAMESPACED,
+        verbs,
+    );
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -77,10 +100,17 @@ impl<K> fmt::Debug for Controller<K> {
 impl<K: Watched> Controller<K> {
     /// A controller of `primary`'s objects (an informer of `factory`). Its name defaults to
     /// the kind in lower case; one worker.
-    pub fn new(factory: &SharedInformerFactory, primary: &SharedIndexInformer<K>) -> Self {
+    pub fn new(factory: &SharedInformerFactory, primary: &SharedIndexInformer<K>) -> Self
+    where
+        K::Scope: FactoryScope,
+    {
         let mut listers: HashMap<TypeId, Box<dyn Any + Send + Sync>> = HashMap::new();
         listers.insert(TypeId::of::<K>(), Box::new(primary.lister()));
+        let mut permissions = Permissions::default();
+        allow::<K>(&mut permissions, None, READ);
+        permissions.events();
         Controller {
+            permissions,
             factory: factory.clone(),
             primary: primary.clone(),
             name: K::kind(&()).to_lowercase(),
@@ -128,6 +158,8 @@ impl<K: Watched> Controller<K> {
         let informer = self.factory.informer_for::<C>();
         self.listers
             .insert(TypeId::of::<C>(), Box::new(informer.lister()));
+        // A controller creates, changes and deletes what it owns.
+        allow::<C>(&mut self.permissions, None, OWN);
         let owners: Lister<K> = self.primary.lister();
         self.registrars.push(Box::new(move |queue| {
             let handler = EnqueueRequestForOwner::<K, C>::new(queue.clone(), owners);
@@ -148,8 +180,10 @@ impl<K: Watched> Controller<K> {
     ) -> Self
     where
         C: Watched,
+        C::Scope: FactoryScope,
         I: IntoIterator<Item = String>,
     {
+        allow::<C>(&mut self.permissions, None, READ);
         let informer = informer.clone();
         self.listers
             .insert(TypeId::of::<C>(), Box::new(informer.lister()));
@@ -162,6 +196,39 @@ impl<K: Watched> Controller<K> {
             informer.add_inline_event_handler(handler)
         }));
         self
+    }
+
+    /// Declares writes the reconciler makes beyond what the builder implies (reading every
+    /// kind it watches, writing the kinds it owns, Events): `verbs` on `T` (for example the
+    /// primary's `update` and `patch` to add a finalizer), for the derived
+    /// [`permissions`](Self::permissions).
+    pub fn writes<T>(mut self, verbs: &[&str]) -> Self
+    where
+        T: Resource<DynamicType = ()>,
+        T::Scope: FactoryScope,
+    {
+        allow::<T>(&mut self.permissions, None, verbs);
+        self
+    }
+
+    /// Declares writes to a subresource of `T` (`status`, `scale`); see [`writes`](Self::writes).
+    pub fn writes_subresource<T>(mut self, subresource: &str, verbs: &[&str]) -> Self
+    where
+        T: Resource<DynamicType = ()>,
+        T::Scope: FactoryScope,
+    {
+        allow::<T>(&mut self.permissions, Some(subresource), verbs);
+        self
+    }
+
+    /// What the controller, run as built, needs to be allowed (with its manager's Leases):
+    /// see [`Permissions::manifests`].
+    pub fn permissions(&self) -> Permissions {
+        let mut p = self.manager.permissions();
+        p.merge(&self.permissions);
+        // A ring set on the controller joins the manager only when it is added.
+        super::manager::lease_permissions(&mut p, None, self.shard.as_ref());
+        p
     }
 
     /// Queues an update of a `K` only when `predicate(old, new)` holds (adds and deletes
@@ -353,6 +420,7 @@ impl<K: Watched> Controller<K> {
             name: self.name,
             workers,
             queue,
+            permissions: self.permissions,
             shard: self.shard,
             registrars,
             spawn: Box::new(move |set: &mut JoinSet<()>| {
@@ -374,6 +442,8 @@ pub struct Runnable {
     pub(crate) name: String,
     pub(crate) workers: usize,
     pub(crate) queue: WorkQueue<String>,
+    /// What it needs to be allowed.
+    pub(crate) permissions: Permissions,
     /// Ring mode: the manager runs and leaves the ring.
     pub(crate) shard: Option<super::sharded::Gate>,
     pub(crate) registrars: Vec<Registrar>,

@@ -210,6 +210,31 @@ impl Manager {
         self
     }
 
+    /// What every controller added so far needs to be allowed, with the Leases of leader
+    /// election (get, create, update in its namespace, as client-go's lock) or of the shard
+    /// ring (list too, and delete on leaving); see
+    /// [`Permissions::manifests`](super::rbac::Permissions::manifests) for the RBAC objects.
+    pub fn permissions(&self) -> super::rbac::Permissions {
+        let mut p = super::rbac::Permissions::default();
+        for c in &self.controllers {
+            p.merge(&c.permissions);
+        }
+        lease_permissions(&mut p, self.leader_election.as_ref(), self.shard.as_ref());
+        p
+    }
+
+    /// The RBAC objects granting [`permissions`](Self::permissions) to the ServiceAccount
+    /// `sa_namespace/sa_name`, named `name`, namespaced where the factory is.
+    pub fn rbac_manifests(
+        &self,
+        name: &str,
+        sa_namespace: &str,
+        sa_name: &str,
+    ) -> Vec<serde_json::Value> {
+        self.permissions()
+            .manifests(name, sa_namespace, sa_name, self.factory.namespace())
+    }
+
     /// Readiness: true once every cache has synced (and, with leader election, this replica
     /// leads or stands by warm). For a readiness probe.
     pub fn ready(&self) -> watch::Receiver<bool> {
@@ -310,6 +335,36 @@ impl Manager {
         ));
         e
     }
+}
+
+/// The Leases of leader election (get, create, update in its namespace, as client-go's lock)
+/// or of a shard ring (list too, and delete on leaving).
+pub(crate) fn lease_permissions(
+    p: &mut super::rbac::Permissions,
+    election: Option<&LeaderElection>,
+    ring: Option<&super::sharded::Gate>,
+) {
+    const LEASES: (&str, &str) = ("coordination.k8s.io", "leases");
+    if let Some(e) = election {
+        p.allow_in(
+            &e.lock.namespace,
+            LEASES.0,
+            LEASES.1,
+            &["get", "create", "update"],
+        );
+    }
+    #[cfg(feature = "sharding")]
+    if let Some(ring) = ring {
+        let ns = &ring.membership().config().namespace;
+        p.allow_in(
+            ns,
+            LEASES.0,
+            LEASES.1,
+            &["get", "list", "create", "update", "delete"],
+        );
+    }
+    #[cfg(not(feature = "sharding"))]
+    let _ = ring;
 }
 
 impl Inner {

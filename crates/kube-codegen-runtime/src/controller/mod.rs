@@ -63,6 +63,7 @@ pub mod endpoints;
 mod flags;
 mod manager;
 mod program;
+pub mod rbac;
 mod run;
 mod sharded;
 
