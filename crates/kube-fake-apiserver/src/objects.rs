@@ -176,6 +176,7 @@ fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<
 /// needs it), transition rules see it as `oldSelf`, and values it already had are not checked
 /// again (ratcheting).
 fn admit(
+    db: &Db,
     res: &Resource,
     ver: &Version,
     obj: &mut Value,
@@ -184,8 +185,10 @@ fn admit(
     opts: &WriteOpts,
 ) -> Result<(), ApiError> {
     let mut causes: Vec<Cause> = Vec::new();
-    if !res.custom {
-        crate::builtin_defaults::apply(&res.group, &res.plural, obj);
+    let builtin = crate::builtin::handles(&res.group, res.custom);
+    if builtin {
+        let write = crate::builtin::write_of(mode, old);
+        crate::builtin::admit(db, &res.group, &res.kind, &ver.name, obj, write)?;
     }
     if res.custom {
         // The server's JSON round trip: int64 stays exact, everything else goes through float64.
@@ -231,7 +234,8 @@ fn admit(
         kube_codegen_crd::object::scale::status_causes(&scale, obj, &mut causes);
     }
     let name = meta_str(obj, "name").to_string();
-    if !is_dns_subdomain(&name) {
+    // Built-ins had their names checked by their kind's rule.
+    if !builtin && !is_dns_subdomain(&name) {
         causes.insert(
             0,
             Cause {
@@ -364,7 +368,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
             o.remove("status");
         }
     }
-    admit(res, &ver, &mut obj, None, Mode::Main, opts)?;
+    admit(db, res, &ver, &mut obj, None, Mode::Main, opts)?;
     w.writer(Mode::Main).record(None, &mut obj, &source);
     if namespaces::is_namespaces(res) {
         namespaces::prepare_for_create(&mut obj);
@@ -538,7 +542,7 @@ fn update(
         namespaces::default_name_label(&mut new);
         namespaces::default_finalizers_on_update(&mut new);
     }
-    admit(res, &ver, &mut new, Some(&old), mode, opts)?;
+    admit(db, res, &ver, &mut new, Some(&old), mode, opts)?;
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
             .get("generation")
