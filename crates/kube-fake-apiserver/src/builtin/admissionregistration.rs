@@ -57,7 +57,9 @@ pub fn default_kind(kind: &str, o: &mut Value) {
             }
         }
         "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy" => {
-            let Some(spec) = obj_at(o, "spec") else { return };
+            let Some(spec) = obj_at(o, "spec") else {
+                return;
+            };
             default(spec, "failurePolicy", json!("Fail"));
             if let Some(m) = spec.get_mut("matchConstraints") {
                 default_match_resources(m);
@@ -67,7 +69,9 @@ pub fn default_kind(kind: &str, o: &mut Value) {
             }
         }
         "ValidatingAdmissionPolicyBinding" | "MutatingAdmissionPolicyBinding" => {
-            let Some(spec) = obj_at(o, "spec") else { return };
+            let Some(spec) = obj_at(o, "spec") else {
+                return;
+            };
             if let Some(m) = spec.get_mut("matchResources") {
                 default_match_resources(m);
             }
@@ -132,7 +136,11 @@ fn rule(r: &Value, p: &Path, out: &mut Vec<Cause>) {
     if has(r, "scope") {
         let sc = s(r, "scope");
         if !matches!(sc, "*" | "Cluster" | "Namespaced") {
-            out.push(not_supported(&p.child("scope"), &q(sc), &["*", "Cluster", "Namespaced"]));
+            out.push(not_supported(
+                &p.child("scope"),
+                &q(sc),
+                &["*", "Cluster", "Namespaced"],
+            ));
         }
     }
 }
@@ -146,7 +154,8 @@ fn rule_with_operations(r: &Value, p: &Path, out: &mut Vec<Cause>) {
     if ops.len() > 1 && ops.contains(&"*") {
         out.push(invalid(
             &p.child("operations"),
-            &string_list(r.get("operations")).replace("[]string", "[]admissionregistration.OperationType"),
+            &string_list(r.get("operations"))
+                .replace("[]string", "[]admissionregistration.OperationType"),
             "if '*' is present, must not specify other operations",
         ));
     }
@@ -171,7 +180,11 @@ fn fully_qualified(name: &str, p: &Path, out: &mut Vec<Cause>) {
     if !errs.is_empty() {
         out.push(invalid_str(p, name, &errs.join(",")));
     } else if name.split('.').count() < 3 {
-        out.push(invalid_str(p, name, "should be a domain with at least three segments separated by dots"));
+        out.push(invalid_str(
+            p,
+            name,
+            "should be a domain with at least three segments separated by dots",
+        ));
     }
 }
 
@@ -189,7 +202,11 @@ fn webhook_url(url: &str, p: &Path, out: &mut Vec<Cause>) {
     const FORM: &str = "; desired format: https://host[/path]";
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     if scheme != "https" {
-        out.push(invalid_str(p, scheme, &format!("'https' is the only allowed URL scheme{FORM}")));
+        out.push(invalid_str(
+            p,
+            scheme,
+            &format!("'https' is the only allowed URL scheme{FORM}"),
+        ));
     }
     let host_part = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let (user, host) = match host_part.rsplit_once('@') {
@@ -197,20 +214,36 @@ fn webhook_url(url: &str, p: &Path, out: &mut Vec<Cause>) {
         None => (None, host_part),
     };
     if host.is_empty() || scheme.is_empty() {
-        out.push(invalid_str(p, if scheme.is_empty() { "" } else { host }, &format!("host must be specified{FORM}")));
+        out.push(invalid_str(
+            p,
+            if scheme.is_empty() { "" } else { host },
+            &format!("host must be specified{FORM}"),
+        ));
     }
     if let Some(u) = user {
-        out.push(invalid_str(p, u, "user information is not permitted in the URL"));
+        out.push(invalid_str(
+            p,
+            u,
+            "user information is not permitted in the URL",
+        ));
     }
     if let Some((_, frag)) = url.split_once('#')
         && !frag.is_empty()
     {
-        out.push(invalid_str(p, frag, "fragments are not permitted in the URL"));
+        out.push(invalid_str(
+            p,
+            frag,
+            "fragments are not permitted in the URL",
+        ));
     }
     if let Some((_, query)) = url.split('#').next().unwrap_or_default().split_once('?')
         && !query.is_empty()
     {
-        out.push(invalid_str(p, query, "query parameters are not permitted in the URL"));
+        out.push(invalid_str(
+            p,
+            query,
+            "query parameters are not permitted in the URL",
+        ));
     }
 }
 
@@ -220,7 +253,10 @@ fn webhook_service(svc: &Value, p: &Path, out: &mut Vec<Cause>) {
         out.push(required(&p.child("name"), "service name is required"));
     }
     if s(svc, "namespace").is_empty() {
-        out.push(required(&p.child("namespace"), "service namespace is required"));
+        out.push(required(
+            &p.child("namespace"),
+            "service namespace is required",
+        ));
     }
     let port = i(svc, "port").unwrap_or(443);
     if !(1..=65535).contains(&port) {
@@ -265,7 +301,10 @@ fn webhook(w: &Value, p: &Path, out: &mut Vec<Cause>) {
     one_of(w, "failurePolicy", p, &["Fail", "Ignore"], out);
     one_of(w, "matchPolicy", p, &["Equivalent", "Exact"], out);
     if !has(w, "sideEffects") {
-        out.push(required(&p.child("sideEffects"), "must specify one of None, NoneOnDryRun"));
+        out.push(required(
+            &p.child("sideEffects"),
+            "must specify one of None, NoneOnDryRun",
+        ));
     } else {
         one_of(w, "sideEffects", p, &["None", "NoneOnDryRun"], out);
     }
@@ -278,7 +317,11 @@ fn webhook(w: &Value, p: &Path, out: &mut Vec<Cause>) {
             "the timeout value must be between 1 and 30 seconds",
         ));
     }
-    sel::validate(w.get("namespaceSelector"), &p.child("namespaceSelector"), out);
+    sel::validate(
+        w.get("namespaceSelector"),
+        &p.child("namespaceSelector"),
+        out,
+    );
     sel::validate(w.get("objectSelector"), &p.child("objectSelector"), out);
     let cc = w.get("clientConfig").cloned().unwrap_or(json!({}));
     let cp = p.child("clientConfig");
@@ -291,7 +334,9 @@ fn webhook(w: &Value, p: &Path, out: &mut Vec<Cause>) {
 }
 
 fn review_versions(w: &Value, p: &Path, out: &mut Vec<Cause>) {
-    let vs: Vec<&str> = items(w, "admissionReviewVersions").filter_map(Value::as_str).collect();
+    let vs: Vec<&str> = items(w, "admissionReviewVersions")
+        .filter_map(Value::as_str)
+        .collect();
     if vs.is_empty() {
         out.push(required(p, "must specify one of v1, v1beta1"));
         return;
@@ -377,11 +422,16 @@ fn policy(kind: &str, o: &Value, out: &mut Vec<Cause>) {
     match_conditions(&spec, &sp, out);
     if kind == "MutatingAdmissionPolicy" {
         if items(&spec, "mutations").next().is_none() {
-            out.push(required(&sp.child("mutations"), "mutations must contain at least one item"));
+            out.push(required(
+                &sp.child("mutations"),
+                "mutations must contain at least one item",
+            ));
         }
         return;
     }
-    if items(&spec, "validations").next().is_none() && items(&spec, "auditAnnotations").next().is_none() {
+    if items(&spec, "validations").next().is_none()
+        && items(&spec, "auditAnnotations").next().is_none()
+    {
         let msg = "validations or auditAnnotations must contain at least one item";
         out.push(required(&sp.child("validations"), msg));
         out.push(required(&sp.child("auditAnnotations"), msg));
@@ -390,23 +440,52 @@ fn policy(kind: &str, o: &Value, out: &mut Vec<Cause>) {
     for (idx, v) in items(&spec, "validations").enumerate() {
         let vp = sp.child("validations").index(idx);
         if s(v, "expression").trim().is_empty() {
-            out.push(required(&vp.child("expression"), "expression is not specified"));
+            out.push(required(
+                &vp.child("expression"),
+                "expression is not specified",
+            ));
         }
         let me = s(v, "messageExpression");
         if !me.is_empty() && me.trim().is_empty() {
-            out.push(invalid_str(&vp.child("messageExpression"), me, "must be non-empty if specified"));
+            out.push(invalid_str(
+                &vp.child("messageExpression"),
+                me,
+                "must be non-empty if specified",
+            ));
         }
         let msg = s(v, "message");
         if !msg.is_empty() && msg.trim().is_empty() {
-            out.push(invalid_str(&vp.child("message"), msg, "message must be non-empty if specified"));
+            out.push(invalid_str(
+                &vp.child("message"),
+                msg,
+                "message must be non-empty if specified",
+            ));
         } else if msg.trim().contains(['\n', '\r']) {
-            out.push(invalid_str(&vp.child("message"), msg, "message must not contain line breaks"));
+            out.push(invalid_str(
+                &vp.child("message"),
+                msg,
+                "message must not contain line breaks",
+            ));
         }
         if has(v, "reason") {
             let r = s(v, "reason");
-            let ok = ["Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge"];
+            let ok = [
+                "Unauthorized",
+                "Forbidden",
+                "Invalid",
+                "RequestEntityTooLarge",
+            ];
             if !ok.contains(&r) {
-                out.push(not_supported(&vp.child("reason"), &q(r), &["Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized"]));
+                out.push(not_supported(
+                    &vp.child("reason"),
+                    &q(r),
+                    &[
+                        "Forbidden",
+                        "Invalid",
+                        "RequestEntityTooLarge",
+                        "Unauthorized",
+                    ],
+                ));
             }
         }
     }
@@ -416,7 +495,10 @@ fn policy(kind: &str, o: &Value, out: &mut Vec<Cause>) {
             out.push(required(&ap.child("key"), ""));
         }
         if s(a, "valueExpression").trim().is_empty() {
-            out.push(required(&ap.child("valueExpression"), "valueExpression is not specified"));
+            out.push(required(
+                &ap.child("valueExpression"),
+                "valueExpression is not specified",
+            ));
         }
     }
 }
@@ -435,7 +517,10 @@ fn binding(kind: &str, o: &Value, out: &mut Vec<Cause>) {
     if let Some(pr) = spec.get("paramRef").filter(|v| v.is_object()) {
         let pp = sp.child("paramRef");
         if has(pr, "name") && has(pr, "selector") {
-            out.push(super::field::forbidden(&pp.child("name"), "name and selector are mutually exclusive"));
+            out.push(super::field::forbidden(
+                &pp.child("name"),
+                "name and selector are mutually exclusive",
+            ));
         }
         if !has(pr, "name") && !has(pr, "selector") {
             out.push(required(&pp, "one of name or selector must be specified"));
@@ -452,11 +537,17 @@ fn binding(kind: &str, o: &Value, out: &mut Vec<Cause>) {
         return;
     }
     let vp = sp.child("validationActions");
-    let actions: Vec<&str> = items(&spec, "validationActions").filter_map(Value::as_str).collect();
+    let actions: Vec<&str> = items(&spec, "validationActions")
+        .filter_map(Value::as_str)
+        .collect();
     let mut seen = HashSet::new();
     for (idx, a) in actions.iter().enumerate() {
         if !matches!(*a, "Audit" | "Deny" | "Warn") {
-            out.push(not_supported(&vp.index(idx), &q(a), &["Audit", "Deny", "Warn"]));
+            out.push(not_supported(
+                &vp.index(idx),
+                &q(a),
+                &["Audit", "Deny", "Warn"],
+            ));
         }
         if !seen.insert(*a) {
             out.push(duplicate(&vp.index(idx), &q(a)));

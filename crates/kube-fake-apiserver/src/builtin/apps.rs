@@ -17,7 +17,9 @@ fn template(spec: &mut Value) {
 }
 
 pub fn default(kind: &str, o: &mut Value) {
-    let Some(spec) = obj_at(o, "spec") else { return };
+    let Some(spec) = obj_at(o, "spec") else {
+        return;
+    };
     match kind {
         "Deployment" => {
             default_field(spec, "replicas", json!(1));
@@ -88,7 +90,11 @@ fn nonnegative(spec: &Value, field: &str, path: &Path, out: &mut Vec<Cause>) {
     if let Some(n) = i(spec, field)
         && n < 0
     {
-        out.push(invalid(&path.child(field), &n.to_string(), "must be greater than or equal to 0"));
+        out.push(invalid(
+            &path.child(field),
+            &n.to_string(),
+            "must be greater than or equal to 0",
+        ));
     }
 }
 
@@ -139,9 +145,16 @@ fn template_for_replica_set(spec: &Value, tp: &Path, kind: &str, out: &mut Vec<C
 }
 
 fn restart_always(t: &Value, tp: &Path, out: &mut Vec<Cause>) {
-    let rp = t.pointer("/spec/restartPolicy").and_then(Value::as_str).unwrap_or_default();
+    let rp = t
+        .pointer("/spec/restartPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if rp != "Always" {
-        out.push(not_supported(&tp.at("spec.restartPolicy"), &q(rp), &["Always"]));
+        out.push(not_supported(
+            &tp.at("spec.restartPolicy"),
+            &q(rp),
+            &["Always"],
+        ));
     }
 }
 
@@ -158,13 +171,21 @@ fn int_or_percent(v: Option<&Value>, path: &Path, out: &mut Vec<Cause>) {
                     "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
                 ));
             } else if t.trim_end_matches('%').parse::<i64>().unwrap_or(0) > 100 {
-                out.push(invalid(path, &go_int_or_string(v), "must not be greater than 100%"));
+                out.push(invalid(
+                    path,
+                    &go_int_or_string(v),
+                    "must not be greater than 100%",
+                ));
             }
         }
         Some(Value::Number(n)) => {
             let n = n.as_i64().unwrap_or(0);
             if n < 0 {
-                out.push(invalid(path, &n.to_string(), "must be greater than or equal to 0"));
+                out.push(invalid(
+                    path,
+                    &n.to_string(),
+                    "must be greater than or equal to 0",
+                ));
             }
         }
         _ => {}
@@ -202,9 +223,15 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                 "RollingUpdate" => {
                     let rup = stp.child("rollingUpdate");
                     match st.get("rollingUpdate").filter(|r| r.is_object()) {
-                        None => out.push(required(&rup, "this should be defaulted and never be nil")),
+                        None => {
+                            out.push(required(&rup, "this should be defaulted and never be nil"))
+                        }
                         Some(ru) => {
-                            int_or_percent(ru.get("maxUnavailable"), &rup.child("maxUnavailable"), out);
+                            int_or_percent(
+                                ru.get("maxUnavailable"),
+                                &rup.child("maxUnavailable"),
+                                out,
+                            );
                             int_or_percent(ru.get("maxSurge"), &rup.child("maxSurge"), out);
                             if int_or_percent_value(ru.get("maxUnavailable")) == 0
                                 && int_or_percent_value(ru.get("maxSurge")) == 0
@@ -218,7 +245,11 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                         }
                     }
                 }
-                other => out.push(not_supported(&stp.child("type"), &q(other), &["Recreate", "RollingUpdate"])),
+                other => out.push(not_supported(
+                    &stp.child("type"),
+                    &q(other),
+                    &["Recreate", "RollingUpdate"],
+                )),
             }
             nonnegative(&spec, "minReadySeconds", &sp, out);
             nonnegative(&spec, "revisionHistoryLimit", &sp, out);
@@ -245,7 +276,11 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
             match s(&spec, "podManagementPolicy") {
                 "OrderedReady" | "Parallel" => {}
                 "" => out.push(required(&pmp, "")),
-                other => out.push(invalid(&pmp, &q(other), "must be 'OrderedReady' or 'Parallel'")),
+                other => out.push(invalid(
+                    &pmp,
+                    &q(other),
+                    "must be 'OrderedReady' or 'Parallel'",
+                )),
             }
             let us = spec.get("updateStrategy").cloned().unwrap_or(json!({}));
             let usp = sp.child("updateStrategy");
@@ -267,7 +302,10 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                 }
                 _ => out.push(invalid(&usp, "", "must be 'RollingUpdate' or 'OnDelete'")),
             }
-            let rp = spec.get("persistentVolumeClaimRetentionPolicy").cloned().unwrap_or(json!({}));
+            let rp = spec
+                .get("persistentVolumeClaimRetentionPolicy")
+                .cloned()
+                .unwrap_or(json!({}));
             for f in ["whenDeleted", "whenScaled"] {
                 let v = s(&rp, f);
                 if !matches!(v, "Retain" | "Delete") {
@@ -287,7 +325,11 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
             let t = spec.get("template").cloned().unwrap_or(json!({}));
             let m = t.get("metadata");
             super::meta::labels(m.and_then(|m| m.get("labels")), &tp.child("labels"), out);
-            super::meta::annotations(m.and_then(|m| m.get("annotations")), &tp.child("annotations"), out);
+            super::meta::annotations(
+                m.and_then(|m| m.get("annotations")),
+                &tp.child("annotations"),
+                out,
+            );
             restart_always(&t, &tp, out);
             if t.pointer("/spec/activeDeadlineSeconds").is_some() {
                 out.push(forbidden(
@@ -312,7 +354,11 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                 ));
             }
             if let Some(x) = selector.filter(|x| sel::is_empty(x)) {
-                out.push(invalid(&sp.child("selector"), &go(Some(x)), "empty selector is invalid for daemonset"));
+                out.push(invalid(
+                    &sp.child("selector"),
+                    &go(Some(x)),
+                    "empty selector is invalid for daemonset",
+                ));
             }
             let t = spec.get("template").cloned().unwrap_or(json!({}));
             podspec::validate_template(&t, &tp, out);
@@ -338,7 +384,11 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                         }
                     }
                 }
-                other => out.push(not_supported(&usp.child("type"), &q(other), &["OnDelete", "RollingUpdate"])),
+                other => out.push(not_supported(
+                    &usp.child("type"),
+                    &q(other),
+                    &["OnDelete", "RollingUpdate"],
+                )),
             }
             nonnegative(&spec, "revisionHistoryLimit", &sp, out);
         }

@@ -19,7 +19,9 @@ const LEGACY_JOB_NAME: &str = "job-name";
 /// Job gets its template's (generated) labels as its own.
 pub fn default_job(o: &mut Value) {
     let template_labels = o.pointer("/spec/template/metadata/labels").cloned();
-    let Some(spec) = obj_at(o, "spec") else { return };
+    let Some(spec) = obj_at(o, "spec") else {
+        return;
+    };
     if !has(spec, "completions") && !has(spec, "parallelism") {
         spec["completions"] = json!(1);
         spec["parallelism"] = json!(1);
@@ -75,7 +77,9 @@ pub fn prepare_job_create(o: &mut Value) {
     let uid = meta_str(o, "uid").to_string();
     let name = meta_str(o, "name").to_string();
     o["status"] = json!({});
-    let Some(spec) = obj_at(o, "spec") else { return };
+    let Some(spec) = obj_at(o, "spec") else {
+        return;
+    };
     if spec.get("manualSelector") == Some(&json!(true)) {
         return;
     }
@@ -108,13 +112,21 @@ fn job_spec_common(spec: &Value, sp: &Path, out: &mut Vec<Cause>) {
         if let Some(n) = i(spec, f)
             && n < 0
         {
-            out.push(invalid(&sp.child(f), &n.to_string(), "must be greater than or equal to 0"));
+            out.push(invalid(
+                &sp.child(f),
+                &n.to_string(),
+                "must be greater than or equal to 0",
+            ));
         }
     }
     if has(spec, "completionMode") {
         let m = s(spec, "completionMode");
         if !matches!(m, "NonIndexed" | "Indexed") {
-            out.push(not_supported(&sp.child("completionMode"), &q(m), &["NonIndexed", "Indexed"]));
+            out.push(not_supported(
+                &sp.child("completionMode"),
+                &q(m),
+                &["NonIndexed", "Indexed"],
+            ));
         }
         if m == "Indexed" && !has(spec, "completions") {
             out.push(required(
@@ -126,7 +138,10 @@ fn job_spec_common(spec: &Value, sp: &Path, out: &mut Vec<Cause>) {
     let tp = sp.child("template");
     let t = spec.get("template").cloned().unwrap_or(json!({}));
     podspec::validate_template(&t, &tp, out);
-    let rp = t.pointer("/spec/restartPolicy").and_then(Value::as_str).unwrap_or_default();
+    let rp = t
+        .pointer("/spec/restartPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let rpp = tp.at("spec.restartPolicy");
     if rp == "Always" || rp.is_empty() {
         out.push(required(&rpp, "valid values: \"OnFailure\", \"Never\""));
@@ -175,10 +190,15 @@ fn generated_selector(o: &Value, out: &mut Vec<Cause>) {
             ));
         }
     }
-    let sv = o.pointer(&format!("/spec/selector/matchLabels/{}", CONTROLLER_UID.replace('/', "~1")));
+    let sv = o.pointer(&format!(
+        "/spec/selector/matchLabels/{}",
+        CONTROLLER_UID.replace('/', "~1")
+    ));
     if sv.and_then(Value::as_str) != Some(uid) {
         out.push(invalid(
-            &Path::new("spec.selector").child("matchLabels").key(CONTROLLER_UID),
+            &Path::new("spec.selector")
+                .child("matchLabels")
+                .key(CONTROLLER_UID),
             &scalar(sv),
             &format!("must be '{uid}'"),
         ));
@@ -200,13 +220,16 @@ pub fn validate_job_update(new: &Value, old: &Value, out: &mut Vec<Cause>) {
         old.get("spec").cloned().unwrap_or(json!({})),
     );
     if ns.get("completions") != os.get("completions") {
-        out.push(immutable(&sp.child("completions"), &scalar(ns.get("completions"))));
+        out.push(immutable(
+            &sp.child("completions"),
+            &scalar(ns.get("completions")),
+        ));
     }
     if ns.get("selector") != os.get("selector") {
         out.push(immutable(&sp.child("selector"), &go(ns.get("selector"))));
     }
-    let suspended_unstarted = ns.get("suspend") == Some(&json!(true))
-        && old.pointer("/status/startTime").is_none();
+    let suspended_unstarted =
+        ns.get("suspend") == Some(&json!(true)) && old.pointer("/status/startTime").is_none();
     let mut a = ns.get("template").cloned().unwrap_or(json!({}));
     let mut b = os.get("template").cloned().unwrap_or(json!({}));
     if suspended_unstarted {
@@ -225,10 +248,16 @@ pub fn validate_job_update(new: &Value, old: &Value, out: &mut Vec<Cause>) {
         }
     }
     if a != b {
-        out.push(immutable(&sp.child("template"), "core.PodTemplateSpec{...}"));
+        out.push(immutable(
+            &sp.child("template"),
+            "core.PodTemplateSpec{...}",
+        ));
     }
     if ns.get("completionMode") != os.get("completionMode") {
-        out.push(immutable(&sp.child("completionMode"), &scalar(ns.get("completionMode"))));
+        out.push(immutable(
+            &sp.child("completionMode"),
+            &scalar(ns.get("completionMode")),
+        ));
     }
     if ns.get("podReplacementPolicy") != os.get("podReplacementPolicy") {
         out.push(immutable(
@@ -241,7 +270,9 @@ pub fn validate_job_update(new: &Value, old: &Value, out: &mut Vec<Cause>) {
 /// `SetDefaults_CronJob` plus the job template's pod spec (not the Job defaults: a
 /// `JobTemplateSpec` is not a Job).
 pub fn default_cron_job(o: &mut Value) {
-    let Some(spec) = obj_at(o, "spec") else { return };
+    let Some(spec) = obj_at(o, "spec") else {
+        return;
+    };
     default_str(spec, "concurrencyPolicy", "Allow");
     default(spec, "suspend", json!(false));
     default(spec, "successfulJobsHistoryLimit", json!(3));
@@ -258,7 +289,10 @@ pub fn default_cron_job(o: &mut Value) {
 /// numbers within each field's range.
 fn cron_error(schedule: &str) -> Option<String> {
     let spec = schedule.trim();
-    let spec = if let Some(rest) = spec.strip_prefix("TZ=").or_else(|| spec.strip_prefix("CRON_TZ=")) {
+    let spec = if let Some(rest) = spec
+        .strip_prefix("TZ=")
+        .or_else(|| spec.strip_prefix("CRON_TZ="))
+    {
         rest.split_once(' ').map(|(_, r)| r.trim()).unwrap_or("")
     } else {
         spec
@@ -292,10 +326,15 @@ fn cron_error(schedule: &str) -> Option<String> {
                     if n.chars().all(|c| c.is_ascii_alphabetic()) {
                         continue;
                     }
-                    return Some(format!("failed to parse int from {n}: strconv.Atoi: parsing {}: invalid syntax", q(n)));
+                    return Some(format!(
+                        "failed to parse int from {n}: strconv.Atoi: parsing {}: invalid syntax",
+                        q(n)
+                    ));
                 };
                 if which == "beginning" && v < min {
-                    return Some(format!("beginning of range ({v}) below minimum ({min}): {part}"));
+                    return Some(format!(
+                        "beginning of range ({v}) below minimum ({min}): {part}"
+                    ));
                 }
                 if which == "end" && v > max {
                     return Some(format!("end of range ({v}) above maximum ({max}): {part}"));
@@ -318,34 +357,58 @@ pub fn validate_cron_job(o: &Value, create: bool, out: &mut Vec<Cause>) {
     if let Some(n) = i(&spec, "startingDeadlineSeconds")
         && n < 0
     {
-        out.push(invalid(&sp.child("startingDeadlineSeconds"), &n.to_string(), "must be greater than or equal to 0"));
+        out.push(invalid(
+            &sp.child("startingDeadlineSeconds"),
+            &n.to_string(),
+            "must be greater than or equal to 0",
+        ));
     }
     let cp = sp.child("concurrencyPolicy");
     match s(&spec, "concurrencyPolicy") {
         "Allow" | "Forbid" | "Replace" => {}
         "" => out.push(required(&cp, "")),
-        other => out.push(not_supported(&cp, &q(other), &["Allow", "Forbid", "Replace"])),
+        other => out.push(not_supported(
+            &cp,
+            &q(other),
+            &["Allow", "Forbid", "Replace"],
+        )),
     }
     let jt = spec.get("jobTemplate").cloned().unwrap_or(json!({}));
     let jsp = sp.at("jobTemplate.spec");
     let js = jt.get("spec").cloned().unwrap_or(json!({}));
     job_spec_common(&js, &jsp, out);
     if let Some(x) = js.get("selector").filter(|v| !v.is_null()) {
-        out.push(invalid(&jsp.child("selector"), &go(Some(x)), "`selector` will be auto-generated"));
+        out.push(invalid(
+            &jsp.child("selector"),
+            &go(Some(x)),
+            "`selector` will be auto-generated",
+        ));
     }
     if js.get("manualSelector") == Some(&json!(true)) {
-        out.push(not_supported(&jsp.child("manualSelector"), "true", &["nil", "false"]));
+        out.push(not_supported(
+            &jsp.child("manualSelector"),
+            "true",
+            &["nil", "false"],
+        ));
     }
     for f in ["successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
         if let Some(n) = i(&spec, f)
             && n < 0
         {
-            out.push(invalid(&sp.child(f), &n.to_string(), "must be greater than or equal to 0"));
+            out.push(invalid(
+                &sp.child(f),
+                &n.to_string(),
+                "must be greater than or equal to 0",
+            ));
         }
     }
     let name = meta_str(o, "name");
     if create && name.len() > 52 {
-        out.push(invalid_str(&Path::new("metadata.name"), name, "must be no more than 52 characters"));
+        out.push(invalid_str(
+            &Path::new("metadata.name"),
+            name,
+            "must be no more than 52 characters",
+        ));
     }
 }
 

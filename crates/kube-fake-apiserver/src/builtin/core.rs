@@ -4,7 +4,9 @@
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use super::field::{Path, forbidden, immutable, invalid, invalid_str, not_supported, q, required, too_long};
+use super::field::{
+    Path, forbidden, immutable, invalid, invalid_str, not_supported, q, required, too_long,
+};
 use super::json::{default, default_str, has, items, obj_at, s};
 use super::names::{dns1123_subdomain, max_len};
 use super::podspec;
@@ -45,7 +47,10 @@ fn qos_class(spec: &Value) -> &'static str {
             };
             let (r, l) = (relevant(req), relevant(lim));
             any |= !r.is_empty() || !l.is_empty();
-            if l.len() < 2 || r.iter().any(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv != v)) {
+            if l.len() < 2
+                || r.iter()
+                    .any(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv != v))
+            {
                 guaranteed = false;
             }
         }
@@ -63,7 +68,9 @@ fn qos_class(spec: &Value) -> &'static str {
 pub fn prepare_pod_create(o: &mut Value) {
     let qos = qos_class(o.get("spec").unwrap_or(&Value::Null));
     o["status"] = json!({"phase": "Pending", "qosClass": qos});
-    let Some(spec) = obj_at(o, "spec") else { return };
+    let Some(spec) = obj_at(o, "spec") else {
+        return;
+    };
     if s(spec, "priorityClassName").is_empty() {
         default(spec, "priority", json!(0));
     }
@@ -74,7 +81,10 @@ pub fn prepare_pod_create(o: &mut Value) {
         .cloned()
         .unwrap_or_default();
     let mut added = tolerations.clone();
-    for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
         let tolerated = tolerations.iter().any(|t| {
             let k = s(t, "key");
             let effect = s(t, "effect");
@@ -173,8 +183,12 @@ fn validate_immutable_data(new: &Value, old: &Value, fields: &[&str], out: &mut 
         ));
     }
     for f in fields {
-        let a = new.get(*f).filter(|v| !v.as_object().is_some_and(Map::is_empty));
-        let b = old.get(*f).filter(|v| !v.as_object().is_some_and(Map::is_empty));
+        let a = new
+            .get(*f)
+            .filter(|v| !v.as_object().is_some_and(Map::is_empty));
+        let b = old
+            .get(*f)
+            .filter(|v| !v.as_object().is_some_and(Map::is_empty));
         if a != b {
             out.push(forbidden(
                 &Path::new(f),
@@ -267,7 +281,10 @@ pub fn bad_base64(o: &Value, field: &str) -> Option<String> {
     let m = o.get(field)?.as_object()?;
     for v in m.values() {
         let text = v.as_str().unwrap_or_default();
-        if base64::engine::general_purpose::STANDARD.decode(text).is_err() {
+        if base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .is_err()
+        {
             return Some("illegal base64 data at input byte 0".into());
         }
     }
@@ -304,11 +321,19 @@ pub fn validate_pvc_spec(spec: &Value, path: &Path, out: &mut Vec<Cause>) {
     }
     for m in modes {
         let m = m.as_str().unwrap_or_default();
-        if !matches!(m, "ReadOnlyMany" | "ReadWriteMany" | "ReadWriteOnce" | "ReadWriteOncePod") {
+        if !matches!(
+            m,
+            "ReadOnlyMany" | "ReadWriteMany" | "ReadWriteOnce" | "ReadWriteOncePod"
+        ) {
             out.push(not_supported(
                 &path.child("accessModes"),
                 &q(m),
-                &["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"],
+                &[
+                    "ReadOnlyMany",
+                    "ReadWriteMany",
+                    "ReadWriteOnce",
+                    "ReadWriteOncePod",
+                ],
             ));
         }
     }
@@ -317,7 +342,11 @@ pub fn validate_pvc_spec(spec: &Value, path: &Path, out: &mut Vec<Cause>) {
         None => out.push(required(&rp, "")),
         Some(v) => {
             if quantity::parse(v).is_some_and(|x| x <= 0.0) {
-                out.push(invalid(&rp, &q(&quantity::text(v)), "must be greater than zero"));
+                out.push(invalid(
+                    &rp,
+                    &q(&quantity::text(v)),
+                    "must be greater than zero",
+                ));
             }
         }
     }
@@ -330,7 +359,11 @@ pub fn validate_pvc_spec(spec: &Value, path: &Path, out: &mut Vec<Cause>) {
     if has(spec, "volumeMode") {
         let vm = s(spec, "volumeMode");
         if !matches!(vm, "Block" | "Filesystem") {
-            out.push(not_supported(&path.child("volumeMode"), &q(vm), &["Block", "Filesystem"]));
+            out.push(not_supported(
+                &path.child("volumeMode"),
+                &q(vm),
+                &["Block", "Filesystem"],
+            ));
         }
     }
 }

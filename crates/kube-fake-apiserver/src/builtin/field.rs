@@ -91,7 +91,10 @@ pub fn string_list(v: Option<&Value>) -> String {
     match v.and_then(Value::as_array) {
         None => "[]string(nil)".into(),
         Some(a) => {
-            let parts: Vec<String> = a.iter().map(|s| q(s.as_str().unwrap_or_default())).collect();
+            let parts: Vec<String> = a
+                .iter()
+                .map(|s| q(s.as_str().unwrap_or_default()))
+                .collect();
             format!("[]string{{{}}}", parts.join(", "))
         }
     }
@@ -137,7 +140,11 @@ pub fn forbidden(path: &Path, detail: &str) -> Cause {
 
 /// `field.Duplicate(path, value)`; `value` already rendered.
 pub fn duplicate(path: &Path, value: &str) -> Cause {
-    cause("FieldValueDuplicate", path, format!("Duplicate value: {value}"))
+    cause(
+        "FieldValueDuplicate",
+        path,
+        format!("Duplicate value: {value}"),
+    )
 }
 
 /// `field.NotFound(path, value)`; `value` already rendered.
@@ -192,6 +199,9 @@ mod tests {
             r#"Unsupported value: "X": supported values: "A", "B""#
         );
         assert_eq!(required(&p, "").message, "Required value");
-        assert_eq!(too_long(&p, 1).message, "Too long: may not be more than 1 byte");
+        assert_eq!(
+            too_long(&p, 1).message,
+            "Too long: may not be more than 1 byte"
+        );
     }
 }

@@ -13,7 +13,8 @@ pub fn default(obj: &mut Value, key: &str, value: Value) {
 /// Sets `key` when it is missing, null or `""` (`if obj.X == "" { obj.X = v }`).
 pub fn default_str(obj: &mut Value, key: &str, value: &str) {
     if let Some(o) = obj.as_object_mut()
-        && o.get(key).is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+        && o.get(key)
+            .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
     {
         o.insert(key.into(), Value::String(value.into()));
     }
@@ -22,7 +23,8 @@ pub fn default_str(obj: &mut Value, key: &str, value: &str) {
 /// Sets a number `key` when it is missing, null or 0 (`if obj.X == 0 { obj.X = v }`).
 pub fn default_nonzero(obj: &mut Value, key: &str, value: i64) {
     if let Some(o) = obj.as_object_mut()
-        && o.get(key).is_none_or(|v| v.is_null() || v.as_i64() == Some(0))
+        && o.get(key)
+            .is_none_or(|v| v.is_null() || v.as_i64() == Some(0))
     {
         o.insert(key.into(), Value::from(value));
     }
@@ -31,7 +33,9 @@ pub fn default_nonzero(obj: &mut Value, key: &str, value: i64) {
 /// The object at `key`, created (`{}`) when missing or not an object.
 pub fn obj_at<'a>(obj: &'a mut Value, key: &str) -> Option<&'a mut Value> {
     let o = obj.as_object_mut()?;
-    let e = o.entry(key.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    let e = o
+        .entry(key.to_string())
+        .or_insert_with(|| Value::Object(Map::new()));
     if !e.is_object() {
         *e = Value::Object(Map::new());
     }

@@ -56,11 +56,13 @@ pub fn validate(sel: Option<&Value>, path: &Path, out: &mut Vec<Cause>) {
 
 /// Whether the selector has no requirement (it then selects everything).
 pub fn is_empty(sel: &Value) -> bool {
-    let n = |k: &str| sel.get(k).map_or(0, |v| match v {
-        Value::Object(m) => m.len(),
-        Value::Array(a) => a.len(),
-        _ => 0,
-    });
+    let n = |k: &str| {
+        sel.get(k).map_or(0, |v| match v {
+            Value::Object(m) => m.len(),
+            Value::Array(a) => a.len(),
+            _ => 0,
+        })
+    };
     n("matchLabels") + n("matchExpressions") == 0
 }
 
@@ -120,7 +122,9 @@ pub fn go(sel: Option<&Value>) -> String {
 /// `%#v` of an `intstr.IntOrString`.
 pub fn go_int_or_string(v: Option<&Value>) -> String {
     match v {
-        Some(Value::String(t)) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}", q(t)),
+        Some(Value::String(t)) => {
+            format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}", q(t))
+        }
         Some(Value::Number(n)) => format!(
             "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
             n.as_i64().unwrap_or(0)

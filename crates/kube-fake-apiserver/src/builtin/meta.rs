@@ -26,7 +26,11 @@ pub fn object_meta(obj: &Value, rule: NameRule, out: &mut Vec<Cause>) {
         }
     }
     let meta = obj.get("metadata");
-    labels(meta.and_then(|m| m.get("labels")), &path.child("labels"), out);
+    labels(
+        meta.and_then(|m| m.get("labels")),
+        &path.child("labels"),
+        out,
+    );
     annotations(
         meta.and_then(|m| m.get("annotations")),
         &path.child("annotations"),
@@ -78,10 +82,20 @@ mod tests {
         let o = json!({"metadata": {"name": "Bad", "labels": {"a/b/c": "x", "ok": "-bad"}}});
         object_meta(&o, NameRule::Dns1035Label, &mut out);
         let fields: Vec<&str> = out.iter().map(|c| c.field.as_str()).collect();
-        assert_eq!(fields, ["metadata.name", "metadata.labels", "metadata.labels"]);
+        assert_eq!(
+            fields,
+            ["metadata.name", "metadata.labels", "metadata.labels"]
+        );
         let mut out = Vec::new();
         let big = "x".repeat(ANNOTATIONS_LIMIT);
-        annotations(Some(&json!({"k": big})), &Path::new("metadata.annotations"), &mut out);
-        assert_eq!(out[0].message, "Too long: may not be more than 262144 bytes");
+        annotations(
+            Some(&json!({"k": big})),
+            &Path::new("metadata.annotations"),
+            &mut out,
+        );
+        assert_eq!(
+            out[0].message,
+            "Too long: may not be more than 262144 bytes"
+        );
     }
 }

@@ -21,6 +21,8 @@ mod rbac;
 mod scheduling;
 mod service;
 mod storage;
+#[cfg(test)]
+mod tests;
 
 use serde_json::Value;
 
@@ -243,7 +245,9 @@ fn validate_status(group: &str, kind: &str, o: &Value, out: &mut Vec<Cause>) {
         ],
         _ => return,
     };
-    let Some(status) = o.get("status") else { return };
+    let Some(status) = o.get("status") else {
+        return;
+    };
     let sp = field::Path::new("status");
     for c in counters {
         if let Some(n) = json::i(status, c)
@@ -275,6 +279,28 @@ pub fn admit(
     obj: &mut Value,
     write: Write,
 ) -> Result<(), ApiError> {
+    let taken = if (group, kind) == ("", "Service") {
+        let ns = crate::util::meta_str(obj, "namespace").to_string();
+        let name = crate::util::meta_str(obj, "name").to_string();
+        match write {
+            Write::Create => Allocated::from_db(db, None),
+            _ => Allocated::from_db(db, Some((&ns, &name))),
+        }
+    } else {
+        Allocated::default()
+    };
+    admit_with(group, kind, version, obj, write, &taken)
+}
+
+/// [`admit`] with what other Services hold given.
+pub fn admit_with(
+    group: &str,
+    kind: &str,
+    version: &str,
+    obj: &mut Value,
+    write: Write,
+    taken: &Allocated,
+) -> Result<(), ApiError> {
     decode_errors(group, kind, version, obj)?;
     default(group, kind, obj);
     let name = crate::util::meta_str(obj, "name").to_string();
@@ -284,7 +310,7 @@ pub fn admit(
     match write {
         Write::Create => {
             if is_service {
-                let errs = service::allocate(obj, &Allocated::from_db(db, None));
+                let errs = service::allocate(obj, taken);
                 if !errs.is_empty() {
                     return Err(invalid(&errs));
                 }
@@ -299,9 +325,7 @@ pub fn admit(
             validate(group, kind, obj, false, &mut causes);
             validate_update(group, kind, obj, old, &mut causes);
             if causes.is_empty() && is_service {
-                let ns = crate::util::meta_str(obj, "namespace").to_string();
-                let taken = Allocated::from_db(db, Some((&ns, &name)));
-                causes = service::allocate(obj, &taken);
+                causes = service::allocate(obj, taken);
             }
         }
         Write::Status => validate_status(group, kind, obj, &mut causes),

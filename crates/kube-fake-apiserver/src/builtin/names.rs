@@ -76,8 +76,7 @@ pub fn port_name(s: &str) -> Vec<String> {
         errs.push(max_len(15));
     }
     let charset = !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-');
     if !charset {
         errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
@@ -99,7 +98,9 @@ pub fn env_var_name(s: &str) -> Vec<String> {
     if s.is_empty() {
         errs.push("environment variable name must be non-empty".into());
     }
-    if s.chars().any(|c| (c as u32) > 127 || (c as u32) < 32 || c == '=') {
+    if s.chars()
+        .any(|c| (c as u32) > 127 || (c as u32) < 32 || c == '=')
+    {
         errs.push("a valid environment variable name must consist only of printable ASCII characters other than '='".into());
     }
     errs
@@ -156,11 +157,20 @@ mod tests {
     #[test]
     fn names() {
         assert!(dns1123_label("abc-1").is_empty());
-        assert_eq!(dns1123_label("Bad_Name"), vec![DNS1123_LABEL_MSG.to_string()]);
+        assert_eq!(
+            dns1123_label("Bad_Name"),
+            vec![DNS1123_LABEL_MSG.to_string()]
+        );
         assert!(dns1035_label("1abc").len() == 1);
         assert!(dns1123_subdomain("a.b-c").is_empty());
-        assert_eq!(path_segment("a/b%"), vec!["may not contain '/'", "may not contain '%'"]);
-        assert_eq!(port_name("123"), vec!["must contain at least one letter (a-z)"]);
+        assert_eq!(
+            path_segment("a/b%"),
+            vec!["may not contain '/'", "may not contain '%'"]
+        );
+        assert_eq!(
+            port_name("123"),
+            vec!["must contain at least one letter (a-z)"]
+        );
         assert!(port_name("http").is_empty());
         assert!(NameRule::Subdomain.check("abc-", true).is_empty());
     }

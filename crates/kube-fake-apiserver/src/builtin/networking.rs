@@ -11,7 +11,9 @@ use crate::schema::Cause;
 pub fn default_kind(kind: &str, o: &mut Value) {
     match kind {
         "NetworkPolicy" => {
-            let Some(spec) = obj_at(o, "spec") else { return };
+            let Some(spec) = obj_at(o, "spec") else {
+                return;
+            };
             // `podSelector` is a struct (always encoded).
             default(spec, "podSelector", json!({}));
             for dir in ["ingress", "egress"] {
@@ -80,11 +82,18 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                     let pp = rp.child("http").child("paths").index(pi);
                     let pt = s(p, "pathType");
                     match pt {
-                        "" => out.push(required(&pp.child("pathType"), "pathType must be specified")),
+                        "" => out.push(required(
+                            &pp.child("pathType"),
+                            "pathType must be specified",
+                        )),
                         "Exact" | "Prefix" => {
                             let path = s(p, "path");
                             if !path.starts_with('/') {
-                                out.push(invalid_str(&pp.child("path"), path, "must be an absolute path"));
+                                out.push(invalid_str(
+                                    &pp.child("path"),
+                                    path,
+                                    "must be an absolute path",
+                                ));
                             }
                         }
                         "ImplementationSpecific" => {}

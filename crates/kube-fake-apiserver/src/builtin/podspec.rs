@@ -212,7 +212,10 @@ pub fn default_template(t: &mut Value) {
 pub fn default_pod(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
         for c in items_mut(spec, list) {
-            let Some(limits) = c.pointer("/resources/limits").and_then(Value::as_object).cloned()
+            let Some(limits) = c
+                .pointer("/resources/limits")
+                .and_then(Value::as_object)
+                .cloned()
             else {
                 continue;
             };
@@ -269,7 +272,11 @@ pub fn validate_pod_spec(spec: &Value, path: &Path, out: &mut Vec<Cause>) {
     match restart {
         "Always" | "OnFailure" | "Never" => {}
         "" => out.push(required(&rp, "")),
-        other => out.push(not_supported(&rp, &q(other), &["Always", "OnFailure", "Never"])),
+        other => out.push(not_supported(
+            &rp,
+            &q(other),
+            &["Always", "OnFailure", "Never"],
+        )),
     }
     let dns = s(spec, "dnsPolicy");
     let dp = path.child("dnsPolicy");
@@ -306,7 +313,9 @@ pub fn validate_pod_spec(spec: &Value, path: &Path, out: &mut Vec<Cause>) {
             }
         }
     }
-    if let Some(g) = spec.get("terminationGracePeriodSeconds").and_then(Value::as_i64)
+    if let Some(g) = spec
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_i64)
         && g < 0
     {
         out.push(invalid(
@@ -329,7 +338,10 @@ fn validate_volumes(spec: &Value, path: &Path, out: &mut Vec<Cause>) -> HashSet<
             el.push(required(&p, "must specify a volume type"));
         }
         for extra in sources.iter().skip(1) {
-            el.push(forbidden(&p.child(extra), "may not specify more than 1 volume type"));
+            el.push(forbidden(
+                &p.child(extra),
+                "may not specify more than 1 volume type",
+            ));
         }
         if let Some(src) = sources.first() {
             let sp = p.child(src);
@@ -425,7 +437,10 @@ fn validate_probe(kind: &str, pr: &Value, path: &Path, out: &mut Vec<Cause>) {
         out.push(required(path, "must specify a handler type"));
     }
     for extra in set.iter().skip(1) {
-        out.push(forbidden(&path.child(extra), "may not specify more than 1 handler type"));
+        out.push(forbidden(
+            &path.child(extra),
+            "may not specify more than 1 handler type",
+        ));
     }
     for f in [
         "initialDelaySeconds",
@@ -448,7 +463,11 @@ fn validate_probe(kind: &str, pr: &Value, path: &Path, out: &mut Vec<Cause>) {
         && let Some(n) = i(pr, "successThreshold")
         && n != 1
     {
-        out.push(invalid(&path.child("successThreshold"), &n.to_string(), "must be 1"));
+        out.push(invalid(
+            &path.child("successThreshold"),
+            &n.to_string(),
+            "must be 1",
+        ));
     }
 }
 
@@ -469,7 +488,11 @@ fn validate_container(c: &Value, volumes: &HashSet<String>, path: &Path, out: &m
     match s(c, "terminationMessagePolicy") {
         "File" | "FallbackToLogsOnError" => {}
         "" => out.push(required(&tmp, "must be 'File' or 'FallbackToLogsOnError'")),
-        other => out.push(not_supported(&tmp, &q(other), &["File", "FallbackToLogsOnError"])),
+        other => out.push(not_supported(
+            &tmp,
+            &q(other),
+            &["File", "FallbackToLogsOnError"],
+        )),
     }
     validate_ports(c, &path.child("ports"), out);
     let ep = path.child("env");
@@ -506,7 +529,11 @@ fn validate_container(c: &Value, volumes: &HashSet<String>, path: &Path, out: &m
     match s(c, "imagePullPolicy") {
         "Always" | "IfNotPresent" | "Never" => {}
         "" => out.push(required(&pp, "")),
-        other => out.push(not_supported(&pp, &q(other), &["Always", "IfNotPresent", "Never"])),
+        other => out.push(not_supported(
+            &pp,
+            &q(other),
+            &["Always", "IfNotPresent", "Never"],
+        )),
     }
     validate_resources(c.get("resources"), &path.child("resources"), out);
 }

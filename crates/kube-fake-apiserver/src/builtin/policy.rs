@@ -16,7 +16,9 @@ pub fn prepare_create(o: &mut Value) {
 fn int_or_percent(v: Option<&Value>, path: &Path, out: &mut Vec<Cause>) {
     match v {
         Some(Value::String(t)) => {
-            let n = t.strip_suffix('%').filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
+            let n = t
+                .strip_suffix('%')
+                .filter(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
             match n {
                 None => out.push(invalid(
                     path,
@@ -30,7 +32,11 @@ fn int_or_percent(v: Option<&Value>, path: &Path, out: &mut Vec<Cause>) {
             }
         }
         Some(Value::Number(n)) if n.as_i64().unwrap_or(0) < 0 => {
-            out.push(invalid(path, &n.to_string(), "must be greater than or equal to 0"));
+            out.push(invalid(
+                path,
+                &n.to_string(),
+                "must be greater than or equal to 0",
+            ));
         }
         _ => {}
     }

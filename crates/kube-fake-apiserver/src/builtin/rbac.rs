@@ -33,7 +33,10 @@ fn string_slice(v: Option<&Value>) -> String {
 
 fn policy_rule(r: &Value, namespaced: bool, p: &Path, out: &mut Vec<Cause>) {
     if items(r, "verbs").next().is_none() {
-        out.push(required(&p.child("verbs"), "verbs must contain at least one value"));
+        out.push(required(
+            &p.child("verbs"),
+            "verbs must contain at least one value",
+        ));
     }
     if items(r, "nonResourceURLs").next().is_some() {
         let urls = string_slice(r.get("nonResourceURLs"));
@@ -132,7 +135,11 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
             let k = s(&rr, "kind");
             if namespaced {
                 if !matches!(k, "Role" | "ClusterRole") {
-                    out.push(not_supported(&rp.child("kind"), &q(k), &["Role", "ClusterRole"]));
+                    out.push(not_supported(
+                        &rp.child("kind"),
+                        &q(k),
+                        &["Role", "ClusterRole"],
+                    ));
                 }
             } else if k != "ClusterRole" {
                 out.push(not_supported(&rp.child("kind"), &q(k), &["ClusterRole"]));
@@ -155,7 +162,8 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
 
 /// A binding's `roleRef` cannot change.
 pub fn validate_update(kind: &str, new: &Value, old: &Value, out: &mut Vec<Cause>) {
-    if kind.ends_with("Binding") && new.get("roleRef") != old.get("roleRef") && has(old, "roleRef") {
+    if kind.ends_with("Binding") && new.get("roleRef") != old.get("roleRef") && has(old, "roleRef")
+    {
         let rr = new.get("roleRef").cloned().unwrap_or(json!({}));
         out.push(invalid(
             &Path::new("roleRef"),

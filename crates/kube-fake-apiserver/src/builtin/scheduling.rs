@@ -11,7 +11,9 @@ pub fn default_priority_class(o: &mut Value) {
 /// `SetDefaults_HorizontalPodAutoscaler`: one replica at least, 80% CPU when no metric is set
 /// (the behavior's rules are filled only when a behavior is given).
 pub fn default_hpa(o: &mut Value) {
-    let Some(spec) = obj_at(o, "spec") else { return };
+    let Some(spec) = obj_at(o, "spec") else {
+        return;
+    };
     default(spec, "minReplicas", json!(1));
     if spec
         .get("metrics")
@@ -24,9 +26,17 @@ pub fn default_hpa(o: &mut Value) {
         let up = obj_at(b, "scaleUp").expect("behavior is an object");
         default(up, "stabilizationWindowSeconds", json!(0));
         default(up, "selectPolicy", json!("Max"));
-        default(up, "policies", json!([{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]));
+        default(
+            up,
+            "policies",
+            json!([{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]),
+        );
         let down = obj_at(b, "scaleDown").expect("behavior is an object");
         default(down, "selectPolicy", json!("Max"));
-        default(down, "policies", json!([{"type": "Percent", "value": 100, "periodSeconds": 15}]));
+        default(
+            down,
+            "policies",
+            json!([{"type": "Percent", "value": 100, "periodSeconds": 15}]),
+        );
     }
 }

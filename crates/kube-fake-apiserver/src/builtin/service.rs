@@ -30,6 +30,14 @@ pub struct Allocated {
 }
 
 impl Allocated {
+    /// Addresses and ports held elsewhere (tests and callers without a store).
+    pub fn holding(ips: &[&str], ports: &[i64]) -> Allocated {
+        Allocated {
+            ips: ips.iter().map(|s| s.to_string()).collect(),
+            ports: ports.iter().copied().collect(),
+        }
+    }
+
     /// Everything stored Services hold, but `skip` (the Service being updated).
     pub fn from_db(db: &Db, skip: Option<(&str, &str)>) -> Allocated {
         let mut a = Allocated::default();
@@ -66,10 +74,13 @@ fn cidr_text() -> String {
 }
 
 pub fn default_service(o: &mut Value) {
-    let Some(spec) = obj_at(o, "spec") else { return };
+    let Some(spec) = obj_at(o, "spec") else {
+        return;
+    };
     default_str(spec, "sessionAffinity", "None");
     if s(spec, "sessionAffinity") == "None" {
-        spec.as_object_mut().map(|m| m.remove("sessionAffinityConfig"));
+        spec.as_object_mut()
+            .map(|m| m.remove("sessionAffinityConfig"));
     }
     if s(spec, "sessionAffinity") == "ClientIP"
         && spec
@@ -126,8 +137,12 @@ fn needs_health_check_port(spec: &Value) -> bool {
 /// (`patchAllocatedValues`), and fields the new type does not use are dropped
 /// (`dropTypeDependentFields`) when they are the old allocated values.
 pub fn carry_over(new: &mut Value, old: &Value) {
-    let Some(old_spec) = old.get("spec") else { return };
-    let Some(spec) = obj_at(new, "spec") else { return };
+    let Some(old_spec) = old.get("spec") else {
+        return;
+    };
+    let Some(spec) = obj_at(new, "spec") else {
+        return;
+    };
     if needs_cluster_ip(old_spec) && needs_cluster_ip(spec) {
         if s(spec, "clusterIP").is_empty()
             && let Some(v) = old_spec.get("clusterIP")
@@ -159,7 +174,9 @@ pub fn carry_over(new: &mut Value, old: &Value) {
         .map(|p| (s(p, "name").to_string(), i(p, "nodePort").unwrap_or(0)))
         .collect();
     if needs_node_ports(old_spec) && needs_node_ports(spec) {
-        let used: HashSet<i64> = items(spec, "ports").filter_map(|p| i(p, "nodePort")).collect();
+        let used: HashSet<i64> = items(spec, "ports")
+            .filter_map(|p| i(p, "nodePort"))
+            .collect();
         for p in items_mut(spec, "ports") {
             if i(p, "nodePort").unwrap_or(0) == 0
                 && let Some((_, np)) = old_ports.iter().find(|(n, _)| n == s(p, "name"))
@@ -184,8 +201,12 @@ pub fn carry_over(new: &mut Value, old: &Value) {
         {
             spec["healthCheckNodePort"] = json!(v);
         }
-    } else if !needs_health_check_port(spec) && old_hc.is_some() && i(spec, "healthCheckNodePort") == old_hc {
-        spec.as_object_mut().map(|m| m.remove("healthCheckNodePort"));
+    } else if !needs_health_check_port(spec)
+        && old_hc.is_some()
+        && i(spec, "healthCheckNodePort") == old_hc
+    {
+        spec.as_object_mut()
+            .map(|m| m.remove("healthCheckNodePort"));
     }
 }
 
@@ -294,7 +315,13 @@ pub fn allocate(o: &mut Value, taken: &Allocated) -> Vec<Cause> {
                     )),
                 }
             } else {
-                node_port_taken(np, taken, &claimed, &pp.index(idx).child("nodePort"), &mut out);
+                node_port_taken(
+                    np,
+                    taken,
+                    &claimed,
+                    &pp.index(idx).child("nodePort"),
+                    &mut out,
+                );
                 claimed.insert(np);
             }
             idx += 1;
@@ -307,7 +334,13 @@ pub fn allocate(o: &mut Value, taken: &Allocated) -> Vec<Cause> {
                 spec["healthCheckNodePort"] = json!(n);
             }
         } else {
-            node_port_taken(hc, taken, &claimed, &sp.child("healthCheckNodePort"), &mut out);
+            node_port_taken(
+                hc,
+                taken,
+                &claimed,
+                &sp.child("healthCheckNodePort"),
+                &mut out,
+            );
         }
     }
     out
@@ -334,10 +367,16 @@ fn node_port_taken(
         out.push(invalid(
             path,
             &n.to_string(),
-            &format!("provided port is not in the valid range. The range of valid ports is {lo}-{hi}"),
+            &format!(
+                "provided port is not in the valid range. The range of valid ports is {lo}-{hi}"
+            ),
         ));
     } else if taken.ports.contains(&n) || claimed.contains(&n) {
-        out.push(invalid(path, &n.to_string(), "provided port is already allocated"));
+        out.push(invalid(
+            path,
+            &n.to_string(),
+            "provided port is already allocated",
+        ));
     }
 }
 
@@ -434,11 +473,18 @@ pub fn validate(o: &Value, out: &mut Vec<Cause>) {
     if sa.is_empty() {
         out.push(required(&sp.child("sessionAffinity"), ""));
     } else if !matches!(sa, "ClientIP" | "None") {
-        out.push(not_supported(&sp.child("sessionAffinity"), &q(sa), &["ClientIP", "None"]));
+        out.push(not_supported(
+            &sp.child("sessionAffinity"),
+            &q(sa),
+            &["ClientIP", "None"],
+        ));
     }
     if ty.is_empty() {
         out.push(required(&sp.child("type"), ""));
-    } else if !matches!(ty, "ClusterIP" | "ExternalName" | "LoadBalancer" | "NodePort") {
+    } else if !matches!(
+        ty,
+        "ClusterIP" | "ExternalName" | "LoadBalancer" | "NodePort"
+    ) {
         out.push(not_supported(
             &sp.child("type"),
             &q(ty),
@@ -513,6 +559,10 @@ pub fn validate_update(new: &Value, old: &Value, out: &mut Vec<Cause>) {
             }
         }
     } else if new_ips.is_empty() {
-        out.push(invalid(&path.index(0), &value, "primary clusterIP can not be unset"));
+        out.push(invalid(
+            &path.index(0),
+            &value,
+            "primary clusterIP can not be unset",
+        ));
     }
 }

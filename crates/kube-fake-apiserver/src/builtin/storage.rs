@@ -13,7 +13,9 @@ pub fn default_kind(kind: &str, o: &mut Value) {
             default(o, "volumeBindingMode", json!("Immediate"));
         }
         "CSIDriver" => {
-            let Some(spec) = obj_at(o, "spec") else { return };
+            let Some(spec) = obj_at(o, "spec") else {
+                return;
+            };
             default(spec, "attachRequired", json!(true));
             default(spec, "podInfoOnMount", json!(false));
             default(spec, "storageCapacity", json!(false));
@@ -43,7 +45,11 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
     if has(o, "reclaimPolicy") {
         let r = s(o, "reclaimPolicy");
         if !matches!(r, "Delete" | "Retain") {
-            out.push(not_supported(&Path::new("reclaimPolicy"), &q(r), &["Delete", "Retain"]));
+            out.push(not_supported(
+                &Path::new("reclaimPolicy"),
+                &q(r),
+                &["Delete", "Retain"],
+            ));
         }
     }
     if has(o, "volumeBindingMode") {
@@ -63,14 +69,26 @@ pub fn validate_update(kind: &str, new: &Value, old: &Value, out: &mut Vec<Cause
     if kind != "StorageClass" {
         return;
     }
-    let empty = |v: Option<&Value>| v.cloned().filter(|x| !x.as_object().is_some_and(|m| m.is_empty()));
+    let empty = |v: Option<&Value>| {
+        v.cloned()
+            .filter(|x| !x.as_object().is_some_and(|m| m.is_empty()))
+    };
     if empty(new.get("parameters")) != empty(old.get("parameters")) {
-        out.push(forbidden(&Path::new("parameters"), "updates to parameters are forbidden."));
+        out.push(forbidden(
+            &Path::new("parameters"),
+            "updates to parameters are forbidden.",
+        ));
     }
     if new.get("provisioner") != old.get("provisioner") {
-        out.push(forbidden(&Path::new("provisioner"), "updates to provisioner are forbidden."));
+        out.push(forbidden(
+            &Path::new("provisioner"),
+            "updates to provisioner are forbidden.",
+        ));
     }
     if new.get("reclaimPolicy") != old.get("reclaimPolicy") {
-        out.push(forbidden(&Path::new("reclaimPolicy"), "updates to reclaimPolicy are forbidden."));
+        out.push(forbidden(
+            &Path::new("reclaimPolicy"),
+            "updates to reclaimPolicy are forbidden.",
+        ));
     }
 }
