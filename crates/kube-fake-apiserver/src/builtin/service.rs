@@ -30,7 +30,8 @@ pub struct Allocated {
 }
 
 impl Allocated {
-    /// Addresses and ports held elsewhere (tests and callers without a store).
+    /// Addresses and ports held elsewhere (tests without a store).
+    #[cfg(test)]
     pub fn holding(ips: &[&str], ports: &[i64]) -> Allocated {
         Allocated {
             ips: ips.iter().map(|s| s.to_string()).collect(),
@@ -299,8 +300,7 @@ pub fn allocate(o: &mut Value, taken: &Allocated) -> Vec<Cause> {
     let mut claimed: HashSet<i64> = HashSet::new();
     if needs_node_ports(spec) {
         let pp = sp.child("ports");
-        let mut idx = 0;
-        for p in items_mut(spec, "ports") {
+        for (idx, p) in items_mut(spec, "ports").enumerate() {
             let np = i(p, "nodePort").unwrap_or(0);
             if np == 0 {
                 match pick_port(taken, &claimed) {
@@ -324,7 +324,6 @@ pub fn allocate(o: &mut Value, taken: &Allocated) -> Vec<Cause> {
                 );
                 claimed.insert(np);
             }
-            idx += 1;
         }
     }
     if needs_health_check_port(spec) {
