@@ -322,8 +322,17 @@ pub fn admit_with(
             if is_service {
                 service::carry_over(obj, old);
             }
+            // `ValidateServiceUpdate`, `ValidateConfigMapUpdate` and `ValidateSecretUpdate`
+            // check what may not change first; the others validate the new object first.
+            let mut changes = Vec::new();
+            validate_update(group, kind, obj, old, &mut changes);
             validate(group, kind, obj, false, &mut causes);
-            validate_update(group, kind, obj, old, &mut causes);
+            if matches!((group, kind), ("", "Service" | "ConfigMap" | "Secret")) {
+                changes.append(&mut causes);
+                causes = changes;
+            } else {
+                causes.append(&mut changes);
+            }
             if causes.is_empty() && is_service {
                 causes = service::allocate(obj, taken);
             }
