@@ -176,7 +176,6 @@ fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<
 /// needs it), transition rules see it as `oldSelf`, and values it already had are not checked
 /// again (ratcheting).
 fn admit(
-    db: &Db,
     res: &Resource,
     ver: &Version,
     obj: &mut Value,
@@ -187,8 +186,7 @@ fn admit(
     let mut causes: Vec<Cause> = Vec::new();
     let builtin = crate::builtin::handles(&res.group, res.custom);
     if builtin {
-        let write = crate::builtin::write_of(mode, old);
-        crate::builtin::admit(db, &res.group, &res.kind, &ver.name, obj, write)?;
+        crate::builtin::decode(&res.group, &res.kind, &ver.name, obj)?;
     }
     if res.custom {
         // The server's JSON round trip: int64 stays exact, everything else goes through float64.
@@ -368,8 +366,17 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
             o.remove("status");
         }
     }
-    admit(db, res, &ver, &mut obj, None, Mode::Main, opts)?;
+    admit(res, &ver, &mut obj, None, Mode::Main, opts)?;
     w.writer(Mode::Main).record(None, &mut obj, &source);
+    if crate::builtin::handles(&res.group, res.custom) {
+        crate::builtin::admit(
+            db,
+            &res.group,
+            &res.kind,
+            &mut obj,
+            crate::builtin::Write::Create,
+        )?;
+    }
     if namespaces::is_namespaces(res) {
         namespaces::prepare_for_create(&mut obj);
     }
@@ -542,7 +549,15 @@ fn update(
         namespaces::default_name_label(&mut new);
         namespaces::default_finalizers_on_update(&mut new);
     }
-    admit(db, res, &ver, &mut new, Some(&old), mode, opts)?;
+    admit(res, &ver, &mut new, Some(&old), mode, opts)?;
+    if is_crd(res) && mode == Mode::Main {
+        crd::set_status(db, &mut new);
+    }
+    w.writer(mode).record(Some(&old), &mut new, source);
+    if crate::builtin::handles(&res.group, res.custom) {
+        let write = crate::builtin::write_of(mode, Some(&old));
+        crate::builtin::admit(db, &res.group, &res.kind, &mut new, write)?;
+    }
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
             .get("generation")
@@ -550,10 +565,6 @@ fn update(
             .unwrap_or(0);
         meta_mut(&mut new).insert("generation".into(), json!(g + 1));
     }
-    if is_crd(res) && mode == Mode::Main {
-        crd::set_status(db, &mut new);
-    }
-    w.writer(mode).record(Some(&old), &mut new, source);
     // A write that changes nothing (its managedFields' times aside) is not a write: no new
     // resourceVersion, no event.
     if ssa::same_write(&old, &new) {

@@ -122,16 +122,35 @@ fn rule(r: &Value, p: &Path, out: &mut Vec<Cause>) {
     if n("resources") == 0 {
         out.push(required(&p.child("resources"), ""));
     }
-    let mut seen = HashSet::new();
-    for (idx, res) in items(r, "resources").enumerate() {
-        let res = res.as_str().unwrap_or_default();
-        let rp = p.child("resources").index(idx);
+    // `validateResources`: empty entries and the wildcard combinations.
+    let resources: Vec<&str> = items(r, "resources").filter_map(Value::as_str).collect();
+    let mut double = false;
+    let mut single = false;
+    let mut plain = false;
+    for (idx, res) in resources.iter().enumerate() {
         if res.is_empty() {
-            out.push(required(&rp, ""));
+            out.push(required(&p.child("resources").index(idx), ""));
+            continue;
         }
-        if !seen.insert(res.to_string()) {
-            out.push(duplicate(&rp, &q(res)));
+        double |= *res == "*/*";
+        single |= *res == "*";
+        if !res.contains('/') {
+            plain |= *res != "*";
         }
+    }
+    if double && resources.len() > 1 {
+        out.push(invalid(
+            &p.child("resources"),
+            &string_list(r.get("resources")),
+            "if '*/*' is present, must not specify other resources",
+        ));
+    }
+    if single && plain {
+        out.push(invalid(
+            &p.child("resources"),
+            &string_list(r.get("resources")),
+            "if '*' is present, must not specify other resources without subresources",
+        ));
     }
     if has(r, "scope") {
         let sc = s(r, "scope");

@@ -245,9 +245,13 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                         }
                     }
                 }
+                // The value is the Go struct (a set `rollingUpdate` prints as an address there).
                 other => out.push(not_supported(
-                    &stp.child("type"),
-                    &q(other),
+                    &stp,
+                    &format!(
+                        "apps.DeploymentStrategy{{Type:{}, RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}}",
+                        q(other)
+                    ),
                     &["Recreate", "RollingUpdate"],
                 )),
             }
@@ -385,9 +389,12 @@ pub fn validate(kind: &str, o: &Value, out: &mut Vec<Cause>) {
                     }
                 }
                 other => out.push(not_supported(
-                    &usp.child("type"),
-                    &q(other),
-                    &["OnDelete", "RollingUpdate"],
+                    &usp,
+                    &format!(
+                        "apps.DaemonSetUpdateStrategy{{Type:{}, RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}}",
+                        q(other)
+                    ),
+                    &["RollingUpdate", "OnDelete"],
                 )),
             }
             nonnegative(&spec, "revisionHistoryLimit", &sp, out);

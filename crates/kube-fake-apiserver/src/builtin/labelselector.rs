@@ -44,10 +44,10 @@ pub fn validate(sel: Option<&Value>, path: &Path, out: &mut Vec<Cause>) {
         for m in super::names::qualified_name_errors(key) {
             out.push(invalid_str(&p.child("key"), key, &m));
         }
-        for v in values.into_iter().flatten() {
+        for (vi, v) in values.into_iter().flatten().enumerate() {
             let v = v.as_str().unwrap_or_default();
             for m in super::names::label_value_errors(v) {
-                out.push(invalid_str(&p.child("values").index(0), v, &m));
+                out.push(invalid_str(&p.child("values").index(vi), v, &m));
             }
         }
     }

@@ -268,14 +268,21 @@ pub fn handles(group: &str, custom: bool) -> bool {
     !custom && group != "apiextensions.k8s.io"
 }
 
-/// Defaults, prepares, allocates and validates a built-in object as kube-apiserver does on a
-/// write; `version` names the request's version in decoder errors. A refusal is the server's
-/// error (400 from the decoder, 422 `Invalid`).
+/// What happens while the request is decoded: the decoder's refusals (400) and the kind's
+/// defaults. The field manager records what the client set after this and before [`admit`].
+pub fn decode(group: &str, kind: &str, version: &str, obj: &mut Value) -> Result<(), ApiError> {
+    decode_errors(group, kind, version, obj)?;
+    default(group, kind, obj);
+    Ok(())
+}
+
+/// What the registry does after the field manager ran: the Service allocator, the strategy's
+/// `PrepareForCreate`, validation (a 422 `Invalid`), and the defaults of the decoded stored
+/// object. So what the server adds here is owned by no manager, as on a real server.
 pub fn admit(
     db: &Db,
     group: &str,
     kind: &str,
-    version: &str,
     obj: &mut Value,
     write: Write,
 ) -> Result<(), ApiError> {
@@ -289,10 +296,10 @@ pub fn admit(
     } else {
         Allocated::default()
     };
-    admit_with(group, kind, version, obj, write, &taken)
+    admit_after_decode(group, kind, obj, write, &taken)
 }
 
-/// [`admit`] with what other Services hold given.
+/// [`decode`] then [`admit`] with what other Services hold given (the whole write, for tests).
 pub fn admit_with(
     group: &str,
     kind: &str,
@@ -301,8 +308,17 @@ pub fn admit_with(
     write: Write,
     taken: &Allocated,
 ) -> Result<(), ApiError> {
-    decode_errors(group, kind, version, obj)?;
-    default(group, kind, obj);
+    decode(group, kind, version, obj)?;
+    admit_after_decode(group, kind, obj, write, taken)
+}
+
+fn admit_after_decode(
+    group: &str,
+    kind: &str,
+    obj: &mut Value,
+    write: Write,
+    taken: &Allocated,
+) -> Result<(), ApiError> {
     let name = crate::util::meta_str(obj, "name").to_string();
     let invalid = |causes: &[Cause]| ApiError::invalid(group, kind, &name, causes);
     let is_service = (group, kind) == ("", "Service");
