@@ -1635,3 +1635,34 @@ fn workload_status_counters_are_non_negative() {
         )],
     );
 }
+
+#[test]
+fn deployment_status_counts_fit_inside_one_another() {
+    let mut d = created(deployment("web", web_spec()));
+    d["status"] = json!({"replicas": 1, "readyReplicas": 1, "availableReplicas": 2});
+    let e = admit_with(
+        "apps",
+        "Deployment",
+        "v1",
+        &mut d,
+        Write::Status,
+        &Allocated::default(),
+    )
+    .unwrap_err();
+    assert_invalid(
+        &e,
+        "Deployment.apps \"web\" is invalid: [status.availableReplicas: Invalid value: 2: cannot be greater than status.replicas, status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas]",
+        &[
+            (
+                "FieldValueInvalid",
+                "status.availableReplicas",
+                "Invalid value: 2: cannot be greater than status.replicas",
+            ),
+            (
+                "FieldValueInvalid",
+                "status.availableReplicas",
+                "Invalid value: 2: cannot be greater than readyReplicas",
+            ),
+        ],
+    );
+}
