@@ -298,6 +298,10 @@ pub fn default_pvc_spec(spec: &mut Value) {
     if spec.is_object() {
         default(spec, "volumeMode", json!("Filesystem"));
         default(spec, "resources", json!({}));
+        if let Some(r) = spec.get_mut("resources") {
+            quantity::canonical_list(r.get_mut("limits"));
+            quantity::canonical_list(r.get_mut("requests"));
+        }
     }
 }
 

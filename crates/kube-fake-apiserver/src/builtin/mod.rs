@@ -127,6 +127,7 @@ pub fn default(group: &str, kind: &str, o: &mut Value) {
             }
         }
         ("", "Service") => service::default_service(o),
+        ("", "ResourceQuota") => quantity::canonical_list(o.pointer_mut("/spec/hard")),
         ("", "Secret") => core::default_secret(o),
         ("", "PersistentVolumeClaim") => core::default_pvc(o),
         ("", "PersistentVolume") => {

@@ -89,8 +89,13 @@ fn default_container(c: &mut Value) {
     default_str(c, "imagePullPolicy", pull_policy_for(&image));
     default_str(c, "terminationMessagePath", "/dev/termination-log");
     default_str(c, "terminationMessagePolicy", "File");
-    // `resources` is a struct (always encoded, `{}` when empty).
+    // `resources` is a struct (always encoded, `{}` when empty); its lists are rounded and
+    // printed canonically (`SetDefaults_ResourceList`).
     default(c, "resources", json!({}));
+    if let Some(r) = c.get_mut("resources") {
+        quantity::canonical_list(r.get_mut("limits"));
+        quantity::canonical_list(r.get_mut("requests"));
+    }
     for p in items_mut(c, "ports") {
         default_str(p, "protocol", "TCP");
     }
@@ -189,6 +194,7 @@ pub fn default_pod_spec(spec: &mut Value) {
     for v in items_mut(spec, "volumes") {
         default_volume(v);
     }
+    quantity::canonical_list(spec.get_mut("overhead"));
     for list in ["initContainers", "containers", "ephemeralContainers"] {
         for c in items_mut(spec, list).filter(|c| c.is_object()) {
             default_container(c);

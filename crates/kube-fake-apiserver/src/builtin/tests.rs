@@ -1625,14 +1625,23 @@ fn workload_status_counters_are_non_negative() {
         &Allocated::default(),
     )
     .unwrap_err();
+    // The other counts (0) are then greater than status.replicas too, as in the source.
+    let more = "Invalid value: 0: cannot be greater than status.replicas";
     assert_invalid(
         &e,
-        "Deployment.apps \"web\" is invalid: status.replicas: Invalid value: -1: must be greater than or equal to 0",
-        &[(
-            "FieldValueInvalid",
-            "status.replicas",
-            "Invalid value: -1: must be greater than or equal to 0",
-        )],
+        &format!(
+            "Deployment.apps \"web\" is invalid: [status.replicas: Invalid value: -1: must be greater than or equal to 0, status.updatedReplicas: {more}, status.readyReplicas: {more}, status.availableReplicas: {more}]"
+        ),
+        &[
+            (
+                "FieldValueInvalid",
+                "status.replicas",
+                "Invalid value: -1: must be greater than or equal to 0",
+            ),
+            ("FieldValueInvalid", "status.updatedReplicas", more),
+            ("FieldValueInvalid", "status.readyReplicas", more),
+            ("FieldValueInvalid", "status.availableReplicas", more),
+        ],
     );
 }
 
@@ -1665,4 +1674,22 @@ fn deployment_status_counts_fit_inside_one_another() {
             ),
         ],
     );
+}
+
+#[test]
+fn quantities_come_back_canonical() {
+    // SetDefaults_ResourceList rounds up to milli-units; Quantity.String() prints the canonical
+    // form (a controller comparing "0.5" with the stored "500m" would update forever).
+    let mut spec = web_spec();
+    spec["template"]["spec"]["containers"][0]["resources"] = json!({"limits": {"cpu": "0.5", "memory": "1024Mi"}, "requests": {"cpu": 0.25, "memory": "1000"}});
+    let got = created(deployment("web", spec));
+    assert_eq!(
+        got["spec"]["template"]["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "500m", "memory": "1Gi"}, "requests": {"cpu": "250m", "memory": "1k"}})
+    );
+    let claim = created(
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta("data"),
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2048Mi"}}}}),
+    );
+    assert_eq!(claim["spec"]["resources"]["requests"]["storage"], "2Gi");
 }
