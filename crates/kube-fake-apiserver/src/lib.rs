@@ -36,7 +36,7 @@
 #![warn(clippy::await_holding_lock)]
 #![deny(missing_docs)]
 
-mod builtin_defaults;
+mod builtin;
 mod controllers;
 mod conversion;
 mod conversion_config;

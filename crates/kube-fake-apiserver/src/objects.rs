@@ -184,8 +184,9 @@ fn admit(
     opts: &WriteOpts,
 ) -> Result<(), ApiError> {
     let mut causes: Vec<Cause> = Vec::new();
-    if !res.custom {
-        crate::builtin_defaults::apply(&res.group, &res.plural, obj);
+    let builtin = crate::builtin::handles(&res.group, res.custom);
+    if builtin {
+        crate::builtin::decode(&res.group, &res.kind, &ver.name, obj)?;
     }
     if res.custom {
         // The server's JSON round trip: int64 stays exact, everything else goes through float64.
@@ -231,7 +232,8 @@ fn admit(
         kube_codegen_crd::object::scale::status_causes(&scale, obj, &mut causes);
     }
     let name = meta_str(obj, "name").to_string();
-    if !is_dns_subdomain(&name) {
+    // Built-ins had their names checked by their kind's rule.
+    if !builtin && !is_dns_subdomain(&name) {
         causes.insert(
             0,
             Cause {
@@ -366,6 +368,15 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     }
     admit(res, &ver, &mut obj, None, Mode::Main, opts)?;
     w.writer(Mode::Main).record(None, &mut obj, &source);
+    if crate::builtin::handles(&res.group, res.custom) {
+        crate::builtin::admit(
+            db,
+            &res.group,
+            &res.kind,
+            &mut obj,
+            crate::builtin::Write::Create,
+        )?;
+    }
     if namespaces::is_namespaces(res) {
         namespaces::prepare_for_create(&mut obj);
     }
@@ -539,6 +550,14 @@ fn update(
         namespaces::default_finalizers_on_update(&mut new);
     }
     admit(res, &ver, &mut new, Some(&old), mode, opts)?;
+    if is_crd(res) && mode == Mode::Main {
+        crd::set_status(db, &mut new);
+    }
+    w.writer(mode).record(Some(&old), &mut new, source);
+    if crate::builtin::handles(&res.group, res.custom) {
+        let write = crate::builtin::write_of(mode, Some(&old));
+        crate::builtin::admit(db, &res.group, &res.kind, &mut new, write)?;
+    }
     if res.generation && spec_part(&ver, &new) != spec_part(&ver, &old) {
         let g = old_meta
             .get("generation")
@@ -546,10 +565,6 @@ fn update(
             .unwrap_or(0);
         meta_mut(&mut new).insert("generation".into(), json!(g + 1));
     }
-    if is_crd(res) && mode == Mode::Main {
-        crd::set_status(db, &mut new);
-    }
-    w.writer(mode).record(Some(&old), &mut new, source);
     // A write that changes nothing (its managedFields' times aside) is not a write: no new
     // resourceVersion, no event.
     if ssa::same_write(&old, &new) {

@@ -11,7 +11,7 @@ pub fn now() -> String {
         .to_string()
 }
 
-fn random_u64() -> u64 {
+pub fn random_u64() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
         std::time::SystemTime::now()

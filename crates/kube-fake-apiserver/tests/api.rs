@@ -222,7 +222,9 @@ async fn scale_subresource() {
     assert_eq!(r.body["spec"]["replicas"], 4);
     // The Deployment built-in has scale too.
     let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-                   "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}}}});
+                   "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+                            "template": {"metadata": {"labels": {"app": "d"}},
+                                         "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
     assert_eq!(
         post(&c, "/apis/apps/v1/namespaces/default/deployments", d)
             .await
@@ -1027,10 +1029,13 @@ async fn extra_builtin_kinds_from_code() {
     ))
     .unwrap();
     let c = s.in_process_client();
-    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {}, "status": {"active": 1}});
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+        "status": {"active": 1}});
     let r = post(&c, "/apis/batch/v1/namespaces/default/jobs", job).await;
     assert_eq!(r.code, 201, "{}", r.body);
-    assert!(r.body.get("status").is_none(), "status dropped on create");
+    // The Job strategy resets status on create (an empty struct).
+    assert_eq!(r.body["status"], json!({}), "status reset on create");
     assert_eq!(r.body["metadata"]["generation"], 1);
     let rl = get(&c, "/apis/batch/v1").await.body;
     assert!(

@@ -35,7 +35,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "pipeline",
         &[
-            "builtin_defaults",
+            "builtin",
             "events",
             "ssa",
             "crd",

@@ -1,0 +1,376 @@
+//! Built-in kinds over HTTP: what kube-apiserver 1.35 returns for minimal objects (defaults,
+//! allocated Service fields, a Job's generated selector), and its 422s for classic invalid
+//! objects and immutable-field updates; kubectl shows the same causes.
+mod common;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use common::{get, post, put};
+use kube_fake_apiserver::FakeApiServer;
+use serde_json::{Value, json};
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const SERVICES: &str = "/api/v1/namespaces/default/services";
+
+/// The object without what differs on every run (uid, times, versions, managed fields).
+fn stable(mut o: Value) -> Value {
+    if let Some(m) = o["metadata"].as_object_mut() {
+        for f in [
+            "uid",
+            "creationTimestamp",
+            "resourceVersion",
+            "managedFields",
+        ] {
+            m.remove(f);
+        }
+    }
+    o
+}
+
+fn web() -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}]}}}})
+}
+
+#[tokio::test]
+async fn a_deployment_comes_back_as_kube_apiserver_returns_it() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let r = post(&c, DEPLOYMENTS, web()).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // apps/v1 SetDefaults_Deployment, core/v1 SetDefaults_PodSpec/Container and the generated
+    // port protocol; the strategy: generation 1, empty status.
+    let want = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "generation": 1},
+        "spec": {"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
+            "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+                "containers": [{"name": "web", "image": "nginx:1.27", "imagePullPolicy": "IfNotPresent",
+                    "ports": [{"containerPort": 80, "protocol": "TCP"}], "resources": {},
+                    "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+                "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                "securityContext": {}, "terminationGracePeriodSeconds": 30}}},
+        "status": {}});
+    assert_eq!(stable(r.body.clone()), want);
+    // Read back the same (status aside: the deployment stand-in reports on it).
+    let mut back = stable(get(&c, &format!("{DEPLOYMENTS}/web")).await.body);
+    back["status"] = json!({});
+    assert_eq!(back, want);
+}
+
+#[tokio::test]
+async fn the_invalid_deployment_of_the_issue_is_refused_with_its_causes() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let mut d = web();
+    d["metadata"]["name"] = json!("x");
+    d["spec"]["template"]["metadata"]["labels"] = json!({"app": "y"});
+    d["spec"]["template"]["spec"]["containers"][0]["name"] = json!("Bad_Name");
+    let r = post(&c, DEPLOYMENTS, d).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(r.body["reason"], "Invalid");
+    let labels = "Invalid value: map[string]string{\"app\":\"y\"}: `selector` does not match template `labels`";
+    let name = "Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    assert_eq!(
+        r.body["message"],
+        format!(
+            "Deployment.apps \"x\" is invalid: [spec.template.metadata.labels: {labels}, spec.template.spec.containers[0].name: {name}]"
+        )
+    );
+    assert_eq!(
+        r.body["details"],
+        json!({"name": "x", "group": "apps", "kind": "Deployment", "causes": [
+            {"reason": "FieldValueInvalid", "message": labels, "field": "spec.template.metadata.labels"},
+            {"reason": "FieldValueInvalid", "message": name, "field": "spec.template.spec.containers[0].name"}]})
+    );
+    assert_eq!(get(&c, &format!("{DEPLOYMENTS}/x")).await.code, 404);
+}
+
+#[tokio::test]
+async fn deployment_selector_cannot_change() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    assert_eq!(post(&c, DEPLOYMENTS, web()).await.code, 201);
+    let mut d = web();
+    d["spec"]["selector"] = json!({"matchLabels": {"app": "web2"}});
+    d["spec"]["template"]["metadata"]["labels"] = json!({"app": "web2"});
+    let r = put(&c, &format!("{DEPLOYMENTS}/web"), d).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"web2\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"
+    );
+}
+
+fn svc(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec})
+}
+
+#[tokio::test]
+async fn services_get_their_own_cluster_ips_and_node_ports_and_keep_them() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let a = post(
+        &c,
+        SERVICES,
+        svc(
+            "a",
+            json!({"selector": {"app": "a"}, "ports": [{"port": 80}]}),
+        ),
+    )
+    .await;
+    assert_eq!(a.code, 201, "{}", a.body);
+    let spec = &a.body["spec"];
+    let ip = spec["clusterIP"].as_str().unwrap().to_string();
+    assert!(ip.starts_with("10."), "{ip}");
+    assert_eq!(spec["clusterIPs"], json!([ip]));
+    assert_eq!(spec["ipFamilies"], json!(["IPv4"]));
+    assert_eq!(spec["ipFamilyPolicy"], "SingleStack");
+    assert_eq!(spec["internalTrafficPolicy"], "Cluster");
+    assert_eq!(
+        spec["ports"],
+        json!([{"port": 80, "protocol": "TCP", "targetPort": 80}])
+    );
+    assert_eq!(a.body["status"], json!({"loadBalancer": {}}));
+    // A second Service asking for the first one's address is refused.
+    let r = post(
+        &c,
+        SERVICES,
+        svc("b", json!({"clusterIP": ip, "ports": [{"port": 80}]})),
+    )
+    .await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        format!(
+            "Service \"b\" is invalid: spec.clusterIPs: Invalid value: []string{{\"{ip}\"}}: failed to allocate IP {ip}: provided IP is already allocated"
+        )
+    );
+    let np = post(
+        &c,
+        SERVICES,
+        svc("np", json!({"type": "NodePort", "ports": [{"port": 80}]})),
+    )
+    .await;
+    assert_eq!(np.code, 201, "{}", np.body);
+    let port = np.body["spec"]["ports"][0]["nodePort"].as_i64().unwrap();
+    assert!((30000..=32767).contains(&port));
+    assert_ne!(np.body["spec"]["clusterIP"], json!(ip));
+    assert_eq!(np.body["spec"]["externalTrafficPolicy"], "Cluster");
+    // A PUT that leaves the allocated fields out (as controllers and client-side apply do)
+    // keeps them.
+    let r = put(
+        &c,
+        &format!("{SERVICES}/np"),
+        svc("np", json!({"type": "NodePort", "ports": [{"port": 80}]})),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["ports"][0]["nodePort"], port);
+    assert_eq!(r.body["spec"]["clusterIP"], np.body["spec"]["clusterIP"]);
+    // Changing the cluster IP is refused.
+    let r = put(&c, &format!("{SERVICES}/a"), svc("a", json!({"clusterIP": "10.96.0.99", "clusterIPs": ["10.96.0.99"], "ports": [{"port": 80}]}))).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "Service \"a\" is invalid: spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.99\"}: may not change once set"
+    );
+    // Headless Services keep `None`.
+    let h = post(
+        &c,
+        SERVICES,
+        svc(
+            "h",
+            json!({"clusterIP": "None", "selector": {"app": "db"}, "ports": [{"port": 5432}]}),
+        ),
+    )
+    .await;
+    assert_eq!(h.body["spec"]["clusterIPs"], json!(["None"]), "{}", h.body);
+}
+
+#[tokio::test]
+async fn a_job_gets_its_selector_and_labels_from_its_uid() {
+    let s = FakeApiServer::start().await.unwrap();
+    // Served when the kinds table has Jobs; registered here otherwise.
+    let _ = s.register_kind(kube_fake_apiserver::KindSpec::namespaced(
+        "batch", "v1", "Job", "jobs",
+    ));
+    let c = s.in_process_client();
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "pi", "image": "perl:5.34"}]}}}});
+    let r = post(&c, "/apis/batch/v1/namespaces/default/jobs", job.clone()).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let uid = r.body["metadata"]["uid"].as_str().unwrap();
+    let labels = json!({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "pi",
+        "controller-uid": uid, "job-name": "pi"});
+    assert_eq!(r.body["metadata"]["labels"], labels);
+    assert_eq!(
+        r.body["spec"]["selector"],
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    );
+    assert_eq!(r.body["spec"]["template"]["metadata"]["labels"], labels);
+    assert_eq!(r.body["spec"]["backoffLimit"], 6);
+    let mut always = job;
+    always["metadata"]["name"] = json!("always");
+    always["spec"]["template"]["spec"]["restartPolicy"] = json!("Always");
+    let r = post(&c, "/apis/batch/v1/namespaces/default/jobs", always).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "Job.batch \"always\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+    );
+}
+
+#[tokio::test]
+async fn immutable_config_maps_and_secret_types() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let cm = |v: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "immutable": true, "data": {"k": v}});
+    assert_eq!(
+        post(&c, "/api/v1/namespaces/default/configmaps", cm("1"))
+            .await
+            .code,
+        201
+    );
+    let r = put(&c, "/api/v1/namespaces/default/configmaps/cfg", cm("2")).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "ConfigMap \"cfg\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+    );
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"user": "admin"}});
+    let r = post(&c, "/api/v1/namespaces/default/secrets", secret).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["type"], "Opaque");
+    assert_eq!(r.body["data"], json!({"user": "YWRtaW4="}));
+    let mut tls = r.body.clone();
+    tls["type"] = json!("kubernetes.io/tls");
+    let r = put(&c, "/api/v1/namespaces/default/secrets/s", tls).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "Secret \"s\" is invalid: [type: Invalid value: \"kubernetes.io/tls\": field is immutable, data[tls.key]: Required value, data[tls.crt]: Required value]"
+    );
+}
+
+#[tokio::test]
+async fn a_pod_is_pending_with_admission_defaults() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let r = post(&c, "/api/v1/namespaces/default/pods", pod).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let spec = &r.body["spec"];
+    assert_eq!(spec["containers"][0]["imagePullPolicy"], "Always");
+    assert_eq!(spec["enableServiceLinks"], true);
+    assert_eq!(spec["priority"], 0);
+    assert_eq!(spec["tolerations"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        r.body["status"],
+        json!({"phase": "Pending", "qosClass": "BestEffort"})
+    );
+}
+
+#[tokio::test]
+async fn service_and_namespace_names() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    let r = post(&c, SERVICES, svc("Web", json!({"ports": [{"port": 80}]}))).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert!(r.body["message"].as_str().unwrap().starts_with(
+        "Service \"Web\" is invalid: metadata.name: Invalid value: \"Web\": a DNS-1035 label must consist of"
+    ));
+    let r = post(
+        &c,
+        "/api/v1/namespaces",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team.a"}}),
+    )
+    .await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert!(r.body["message"].as_str().unwrap().starts_with(
+        "Namespace \"team.a\" is invalid: metadata.name: Invalid value: \"team.a\": a lowercase RFC 1123 label must consist of"
+    ));
+}
+
+fn kubectl() -> Option<PathBuf> {
+    let fixed = PathBuf::from("/usr/bin/kubectl");
+    if fixed.is_file() {
+        return Some(fixed);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("kubectl is not installed; CI=true requires it");
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED kubectl_shows_the_causes_of_an_invalid_deployment: no /usr/bin/kubectl"
+    );
+    None
+}
+
+#[tokio::test]
+async fn kubectl_shows_the_causes_of_an_invalid_deployment() {
+    let Some(bin) = kubectl() else { return };
+    let srv = FakeApiServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    srv.write_kubeconfig(&dir.path().join("kubeconfig"))
+        .unwrap();
+    let manifest = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: x
+spec:
+  selector:
+    matchLabels: {app: "x"}
+  template:
+    metadata:
+      labels: {app: "y"}
+    spec:
+      containers:
+      - name: Bad_Name
+        image: nginx
+"#;
+    let mut child = tokio::process::Command::new(bin)
+        .arg("--kubeconfig")
+        .arg(dir.path().join("kubeconfig"))
+        .args([
+            "--request-timeout=20s",
+            "create",
+            "--validate=false",
+            "-n",
+            "default",
+            "-f",
+            "-",
+        ])
+        .env("HOME", dir.path())
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(manifest.as_bytes()).await.unwrap();
+    }
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("The Deployment \"x\" is invalid"), "{err}");
+    for cause in [
+        "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"y\"}: `selector` does not match template `labels`",
+        "spec.template.spec.containers[0].name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of",
+    ] {
+        assert!(err.contains(cause), "{cause:?} missing: {err}");
+    }
+}
