@@ -4,6 +4,7 @@ mod bench;
 mod bench_buildrs;
 mod bench_validate;
 mod bless;
+mod builtin_schemas;
 mod corpus;
 mod faults;
 mod first_user;
@@ -40,6 +41,10 @@ enum Command {
     /// kube-codegen from its package, generate from testdata/crds/subresources.yaml and build and
     /// test a crate on the generated code against the unpacked runtime, outside the repository.
     FirstUser(first_user::Args),
+    /// Turn kubernetes-validate's Kubernetes 1.35 `_definitions.json` into the OpenAPI v2
+    /// definitions kube-fake-apiserver serves for its built-in kinds
+    /// (`crates/kube-fake-apiserver/data/builtin-definitions.json`).
+    BuiltinSchemas(builtin_schemas::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +55,7 @@ fn main() -> ExitCode {
         Command::Bench { group } => bench::run(group),
         Command::Faults(args) => faults::run(&args),
         Command::FirstUser(args) => first_user::run(&args),
+        Command::BuiltinSchemas(args) => builtin_schemas::run(&args),
     };
     match result {
         Ok(code) => code,

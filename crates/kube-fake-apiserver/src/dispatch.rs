@@ -106,16 +106,22 @@ async fn route_request(
         Route::GroupVersion(g, v) => {
             discovery::resource_list(shared, &g, &v).map(|v| json_response(200, &v))
         }
-        Route::OpenApiV2 => Ok(json_response(
-            200,
-            &crate::openapi::v2(&shared.db.lock().registry.schemas()),
-        )),
-        Route::OpenApiV3Index => Ok(json_response(
-            200,
-            &crate::openapi::v3_index(&shared.db.lock().registry.schemas()),
-        )),
+        Route::OpenApiV2 => {
+            if !crate::openapi::v2_json_accepted(req.header(header::ACCEPT)) {
+                return Err(ApiError::not_acceptable(
+                    "the swagger 2.0 document is served as application/json only",
+                ));
+            }
+            let schemas = shared.db.lock().registry.schemas();
+            Ok(json_response(200, &crate::openapi::v2(&schemas)))
+        }
+        Route::OpenApiV3Index => {
+            let schemas = shared.db.lock().registry.schemas();
+            Ok(json_response(200, &crate::openapi::v3_index(&schemas)))
+        }
         Route::OpenApiV3(g, v) => {
-            crate::openapi::v3_group_version(&g, &v, &shared.db.lock().registry.schemas())
+            let schemas = shared.db.lock().registry.schemas();
+            crate::openapi::v3_group_version(&g, &v, &schemas)
                 .map(|mut d| {
                     if shared.shard_selectors {
                         crate::shard_selector::document_parameter(&mut d);

@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod builtin_defaults;
+mod builtin_schemas;
 mod controllers;
 mod conversion;
 mod conversion_config;
@@ -61,6 +62,7 @@ mod ssa;
 mod state;
 mod status;
 mod store;
+mod strategic_merge;
 mod table;
 mod tls;
 mod util;

@@ -28,6 +28,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "kubeconfig",
             "tls",
             "conversion_config",
+            "builtin_schemas",
+            "strategic_merge",
         ],
     ),
     ("state", &["store", "limits", "registry", "faults", "state"]),

@@ -23,6 +23,8 @@ pub struct ResourceSchema {
     pub namespaced: bool,
     /// The version's openAPIV3Schema; `None` for kinds registered without one (stored as free-form objects).
     pub schema: Option<Value>,
+    /// The built-in definition of the kind ([`crate::builtin_schemas`]), served instead of `schema`.
+    pub builtin: Option<String>,
 }
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -136,6 +138,21 @@ pub fn v3_group_version(group: &str, version: &str, resources: &[ResourceSchema]
     }))
 }
 
+/// Whether an `Accept` header of `GET /openapi/v2` takes JSON. kube-openapi's handler answers
+/// 406 when no range matches one of its types; client-go's `OpenAPISchema` (which asks for
+/// protobuf only) then tries the old `/swagger-2.0.0.pb-v1` and reports that path's 404, where
+/// a JSON body would fail as "proto: cannot parse invalid wire-format data".
+pub fn v2_json_accepted(accept: &str) -> bool {
+    if accept.trim().is_empty() {
+        return true;
+    }
+    accept.split(',').any(|range| {
+        let media = range.split(';').next().unwrap_or("").trim();
+        let (t, sub) = media.split_once('/').unwrap_or((media, ""));
+        (t == "application" || t == "*") && (sub == "json" || sub == "*")
+    })
+}
+
 /// `GET /openapi/v2`: one swagger 2.0 document for everything.
 pub fn v2(resources: &[ResourceSchema]) -> Value {
     let all: Vec<&ResourceSchema> = resources.iter().collect();
@@ -151,14 +168,67 @@ pub fn v2(resources: &[ResourceSchema]) -> Value {
 fn build(resources: &[&ResourceSchema], f: Format) -> (Map<String, Value>, Map<String, Value>) {
     let mut paths = Map::new();
     let mut schemas = meta_schemas(f);
+    let defs = crate::builtin_schemas::definitions();
+    let mut builtin_roots: Vec<&str> = Vec::new();
     for r in resources {
+        if let Some(name) = &r.builtin {
+            let list_name = defs
+                .name_of(&r.group, &r.version, &r.list_kind)
+                .map(str::to_string)
+                .unwrap_or_else(|| definition_name(&r.group, &r.version, &r.list_kind));
+            builtin_roots.push(name);
+            resource_paths(r, name, &list_name, f, &mut paths);
+            if let Some((key, _)) = defs.by_name.get_key_value(&list_name) {
+                builtin_roots.push(key);
+            }
+            continue;
+        }
         let name = definition_name(&r.group, &r.version, &r.kind);
         let list_name = definition_name(&r.group, &r.version, &r.list_kind);
         schemas.insert(name.clone(), object_schema(r, f));
         schemas.insert(list_name.clone(), list_schema(r, &name, f));
         resource_paths(r, &name, &list_name, f, &mut paths);
     }
+    // The built-in kinds' definitions and everything they refer to (ObjectMeta among them, in
+    // full, replacing the trimmed one).
+    for name in defs.closure(builtin_roots) {
+        if let Some(def) = defs.get(name) {
+            let mut def = def.clone();
+            if f == Format::V3 {
+                to_v3(&mut def);
+            }
+            schemas.insert(name.to_string(), def);
+        }
+    }
     (paths, schemas)
+}
+
+/// A v2 definition as v3 spells it: refs under `#/components/schemas/`, and a `$ref` with
+/// siblings (a description) wrapped in `allOf` as kube-apiserver writes it (a v3 `$ref` may not
+/// have siblings).
+fn to_v3(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                let name = r.rsplit('/').next().unwrap_or_default().to_string();
+                let reference = Format::V3.reference(&name);
+                if m.len() == 1 {
+                    *v = reference;
+                } else {
+                    m.remove("$ref");
+                    m.insert("allOf".into(), Value::Array(vec![reference]));
+                }
+                return;
+            }
+            for (k, child) in m.iter_mut() {
+                if k != "x-kubernetes-group-version-kind" {
+                    to_v3(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(to_v3),
+        _ => {}
+    }
 }
 
 fn gvk_list(group: &str, version: &str, kind: &str) -> Value {
@@ -272,6 +342,7 @@ mod tests {
             plural: plural.into(),
             namespaced: true,
             schema,
+            builtin: None,
         }
     }
 
