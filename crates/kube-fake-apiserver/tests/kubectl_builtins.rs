@@ -502,3 +502,133 @@ async fn openapi_v2_negotiates_its_content_type() {
     assert_eq!(containers["x-kubernetes-list-map-keys"][0], "name");
     srv.shutdown().await;
 }
+
+/// `kubectl patch` sends a strategic merge patch by default: a container named in the patch is
+/// merged into the one of that name, the other container stays; `$patch: delete` removes one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_patch_is_a_strategic_merge_on_builtins() {
+    let Some(bin) = kubectl_or_skip("kubectl_patch_is_a_strategic_merge_on_builtins") else {
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    k.clean(&["apply", "-f", "-"], Some(&manifest(1, "db:1", 5432)))
+        .await;
+    let patch = r#"{"spec":{"template":{"spec":{"containers":[{"name":"db","image":"db:9"}]}}}}"#;
+    let out = k
+        .clean(
+            &["patch", "statefulset", "db", "-n", "default", "-p", patch],
+            None,
+        )
+        .await;
+    assert!(out.contains("statefulset.apps/db patched"), "{out}");
+    let images = k
+        .clean(
+            &[
+                "get",
+                "statefulset",
+                "db",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[*].image}",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(images, "db:9 exporter:1");
+    let patch =
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"exporter","$patch":"delete"}]}}}}"#;
+    k.clean(
+        &["patch", "statefulset", "db", "-n", "default", "-p", patch],
+        None,
+    )
+    .await;
+    let names = k
+        .clean(
+            &[
+                "get",
+                "sts",
+                "db",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[*].name}",
+            ],
+            None,
+        )
+        .await;
+    assert_eq!(names, "db");
+    // The table kubectl prints for the built-ins of the manifest.
+    let table = k
+        .clean(&["get", "sts,ds,cj,pdb,hpa", "-n", "default"], None)
+        .await;
+    for name in [
+        "statefulset.apps/db",
+        "daemonset.apps/agent",
+        "cronjob.batch/backup",
+        "poddisruptionbudget.policy/db",
+        "horizontalpodautoscaler.autoscaling/db",
+    ] {
+        assert!(table.contains(name), "{name} not in:\n{table}");
+    }
+    srv.shutdown().await;
+}
+
+/// `kubectl api-resources` lists the built-ins with their short names, scope and categories.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_api_resources_lists_every_builtin() {
+    let Some(bin) = kubectl_or_skip("kubectl_api_resources_lists_every_builtin") else {
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let k = Kubectl::new(bin, &srv);
+    let out = k.clean(&["api-resources", "--no-headers"], None).await;
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    // One row per resource, in its group's preferred version (HPA as autoscaling/v2).
+    assert_eq!(rows.len(), 57, "{out}");
+    for want in [
+        ["statefulsets", "sts", "apps/v1", "true", "StatefulSet"],
+        ["persistentvolumes", "pv", "v1", "false", "PersistentVolume"],
+        [
+            "networkpolicies",
+            "netpol",
+            "networking.k8s.io/v1",
+            "true",
+            "NetworkPolicy",
+        ],
+        [
+            "horizontalpodautoscalers",
+            "hpa",
+            "autoscaling/v2",
+            "true",
+            "HorizontalPodAutoscaler",
+        ],
+    ] {
+        assert!(rows.iter().any(|r| *r == want), "{want:?} not in:\n{out}");
+    }
+    let all = k
+        .clean(&["api-resources", "--categories=all", "-o", "name"], None)
+        .await;
+    let mut all: Vec<&str> = all.lines().collect();
+    all.sort();
+    assert_eq!(
+        all,
+        [
+            "cronjobs.batch",
+            "daemonsets.apps",
+            "deployments.apps",
+            "horizontalpodautoscalers.autoscaling",
+            "jobs.batch",
+            "pods",
+            "replicasets.apps",
+            "replicationcontrollers",
+            "services",
+            "statefulsets.apps",
+        ]
+    );
+    srv.shutdown().await;
+}

@@ -110,9 +110,9 @@ pub fn v3_index(resources: &[ResourceSchema]) -> Value {
     gvs.sort();
     gvs.dedup();
     for (g, v) in gvs {
-        if let Some(doc) = v3_group_version(g, v, resources) {
+        if let Some(doc) = cached_group_version(g, v, resources) {
             let key = gv_key(g, v);
-            let url = format!("/openapi/v3/{key}?hash={}", hash_of(&doc));
+            let url = format!("/openapi/v3/{key}?hash={}", doc.hash);
             paths.insert(key, json!({"serverRelativeURL": url}));
         }
     }
@@ -122,6 +122,31 @@ pub fn v3_index(resources: &[ResourceSchema]) -> Value {
 /// `GET /openapi/v3/apis/<group>/<version>` (or `api/v1` for the core group, `group == ""`).
 /// Returns `None` when no resource is served in that group/version.
 pub fn v3_group_version(group: &str, version: &str, resources: &[ResourceSchema]) -> Option<Value> {
+    cached_group_version(group, version, resources).map(|d| d.doc.clone())
+}
+
+/// A built `/openapi/v3/<gv>` document and its `?hash=`.
+struct GvDocument {
+    doc: Value,
+    hash: String,
+}
+
+/// Documents built so far, by a fingerprint of what they were built from: a built-in group's
+/// document is large (`api/v1` is 600 kB) and the index hashes every one of them, so every
+/// `kubectl` invocation would otherwise rebuild them all. Shared by the servers of a process
+/// (the fingerprint tells their registries apart); emptied when it grows past a bound.
+static GV_DOCUMENTS: std::sync::LazyLock<
+    parking_lot::Mutex<std::collections::HashMap<u64, std::sync::Arc<GvDocument>>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// How many documents [`GV_DOCUMENTS`] keeps before it starts over.
+const GV_DOCUMENTS_MAX: usize = 512;
+
+fn cached_group_version(
+    group: &str,
+    version: &str,
+    resources: &[ResourceSchema],
+) -> Option<std::sync::Arc<GvDocument>> {
     let served: Vec<&ResourceSchema> = resources
         .iter()
         .filter(|r| r.group == group && r.version == version)
@@ -129,13 +154,39 @@ pub fn v3_group_version(group: &str, version: &str, resources: &[ResourceSchema]
     if served.is_empty() {
         return None;
     }
+    let mut key = Vec::new();
+    for r in &served {
+        key.extend_from_slice(
+            format!(
+                "{}|{}|{}|{}|{}|{}|{:?}|",
+                r.group, r.version, r.kind, r.list_kind, r.plural, r.namespaced, r.builtin
+            )
+            .as_bytes(),
+        );
+        if let Some(schema) = &r.schema {
+            key.extend(serde_json::to_vec(schema).unwrap_or_default());
+        }
+        key.push(0);
+    }
+    let key = kube_codegen_crd::shard::fnv1a64(&key);
+    if let Some(doc) = GV_DOCUMENTS.lock().get(&key) {
+        return Some(doc.clone());
+    }
     let (paths, schemas) = build(&served, Format::V3);
-    Some(json!({
+    let doc = json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.35.0"},
         "paths": paths,
         "components": {"schemas": schemas},
-    }))
+    });
+    let hash = hash_of(&doc);
+    let built = std::sync::Arc::new(GvDocument { doc, hash });
+    let mut cache = GV_DOCUMENTS.lock();
+    if cache.len() >= GV_DOCUMENTS_MAX {
+        cache.clear();
+    }
+    cache.insert(key, built.clone());
+    Some(built)
 }
 
 /// Whether an `Accept` header of `GET /openapi/v2` takes JSON. kube-openapi's handler answers
