@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+mod common;
+
 use kube_fake_apiserver::FakeApiServer;
 use serde_json::Value;
 use tokio::process::Command;
@@ -465,8 +467,8 @@ async fn kubectl_explain_prints_builtin_field_docs() {
     srv.shutdown().await;
 }
 
-/// client-go's `OpenAPISchema` asks `/openapi/v2` for protobuf only; kube-openapi's handler
-/// answers a type it does not serve with 406, and JSON to a JSON request.
+/// client-go's `OpenAPISchema` asks `/openapi/v2` for protobuf only and gets it, as from
+/// kube-openapi's handler; JSON to a JSON request; 406 to a type neither.
 #[tokio::test]
 async fn openapi_v2_negotiates_its_content_type() {
     let srv = FakeApiServer::start().await.expect("server starts");
@@ -478,14 +480,23 @@ async fn openapi_v2_negotiates_its_content_type() {
             .unwrap()
     };
     let err = client
-        .request_text(req(
-            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
-        ))
+        .request_text(req("application/yaml"))
         .await
-        .expect_err("protobuf only is refused");
+        .expect_err("YAML is not served");
     assert!(
         matches!(&err, kube::Error::Api(s) if s.code == 406),
         "{err:?}"
+    );
+    let proto = common::get_accept(
+        &client,
+        "/openapi/v2",
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    )
+    .await;
+    assert_eq!(proto.code, 200);
+    assert_eq!(
+        proto.headers["content-type"],
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
     );
     let text = client
         .request_text(req("application/json"))
@@ -629,6 +640,41 @@ async fn kubectl_api_resources_lists_every_builtin() {
             "services",
             "statefulsets.apps",
         ]
+    );
+    srv.shutdown().await;
+}
+
+/// Namespaces have no `deletecollection`: discovery leaves the verb out and the collection
+/// answers DELETE with 405, as kube-apiserver does.
+#[tokio::test]
+async fn namespaces_refuse_deletecollection() {
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let client = srv.client();
+    let req = http::Request::delete("/api/v1/namespaces")
+        .body(Vec::new())
+        .unwrap();
+    let err = client
+        .request_text(req)
+        .await
+        .expect_err("deletecollection of namespaces is refused");
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 405),
+        "{err:?}"
+    );
+    let req = http::Request::get("/api/v1").body(Vec::new()).unwrap();
+    let list: Value = serde_json::from_str(&client.request_text(req).await.unwrap()).unwrap();
+    let ns = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "namespaces")
+        .unwrap();
+    assert!(
+        !ns["verbs"]
+            .as_array()
+            .unwrap()
+            .contains(&"deletecollection".into()),
+        "{ns}"
     );
     srv.shutdown().await;
 }

@@ -6,6 +6,7 @@
 //! (then it leaves validation to the server instead of downloading swagger 2.0 protobuf).
 mod meta;
 mod operations;
+mod proto_v2;
 
 use serde_json::{Map, Value, json};
 
@@ -189,20 +190,40 @@ fn cached_group_version(
     Some(built)
 }
 
-/// Whether an `Accept` header of `GET /openapi/v2` takes JSON. kube-openapi's handler answers
-/// 406 when no range matches one of its types; client-go's `OpenAPISchema` (which asks for
-/// protobuf only) then tries the old `/swagger-2.0.0.pb-v1` and reports that path's 404, where
-/// a JSON body would fail as "proto: cannot parse invalid wire-format data".
-pub fn v2_json_accepted(accept: &str) -> bool {
+/// How `GET /openapi/v2` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V2Format {
+    Json,
+    /// gnostic `openapi.v2.Document` ([`proto_v2`]).
+    Protobuf,
+}
+
+/// kube-openapi's negotiation for `/openapi/v2`: the first `Accept` range that is JSON or one
+/// of the two protobuf spellings (`*` matching any type or subtype); no header is JSON; `None`
+/// (a 406) when nothing matches.
+pub fn v2_format(accept: &str) -> Option<V2Format> {
     if accept.trim().is_empty() {
-        return true;
+        return Some(V2Format::Json);
     }
-    accept.split(',').any(|range| {
+    for range in accept.split(',') {
         let media = range.split(';').next().unwrap_or("").trim();
         let (t, sub) = media.split_once('/').unwrap_or((media, ""));
-        (t == "application" || t == "*") && (sub == "json" || sub == "*")
-    })
+        if t != "application" && t != "*" {
+            continue;
+        }
+        match sub {
+            "json" | "*" => return Some(V2Format::Json),
+            "com.github.proto-openapi.spec.v2@v1.0+protobuf"
+            | "com.github.proto-openapi.spec.v2.v1.0+protobuf" => {
+                return Some(V2Format::Protobuf);
+            }
+            _ => {}
+        }
+    }
+    None
 }
+
+pub use proto_v2::{CONTENT_TYPE as V2_PROTOBUF, encode as v2_protobuf};
 
 /// `GET /openapi/v2`: one swagger 2.0 document for everything.
 pub fn v2(resources: &[ResourceSchema]) -> Value {
