@@ -130,9 +130,12 @@ pub fn v3_group_version(group: &str, version: &str, resources: &[ResourceSchema]
 struct GvDocument {
     doc: Value,
     hash: String,
+    /// The whole swagger 2.0 document (megabytes with the built-ins): only the latest is kept.
+    v2: bool,
 }
 
-/// Documents built so far, by a fingerprint of what they were built from: a built-in group's
+/// Documents built so far (`/openapi/v3/<gv>` and `/openapi/v2`), by a fingerprint of what
+/// they were built from: a built-in group's
 /// document is large (`api/v1` is 600 kB) and the index hashes every one of them, so every
 /// `kubectl` invocation would otherwise rebuild them all. Shared by the servers of a process
 /// (the fingerprint tells their registries apart); emptied when it grows past a bound.
@@ -141,7 +144,7 @@ static GV_DOCUMENTS: std::sync::LazyLock<
 > = std::sync::LazyLock::new(Default::default);
 
 /// How many documents [`GV_DOCUMENTS`] keeps before it starts over.
-const GV_DOCUMENTS_MAX: usize = 512;
+const GV_DOCUMENTS_MAX: usize = 256;
 
 fn cached_group_version(
     group: &str,
@@ -155,8 +158,26 @@ fn cached_group_version(
     if served.is_empty() {
         return None;
     }
-    let mut key = Vec::new();
-    for r in &served {
+    Some(cached(Format::V3, &served, || {
+        let (paths, schemas) = build(&served, Format::V3);
+        json!({
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": "v1.35.0"},
+            "paths": paths,
+            "components": {"schemas": schemas},
+        })
+    }))
+}
+
+/// The document of format `f` built from `served`, from [`GV_DOCUMENTS`] when it was built
+/// before (the key is a fingerprint of the format and every input the builders read).
+fn cached(
+    f: Format,
+    served: &[&ResourceSchema],
+    build_doc: impl FnOnce() -> Value,
+) -> std::sync::Arc<GvDocument> {
+    let mut key = vec![u8::from(f == Format::V3)];
+    for r in served {
         key.extend_from_slice(
             format!(
                 "{}|{}|{}|{}|{}|{}|{:?}|",
@@ -171,23 +192,21 @@ fn cached_group_version(
     }
     let key = kube_codegen_crd::shard::fnv1a64(&key);
     if let Some(doc) = GV_DOCUMENTS.lock().get(&key) {
-        return Some(doc.clone());
+        return doc.clone();
     }
-    let (paths, schemas) = build(&served, Format::V3);
-    let doc = json!({
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "paths": paths,
-        "components": {"schemas": schemas},
-    });
+    let doc = build_doc();
     let hash = hash_of(&doc);
-    let built = std::sync::Arc::new(GvDocument { doc, hash });
+    let v2 = f == Format::V2;
+    let built = std::sync::Arc::new(GvDocument { doc, hash, v2 });
     let mut cache = GV_DOCUMENTS.lock();
     if cache.len() >= GV_DOCUMENTS_MAX {
         cache.clear();
     }
+    if v2 {
+        cache.retain(|_, d| !d.v2);
+    }
     cache.insert(key, built.clone());
-    Some(built)
+    built
 }
 
 /// How `GET /openapi/v2` answers.
@@ -228,13 +247,17 @@ pub use proto_v2::{CONTENT_TYPE as V2_PROTOBUF, encode as v2_protobuf};
 /// `GET /openapi/v2`: one swagger 2.0 document for everything.
 pub fn v2(resources: &[ResourceSchema]) -> Value {
     let all: Vec<&ResourceSchema> = resources.iter().collect();
-    let (paths, definitions) = build(&all, Format::V2);
-    json!({
-        "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "paths": paths,
-        "definitions": definitions,
+    cached(Format::V2, &all, || {
+        let (paths, definitions) = build(&all, Format::V2);
+        json!({
+            "swagger": "2.0",
+            "info": {"title": "Kubernetes", "version": "v1.35.0"},
+            "paths": paths,
+            "definitions": definitions,
+        })
     })
+    .doc
+    .clone()
 }
 
 fn build(resources: &[&ResourceSchema], f: Format) -> (Map<String, Value>, Map<String, Value>) {
