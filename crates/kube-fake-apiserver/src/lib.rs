@@ -53,6 +53,7 @@ mod limits;
 mod namespaces;
 mod objects;
 mod openapi;
+mod printers;
 mod proto;
 mod registry;
 mod schema;

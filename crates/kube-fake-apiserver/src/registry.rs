@@ -54,6 +54,8 @@ pub enum TableKind {
     CreatedAt,
     /// The Event printer's columns (both Event APIs).
     Events,
+    /// A built-in kind's printer ([`crate::printers`]).
+    Printer(crate::printers::Printer),
 }
 
 /// A served resource, version independent (all versions share one store).
@@ -493,10 +495,10 @@ pub fn builtins() -> Vec<Resource> {
                         status_replicas: ".status.replicas".into(),
                         label_selector: Some(".status.selector".into()),
                     }),
-                    table: if plural == "events" {
-                        TableKind::Events
-                    } else {
-                        TableKind::Columns
+                    table: match crate::printers::Printer::of(group, plural) {
+                        _ if plural == "events" => TableKind::Events,
+                        Some(p) => TableKind::Printer(p),
+                        None => TableKind::Columns,
                     },
                     warning: deprecation(group, plural).map(str::to_string),
                     ..Version::plain(name, has(STATUS))

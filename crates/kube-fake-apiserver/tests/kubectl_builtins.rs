@@ -574,6 +574,43 @@ async fn kubectl_patch_is_a_strategic_merge_on_builtins() {
     let table = k
         .clean(&["get", "sts,ds,cj,pdb,hpa", "-n", "default"], None)
         .await;
+    // kube-apiserver's printer columns for StatefulSets and DaemonSets.
+    let sts = table
+        .lines()
+        .find(|l| l.starts_with("NAME") && l.contains("READY"))
+        .unwrap_or_else(|| panic!("no StatefulSet header in:\n{table}"));
+    assert_eq!(
+        sts.split_whitespace().collect::<Vec<_>>(),
+        ["NAME", "READY", "AGE"]
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("statefulset.apps/db ") && l.contains(" 0/1 ")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == [
+                    "NAME",
+                    "DESIRED",
+                    "CURRENT",
+                    "READY",
+                    "UP-TO-DATE",
+                    "AVAILABLE",
+                    "NODE",
+                    "SELECTOR",
+                    "AGE"
+                ]),
+        "{table}"
+    );
+    let wide = k
+        .clean(&["get", "deploy,sts", "-n", "default", "-o", "wide"], None)
+        .await;
+    assert!(wide.contains("CONTAINERS"), "{wide}");
+    assert!(wide.contains("db:9"), "{wide}");
     for name in [
         "statefulset.apps/db",
         "daemonset.apps/agent",

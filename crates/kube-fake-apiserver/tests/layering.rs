@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "conversion_config",
             "builtin_schemas",
             "strategic_merge",
+            "printers",
         ],
     ),
     ("state", &["store", "limits", "registry", "faults", "state"]),

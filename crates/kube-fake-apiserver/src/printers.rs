@@ -1,0 +1,284 @@
+//! kube-apiserver's Table printers (`pkg/printers/internalversion/printers.go`) for the common
+//! built-in kinds: their columns (wide ones at priority 1) and cells, computed from the object
+//! as the printer handlers compute them.
+use serde_json::{Value, json};
+
+use crate::table::{NAME_DESCRIPTION, human_duration, row, table};
+
+/// The built-in kinds with a printer here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Printer {
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    DaemonSet,
+    ConfigMap,
+    Secret,
+    Namespace,
+}
+
+impl Printer {
+    /// The printer of a built-in resource, if it has one here.
+    pub fn of(group: &str, plural: &str) -> Option<Printer> {
+        Some(match (group, plural) {
+            ("apps", "deployments") => Printer::Deployment,
+            ("apps", "replicasets") => Printer::ReplicaSet,
+            ("apps", "statefulsets") => Printer::StatefulSet,
+            ("apps", "daemonsets") => Printer::DaemonSet,
+            ("", "configmaps") => Printer::ConfigMap,
+            ("", "secrets") => Printer::Secret,
+            ("", "namespaces") => Printer::Namespace,
+            _ => return None,
+        })
+    }
+
+    /// Column names, types and priorities after `Name` (`Age` where the printer puts it).
+    fn columns(self) -> &'static [(&'static str, &'static str, i32)] {
+        const S: &str = "string";
+        const I: &str = "integer";
+        match self {
+            Printer::Deployment => &[
+                ("Ready", S, 0),
+                ("Up-to-date", S, 0),
+                ("Available", S, 0),
+                ("Age", S, 0),
+                ("Containers", S, 1),
+                ("Images", S, 1),
+                ("Selector", S, 1),
+            ],
+            Printer::ReplicaSet => &[
+                ("Desired", I, 0),
+                ("Current", I, 0),
+                ("Ready", I, 0),
+                ("Age", S, 0),
+                ("Containers", S, 1),
+                ("Images", S, 1),
+                ("Selector", S, 1),
+            ],
+            Printer::StatefulSet => &[
+                ("Ready", S, 0),
+                ("Age", S, 0),
+                ("Containers", S, 1),
+                ("Images", S, 1),
+            ],
+            Printer::DaemonSet => &[
+                ("Desired", I, 0),
+                ("Current", I, 0),
+                ("Ready", I, 0),
+                ("Up-to-date", I, 0),
+                ("Available", I, 0),
+                ("Node Selector", S, 0),
+                ("Age", S, 0),
+                ("Containers", S, 1),
+                ("Images", S, 1),
+                ("Selector", S, 1),
+            ],
+            Printer::ConfigMap => &[("Data", S, 0), ("Age", S, 0)],
+            Printer::Secret => &[("Type", S, 0), ("Data", S, 0), ("Age", S, 0)],
+            Printer::Namespace => &[("Status", S, 0), ("Age", S, 0)],
+        }
+    }
+
+    fn cells(self, obj: &Value, now: jiff::Timestamp) -> Vec<Value> {
+        let int = |p: &str| obj.pointer(p).and_then(Value::as_i64).unwrap_or(0);
+        let text = |p: &str| {
+            obj.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let len = |p: &str| {
+            obj.pointer(p)
+                .and_then(Value::as_object)
+                .map_or(0, |m| m.len() as i64)
+        };
+        let age = json!(age(obj, now));
+        let (containers, images) = containers(obj);
+        let selector = json!(label_selector(obj.pointer("/spec/selector")));
+        match self {
+            Printer::Deployment => vec![
+                json!(format!(
+                    "{}/{}",
+                    int("/status/readyReplicas"),
+                    int("/spec/replicas")
+                )),
+                json!(int("/status/updatedReplicas")),
+                json!(int("/status/availableReplicas")),
+                age,
+                containers,
+                images,
+                selector,
+            ],
+            Printer::ReplicaSet => vec![
+                json!(int("/spec/replicas")),
+                json!(int("/status/replicas")),
+                json!(int("/status/readyReplicas")),
+                age,
+                containers,
+                images,
+                selector,
+            ],
+            Printer::StatefulSet => vec![
+                json!(format!(
+                    "{}/{}",
+                    int("/status/readyReplicas"),
+                    int("/spec/replicas")
+                )),
+                age,
+                containers,
+                images,
+            ],
+            Printer::DaemonSet => vec![
+                json!(int("/status/desiredNumberScheduled")),
+                json!(int("/status/currentNumberScheduled")),
+                json!(int("/status/numberReady")),
+                json!(int("/status/updatedNumberScheduled")),
+                json!(int("/status/numberAvailable")),
+                json!(labels(obj.pointer("/spec/template/spec/nodeSelector"))),
+                age,
+                containers,
+                images,
+                selector,
+            ],
+            Printer::ConfigMap => vec![json!(len("/data") + len("/binaryData")), age],
+            Printer::Secret => vec![json!(text("/type")), json!(len("/data")), age],
+            Printer::Namespace => vec![json!(text("/status/phase")), age],
+        }
+    }
+}
+
+/// `translateTimestampSince`: the age, `<unknown>` without a creation time.
+fn age(obj: &Value, now: jiff::Timestamp) -> String {
+    crate::util::meta(obj, "creationTimestamp")
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map_or_else(
+            || "<unknown>".to_string(),
+            |t| human_duration(now.as_second() - t.as_second()),
+        )
+}
+
+/// The pod template's container names and images, comma-separated.
+fn containers(obj: &Value) -> (Value, Value) {
+    let list = obj
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let join = |k: &str| {
+        list.iter()
+            .map(|c| c.get(k).and_then(Value::as_str).unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    (json!(join("name")), json!(join("image")))
+}
+
+/// `labels.FormatLabels`: `k=v` pairs sorted by key, `<none>` when empty.
+fn labels(m: Option<&Value>) -> String {
+    let pairs: Vec<String> = m
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+        .collect();
+    if pairs.is_empty() {
+        "<none>".into()
+    } else {
+        pairs.join(",")
+    }
+}
+
+/// `metav1.FormatLabelSelector`: the selector's requirements, `<none>` when there are none.
+fn label_selector(sel: Option<&Value>) -> String {
+    let Some(sel) = sel else {
+        return "<none>".into();
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(Value::Object(m)) = sel.get("matchLabels") {
+        parts.extend(
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))),
+        );
+    }
+    for e in sel
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+        let values: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        parts.push(
+            match e.get("operator").and_then(Value::as_str).unwrap_or("") {
+                "In" => format!("{key} in ({})", values.join(",")),
+                "NotIn" => format!("{key} notin ({})", values.join(",")),
+                "Exists" => key.to_string(),
+                "DoesNotExist" => format!("!{key}"),
+                op => format!("{key} {op} ({})", values.join(",")),
+            },
+        );
+    }
+    if parts.is_empty() {
+        "<none>".into()
+    } else {
+        parts.join(",")
+    }
+}
+
+/// The `Table` of `objects` with `printer`'s columns.
+pub fn to_table(
+    printer: Printer,
+    objects: &[Value],
+    include_object: &str,
+    list_meta: Value,
+) -> Value {
+    let now = jiff::Timestamp::now();
+    let mut definitions = vec![json!({"name": "Name", "type": "string", "format": "name",
+                                      "description": NAME_DESCRIPTION, "priority": 0})];
+    definitions.extend(printer.columns().iter().map(|(name, type_, priority)| {
+        json!({"name": name, "type": type_, "format": "", "description": "", "priority": priority})
+    }));
+    let rows = objects
+        .iter()
+        .map(|obj| {
+            let mut cells = vec![json!(crate::util::meta_str(obj, "name"))];
+            cells.extend(printer.cells(obj, now));
+            row(cells, obj, include_object)
+        })
+        .collect();
+    table(list_meta, definitions, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deployment_row_as_kubectl_prints_it() {
+        let d = json!({"metadata": {"name": "web", "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"},
+                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]},
+                "template": {"spec": {"containers": [{"name": "app", "image": "app:1"}, {"name": "proxy", "image": "envoy"}]}}},
+            "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}});
+        let t = to_table(Printer::Deployment, &[d], "None", json!({}));
+        let cells = &t["rows"][0]["cells"];
+        assert_eq!(cells[0], "web");
+        assert_eq!(cells[1], "2/3");
+        assert_eq!(cells[2], 3);
+        assert_eq!(cells[5], "app,proxy");
+        assert_eq!(cells[6], "app:1,envoy");
+        assert_eq!(cells[7], "app=web,tier in (a,b)");
+        assert_eq!(t["columnDefinitions"][7]["priority"], 1);
+        assert_eq!(Printer::of("", "configmaps"), Some(Printer::ConfigMap));
+        let cm = json!({"metadata": {"name": "c"}, "data": {"a": "1"}, "binaryData": {"b": ""}});
+        let t = to_table(Printer::ConfigMap, &[cm], "None", json!({}));
+        assert_eq!(t["rows"][0]["cells"], json!(["c", 2, "<unknown>"]));
+    }
+}
