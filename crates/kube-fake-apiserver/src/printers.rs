@@ -15,6 +15,7 @@ pub enum Printer {
     ConfigMap,
     Secret,
     Namespace,
+    Service,
 }
 
 impl Printer {
@@ -28,6 +29,7 @@ impl Printer {
             ("", "configmaps") => Printer::ConfigMap,
             ("", "secrets") => Printer::Secret,
             ("", "namespaces") => Printer::Namespace,
+            ("", "services") => Printer::Service,
             _ => return None,
         })
     }
@@ -76,6 +78,14 @@ impl Printer {
             Printer::ConfigMap => &[("Data", S, 0), ("Age", S, 0)],
             Printer::Secret => &[("Type", S, 0), ("Data", S, 0), ("Age", S, 0)],
             Printer::Namespace => &[("Status", S, 0), ("Age", S, 0)],
+            Printer::Service => &[
+                ("Type", S, 0),
+                ("Cluster-IP", S, 0),
+                ("External-IP", S, 0),
+                ("Port(s)", S, 0),
+                ("Age", S, 0),
+                ("Selector", S, 1),
+            ],
         }
     }
 
@@ -143,6 +153,18 @@ impl Printer {
             Printer::ConfigMap => vec![json!(len("/data") + len("/binaryData")), age],
             Printer::Secret => vec![json!(text("/type")), json!(len("/data")), age],
             Printer::Namespace => vec![json!(text("/status/phase")), age],
+            Printer::Service => vec![
+                json!(text("/spec/type")),
+                json!(
+                    obj.pointer("/spec/clusterIPs/0")
+                        .and_then(Value::as_str)
+                        .unwrap_or("<none>")
+                ),
+                json!(external_ip(obj)),
+                json!(ports(obj)),
+                age,
+                json!(labels(obj.pointer("/spec/selector"))),
+            ],
         }
     }
 }
@@ -156,6 +178,79 @@ fn age(obj: &Value, now: jiff::Timestamp) -> String {
             || "<unknown>".to_string(),
             |t| human_duration(now.as_second() - t.as_second()),
         )
+}
+
+/// `getServiceExternalIP` (the server prints wide: load balancer addresses untruncated).
+fn external_ip(svc: &Value) -> String {
+    let strings = |p: &str| -> Vec<String> {
+        svc.pointer(p)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let external = strings("/spec/externalIPs");
+    match svc
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+    {
+        "ClusterIP" | "NodePort" if external.is_empty() => "<none>".into(),
+        "ClusterIP" | "NodePort" => external.join(","),
+        "LoadBalancer" => {
+            let mut all: Vec<String> = svc
+                .pointer("/status/loadBalancer/ingress")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|i| {
+                    let ip = i.get("ip").and_then(Value::as_str).unwrap_or("");
+                    let host = i.get("hostname").and_then(Value::as_str).unwrap_or("");
+                    [ip, host]
+                        .into_iter()
+                        .find(|s| !s.is_empty())
+                        .map(str::to_string)
+                })
+                .collect();
+            all.extend(external);
+            if all.is_empty() {
+                "<pending>".into()
+            } else {
+                all.join(",")
+            }
+        }
+        "ExternalName" => svc
+            .pointer("/spec/externalName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        _ => "<unknown>".into(),
+    }
+}
+
+/// `makePortString`: `port[:nodePort]/protocol`, comma-separated, `<none>` without ports.
+fn ports(svc: &Value) -> String {
+    let pieces: Vec<String> = svc
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+            let proto = p.get("protocol").and_then(Value::as_str).unwrap_or("");
+            match p.get("nodePort").and_then(Value::as_i64).filter(|n| *n > 0) {
+                Some(node) => format!("{port}:{node}/{proto}"),
+                None => format!("{port}/{proto}"),
+            }
+        })
+        .collect();
+    if pieces.is_empty() {
+        "<none>".into()
+    } else {
+        pieces.join(",")
+    }
 }
 
 /// The pod template's container names and images, comma-separated.
@@ -280,5 +375,21 @@ mod tests {
         let cm = json!({"metadata": {"name": "c"}, "data": {"a": "1"}, "binaryData": {"b": ""}});
         let t = to_table(Printer::ConfigMap, &[cm], "None", json!({}));
         assert_eq!(t["rows"][0]["cells"], json!(["c", 2, "<unknown>"]));
+        let svc = json!({"metadata": {"name": "s"}, "spec": {"type": "LoadBalancer",
+            "clusterIPs": ["10.0.0.7"], "selector": {"app": "db"},
+            "ports": [{"port": 80, "protocol": "TCP", "nodePort": 30080}, {"port": 53, "protocol": "UDP"}]}});
+        let t = to_table(Printer::Service, &[svc], "None", json!({}));
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!([
+                "s",
+                "LoadBalancer",
+                "10.0.0.7",
+                "<pending>",
+                "80:30080/TCP,53/UDP",
+                "<unknown>",
+                "app=db"
+            ])
+        );
     }
 }
