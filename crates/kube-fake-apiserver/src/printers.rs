@@ -16,6 +16,7 @@ pub enum Printer {
     Secret,
     Namespace,
     Service,
+    Pod,
 }
 
 impl Printer {
@@ -30,6 +31,7 @@ impl Printer {
             ("", "secrets") => Printer::Secret,
             ("", "namespaces") => Printer::Namespace,
             ("", "services") => Printer::Service,
+            ("", "pods") => Printer::Pod,
             _ => return None,
         })
     }
@@ -85,6 +87,16 @@ impl Printer {
                 ("Port(s)", S, 0),
                 ("Age", S, 0),
                 ("Selector", S, 1),
+            ],
+            Printer::Pod => &[
+                ("Ready", S, 0),
+                ("Status", S, 0),
+                ("Restarts", S, 0),
+                ("Age", S, 0),
+                ("IP", S, 1),
+                ("Node", S, 1),
+                ("Nominated Node", S, 1),
+                ("Readiness Gates", S, 1),
             ],
         }
     }
@@ -165,8 +177,113 @@ impl Printer {
                 age,
                 json!(labels(obj.pointer("/spec/selector"))),
             ],
+            Printer::Pod => {
+                let or_none = |p: &str| {
+                    let t = text(p);
+                    json!(if t.is_empty() {
+                        "<none>".to_string()
+                    } else {
+                        t
+                    })
+                };
+                let (ready, status, restarts) = pod_status(obj);
+                let gates = obj
+                    .pointer("/spec/readinessGates")
+                    .and_then(Value::as_array)
+                    .filter(|g| !g.is_empty());
+                let gates = match gates {
+                    None => "<none>".to_string(),
+                    Some(gates) => {
+                        let conditions =
+                            obj.pointer("/status/conditions").and_then(Value::as_array);
+                        let met = gates
+                            .iter()
+                            .filter(|g| {
+                                conditions.into_iter().flatten().any(|c| {
+                                    c.get("type") == g.get("conditionType")
+                                        && c.get("status").and_then(Value::as_str) == Some("True")
+                                })
+                            })
+                            .count();
+                        format!("{met}/{}", gates.len())
+                    }
+                };
+                vec![
+                    json!(ready),
+                    json!(status),
+                    json!(restarts),
+                    age,
+                    or_none("/status/podIP"),
+                    or_none("/spec/nodeName"),
+                    or_none("/status/nominatedNodeName"),
+                    json!(gates),
+                ]
+            }
         }
     }
+}
+
+/// `printPod`'s Ready (`ready/containers`), Status (the phase, or the pod's reason, or the last
+/// container's waiting/terminated reason, `Terminating` while deleting) and Restarts (their sum).
+/// Init containers' states are not looked at.
+fn pod_status(pod: &Value) -> (String, String, String) {
+    let total = pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let mut reason = pod
+        .pointer("/status/reason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .or_else(|| pod.pointer("/status/phase").and_then(Value::as_str))
+        .unwrap_or("")
+        .to_string();
+    let statuses = pod
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let (mut ready, mut restarts, mut running) = (0, 0, false);
+    for c in statuses.iter().rev() {
+        restarts += c.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+        let state = c.get("state");
+        let waiting = state.and_then(|s| s.get("waiting"));
+        let terminated = state.and_then(|s| s.get("terminated"));
+        let why = |s: Option<&Value>| {
+            s.and_then(|s| s.get("reason"))
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+                .map(str::to_string)
+        };
+        if let Some(r) = why(waiting) {
+            reason = r;
+        } else if let Some(r) = why(terminated) {
+            reason = r;
+        } else if let Some(t) = terminated {
+            let code = |k: &str| t.get(k).and_then(Value::as_i64).unwrap_or(0);
+            reason = if code("signal") != 0 {
+                format!("Signal:{}", code("signal"))
+            } else {
+                format!("ExitCode:{}", code("exitCode"))
+            };
+        } else if c.get("ready").and_then(Value::as_bool) == Some(true)
+            && state.and_then(|s| s.get("running")).is_some()
+        {
+            running = true;
+            ready += 1;
+        }
+    }
+    if reason == "Completed" && running {
+        reason = "Running".into();
+    }
+    if crate::util::meta(pod, "deletionTimestamp").is_some_and(|t| !t.is_null()) {
+        reason = if pod.pointer("/status/reason").and_then(Value::as_str) == Some("NodeLost") {
+            "Unknown".into()
+        } else {
+            "Terminating".into()
+        };
+    }
+    (format!("{ready}/{total}"), reason, restarts.to_string())
 }
 
 /// `translateTimestampSince`: the age, `<unknown>` without a creation time.
