@@ -17,6 +17,8 @@ pub enum Printer {
     Namespace,
     Service,
     Pod,
+    Job,
+    CronJob,
 }
 
 impl Printer {
@@ -32,6 +34,8 @@ impl Printer {
             ("", "namespaces") => Printer::Namespace,
             ("", "services") => Printer::Service,
             ("", "pods") => Printer::Pod,
+            ("batch", "jobs") => Printer::Job,
+            ("batch", "cronjobs") => Printer::CronJob,
             _ => return None,
         })
     }
@@ -98,6 +102,26 @@ impl Printer {
                 ("Nominated Node", S, 1),
                 ("Readiness Gates", S, 1),
             ],
+            Printer::Job => &[
+                ("Status", S, 0),
+                ("Completions", S, 0),
+                ("Duration", S, 0),
+                ("Age", S, 0),
+                ("Containers", S, 1),
+                ("Images", S, 1),
+                ("Selector", S, 1),
+            ],
+            Printer::CronJob => &[
+                ("Schedule", S, 0),
+                ("Timezone", S, 0),
+                ("Suspend", "boolean", 0),
+                ("Active", I, 0),
+                ("Last Schedule", S, 0),
+                ("Age", S, 0),
+                ("Containers", S, 1),
+                ("Images", S, 1),
+                ("Selector", S, 1),
+            ],
         }
     }
 
@@ -115,7 +139,7 @@ impl Printer {
                 .map_or(0, |m| m.len() as i64)
         };
         let age = json!(age(obj, now));
-        let (containers, images) = containers(obj);
+        let (containers, images) = containers(obj, "/spec/template/spec/containers");
         let selector = json!(label_selector(obj.pointer("/spec/selector")));
         match self {
             Printer::Deployment => vec![
@@ -217,6 +241,101 @@ impl Printer {
                     or_none("/spec/nodeName"),
                     or_none("/status/nominatedNodeName"),
                     json!(gates),
+                ]
+            }
+            Printer::Job => {
+                let succeeded = int("/status/succeeded");
+                let completions = match obj.pointer("/spec/completions").and_then(Value::as_i64) {
+                    Some(c) => format!("{succeeded}/{c}"),
+                    None => match int("/spec/parallelism") {
+                        p if p > 1 => format!("{succeeded}/1 of {p}"),
+                        _ => format!("{succeeded}/1"),
+                    },
+                };
+                let time = |p: &str| {
+                    obj.pointer(p)
+                        .and_then(Value::as_str)
+                        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                };
+                let duration = match (time("/status/startTime"), time("/status/completionTime")) {
+                    (None, _) => String::new(),
+                    (Some(start), None) => human_duration(now.as_second() - start.as_second()),
+                    (Some(start), Some(end)) => human_duration(end.as_second() - start.as_second()),
+                };
+                let has = |t: &str| {
+                    obj.pointer("/status/conditions")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .any(|c| {
+                            c.get("type").and_then(Value::as_str) == Some(t)
+                                && c.get("status").and_then(Value::as_str) == Some("True")
+                        })
+                };
+                let deleting =
+                    crate::util::meta(obj, "deletionTimestamp").is_some_and(|t| !t.is_null());
+                let status = if has("Complete") {
+                    "Complete"
+                } else if has("Failed") {
+                    "Failed"
+                } else if deleting {
+                    "Terminating"
+                } else if has("Suspended") {
+                    "Suspended"
+                } else if has("FailureTarget") {
+                    "FailureTarget"
+                } else if has("SuccessCriteriaMet") {
+                    "SuccessCriteriaMet"
+                } else {
+                    "Running"
+                };
+                vec![
+                    json!(status),
+                    json!(completions),
+                    json!(duration),
+                    age,
+                    containers,
+                    images,
+                    selector,
+                ]
+            }
+            Printer::CronJob => {
+                let template = "/spec/jobTemplate/spec/template/spec/containers";
+                let (containers, images) = crate::printers::containers(obj, template);
+                let last = obj
+                    .pointer("/status/lastScheduleTime")
+                    .and_then(Value::as_str)
+                    .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                    .map_or_else(
+                        || "<none>".to_string(),
+                        |t| human_duration(now.as_second() - t.as_second()),
+                    );
+                let suspend = match obj.pointer("/spec/suspend").and_then(Value::as_bool) {
+                    None => "<unset>",
+                    Some(true) => "True",
+                    Some(false) => "False",
+                };
+                let zone = text("/spec/timeZone");
+                vec![
+                    json!(text("/spec/schedule")),
+                    json!(if zone.is_empty() {
+                        "<none>".to_string()
+                    } else {
+                        zone
+                    }),
+                    json!(suspend),
+                    json!(
+                        obj.pointer("/status/active")
+                            .and_then(Value::as_array)
+                            .map_or(0, Vec::len)
+                    ),
+                    json!(last),
+                    age,
+                    containers,
+                    images,
+                    json!(label_selector(
+                        obj.pointer("/spec/jobTemplate/spec/selector")
+                    )),
                 ]
             }
         }
@@ -370,10 +489,10 @@ fn ports(svc: &Value) -> String {
     }
 }
 
-/// The pod template's container names and images, comma-separated.
-fn containers(obj: &Value) -> (Value, Value) {
+/// The container names and images at `pointer`, comma-separated (`layoutContainerCells`).
+fn containers(obj: &Value, pointer: &str) -> (Value, Value) {
     let list = obj
-        .pointer("/spec/template/spec/containers")
+        .pointer(pointer)
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
