@@ -4,6 +4,7 @@ mod bench;
 mod bench_buildrs;
 mod bench_validate;
 mod bless;
+mod builtin_schemas;
 mod corpus;
 mod faults;
 mod first_user;
@@ -44,6 +45,10 @@ enum Command {
     /// Write kube-fake-apiserver's protobuf field table (src/proto/table.rs) from the k8s-pb and
     /// k8s-openapi sources in the cargo registry.
     ProtoTable,
+    /// Turn kubernetes-validate's Kubernetes 1.35 `_definitions.json` into the OpenAPI v2
+    /// definitions kube-fake-apiserver serves for its built-in kinds
+    /// (`crates/kube-fake-apiserver/data/builtin-definitions.json`).
+    BuiltinSchemas(builtin_schemas::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Command::Faults(args) => faults::run(&args),
         Command::FirstUser(args) => first_user::run(&args),
         Command::ProtoTable => proto_table::run(),
+        Command::BuiltinSchemas(args) => builtin_schemas::run(&args),
     };
     match result {
         Ok(code) => code,

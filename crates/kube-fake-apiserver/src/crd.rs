@@ -94,6 +94,7 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
         return_deleted: true,
         custom: true,
         conversion: crate::conversion_config::from_crd(crd),
+        verbs: crate::registry::VERBS,
     })
 }
 

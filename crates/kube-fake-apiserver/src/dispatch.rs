@@ -136,16 +136,33 @@ async fn route_request(
         Route::GroupVersion(g, v) => {
             discovery::resource_list(shared, &g, &v).map(|v| json_response(200, &v))
         }
-        Route::OpenApiV2 => Ok(json_response(
-            200,
-            &crate::openapi::v2(&shared.db.lock().registry.schemas()),
-        )),
-        Route::OpenApiV3Index => Ok(json_response(
-            200,
-            &crate::openapi::v3_index(&shared.db.lock().registry.schemas()),
-        )),
+        Route::OpenApiV2 => {
+            use crate::openapi::V2Format;
+            let format =
+                crate::openapi::v2_format(req.header(header::ACCEPT)).ok_or_else(|| {
+                    ApiError::not_acceptable("only application/json and protobuf are served")
+                })?;
+            let schemas = shared.db.lock().registry.schemas();
+            let doc = crate::openapi::v2(&schemas);
+            Ok(match format {
+                V2Format::Json => json_response(200, &doc),
+                V2Format::Protobuf => {
+                    let mut resp = Response::new(full(crate::openapi::v2_protobuf(&doc)));
+                    resp.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        header::HeaderValue::from_static(crate::openapi::V2_PROTOBUF),
+                    );
+                    resp
+                }
+            })
+        }
+        Route::OpenApiV3Index => {
+            let schemas = shared.db.lock().registry.schemas();
+            Ok(json_response(200, &crate::openapi::v3_index(&schemas)))
+        }
         Route::OpenApiV3(g, v) => {
-            crate::openapi::v3_group_version(&g, &v, &shared.db.lock().registry.schemas())
+            let schemas = shared.db.lock().registry.schemas();
+            crate::openapi::v3_group_version(&g, &v, &schemas)
                 .map(|mut d| {
                     if shared.shard_selectors {
                         crate::shard_selector::document_parameter(&mut d);
@@ -221,7 +238,10 @@ async fn resource(shared: &Arc<Shared>, t: Target, req: &Req) -> Result<Response
         (&Method::PUT, true, _) => write::update(&ctx, Mode::Main).await?,
         (&Method::PATCH, true, _) => patch::patch(&ctx).await?,
         (&Method::DELETE, true, None) => write::delete(&ctx).await?,
-        (&Method::DELETE, false, None) => write::delete_collection(&ctx).await?,
+        // Namespaces have no `deletecollection` (kube-apiserver answers 405).
+        (&Method::DELETE, false, None) if ctx.res.verbs.contains(&"deletecollection") => {
+            write::delete_collection(&ctx).await?
+        }
         _ => return Err(ApiError::method_not_allowed()),
     };
     if let Some(w) = warning

@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod builtin;
+mod builtin_schemas;
 mod controllers;
 mod conversion;
 mod conversion_config;
@@ -53,6 +54,7 @@ mod limits;
 mod namespaces;
 mod objects;
 mod openapi;
+mod printers;
 mod proto;
 mod registry;
 mod schema;
@@ -62,6 +64,7 @@ mod ssa;
 mod state;
 mod status;
 mod store;
+mod strategic_merge;
 mod table;
 mod tls;
 mod util;

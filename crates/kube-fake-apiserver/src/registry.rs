@@ -54,6 +54,8 @@ pub enum TableKind {
     CreatedAt,
     /// The Event printer's columns (both Event APIs).
     Events,
+    /// A built-in kind's printer ([`crate::printers`]).
+    Printer(crate::printers::Printer),
 }
 
 /// A served resource, version independent (all versions share one store).
@@ -76,7 +78,26 @@ pub struct Resource {
     pub custom: bool,
     /// The CRD's conversion webhook (`strategy: Webhook`); `None`: only apiVersion changes.
     pub conversion: Option<Arc<crate::conversion_config::Webhook>>,
+    /// The verbs discovery lists for the main resource.
+    pub verbs: &'static [&'static str],
 }
+
+/// The verbs of a resource with a store behind it.
+pub const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// [`VERBS`] without `deletecollection` (namespaces).
+const VERBS_NO_COLLECTION: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
 
 impl Resource {
     /// The `(group, resource)` this resource's objects are stored under: both Event APIs share
@@ -213,6 +234,12 @@ impl Registry {
         let mut out = Vec::new();
         for r in self.resources.values() {
             for v in r.versions.iter().filter(|v| v.served) {
+                let builtin = (!r.custom && v.schema.is_none())
+                    .then(|| {
+                        crate::builtin_schemas::definitions().name_of(&r.group, &v.name, &r.kind)
+                    })
+                    .flatten()
+                    .map(str::to_string);
                 out.push(ResourceSchema {
                     group: r.group.clone(),
                     version: v.name.clone(),
@@ -221,6 +248,7 @@ impl Registry {
                     plural: r.plural.clone(),
                     namespaced: r.namespaced,
                     schema: v.schema.as_ref().map(|s| s.schema().clone()),
+                    builtin,
                 });
             }
         }
@@ -320,14 +348,16 @@ impl Resource {
             return_deleted: true,
             custom: false,
             conversion: None,
+            verbs: VERBS,
         }
     }
 }
 
-/// A built-in kind: group, version, plural, kind, short names and [`Traits`].
+/// A built-in resource: group, versions (in discovery's priority order; the first is the storage
+/// version), plural, kind, short names and [`Traits`].
 struct Builtin(
     &'static str,
-    &'static str,
+    &'static [&'static str],
     &'static str,
     &'static str,
     &'static [&'static str],
@@ -335,32 +365,99 @@ struct Builtin(
 );
 
 /// What sets the built-in kinds apart from each other (bit set).
-type Traits = u8;
+type Traits = u16;
 const NAMESPACED: Traits = 1;
 /// Serves a `/status` subresource.
-const STATUS: Traits = 2;
+const STATUS: Traits = 1 << 1;
 /// Serves a `/scale` subresource at `.spec.replicas` / `.status.replicas` / `.status.selector`.
-const SCALE: Traits = 4;
-/// Objects carry `metadata.generation`.
-const GENERATION: Traits = 8;
-/// DELETE answers with the object rather than a success `Status`.
-const RETURN_DELETED: Traits = 16;
+const SCALE: Traits = 1 << 2;
+/// Objects carry `metadata.generation` (the registry strategy sets it on create and bumps it
+/// when the spec changes).
+const GENERATION: Traits = 1 << 3;
+/// DELETE answers with the object rather than a success `Status` (`ReturnDeletedObject`).
+const RETURN_DELETED: Traits = 1 << 4;
 /// In the `all` category (`kubectl get all`).
-const IN_ALL: Traits = 32;
+const IN_ALL: Traits = 1 << 5;
+/// In the `api-extensions` category (admission configuration, API services).
+const API_EXTENSIONS: Traits = 1 << 6;
+/// No `deletecollection` verb (namespaces).
+const NO_COLLECTION_DELETE: Traits = 1 << 7;
 
+const V1: &[&str] = &["v1"];
+
+/// Every resource a kube-apiserver 1.35 serves by default with a store behind it, but the
+/// CRD resource ([`crd_resource`]). Left out, as documented in ARCHITECTURE.md: the create-only
+/// review kinds (`authentication.k8s.io`, `authorization.k8s.io`), `bindings` and
+/// `componentstatuses`, beta and alpha versions (off by default in 1.35).
 #[rustfmt::skip] // one row per kind
 const BUILTINS: &[Builtin] = &[
-    Builtin("",                    "v1", "namespaces",      "Namespace",      &["ns"],     STATUS | RETURN_DELETED),
-    Builtin("",                    "v1", "configmaps",      "ConfigMap",      &["cm"],     NAMESPACED),
-    Builtin("",                    "v1", "secrets",         "Secret",         &[],         NAMESPACED),
-    Builtin("",                    "v1", "events",          "Event",          &["ev"],     NAMESPACED),
-    Builtin("",                    "v1", "services",        "Service",        &["svc"],    NAMESPACED | STATUS | RETURN_DELETED | IN_ALL),
-    Builtin("",                    "v1", "pods",            "Pod",            &["po"],     NAMESPACED | STATUS | GENERATION | RETURN_DELETED | IN_ALL),
-    Builtin("",                    "v1", "serviceaccounts", "ServiceAccount", &["sa"],     NAMESPACED | RETURN_DELETED),
-    Builtin("apps",                "v1", "deployments",     "Deployment",     &["deploy"], NAMESPACED | STATUS | SCALE | GENERATION | RETURN_DELETED | IN_ALL),
-    Builtin("events.k8s.io",       "v1", "events",          "Event",          &["ev"],     NAMESPACED),
-    Builtin("coordination.k8s.io", "v1", "leases",          "Lease",          &[],         NAMESPACED),
+    Builtin("",                                V1, "namespaces",             "Namespace",             &["ns"],     STATUS | RETURN_DELETED | NO_COLLECTION_DELETE),
+    Builtin("",                                V1, "configmaps",             "ConfigMap",             &["cm"],     NAMESPACED),
+    Builtin("",                                V1, "secrets",                "Secret",                &[],         NAMESPACED),
+    Builtin("",                                V1, "events",                 "Event",                 &["ev"],     NAMESPACED),
+    Builtin("",                                V1, "services",               "Service",               &["svc"],    NAMESPACED | STATUS | RETURN_DELETED | IN_ALL),
+    Builtin("",                                V1, "pods",                   "Pod",                   &["po"],     NAMESPACED | STATUS | GENERATION | RETURN_DELETED | IN_ALL),
+    Builtin("",                                V1, "serviceaccounts",        "ServiceAccount",        &["sa"],     NAMESPACED | RETURN_DELETED),
+    Builtin("",                                V1, "endpoints",              "Endpoints",             &["ep"],     NAMESPACED),
+    Builtin("",                                V1, "limitranges",            "LimitRange",            &["limits"], NAMESPACED),
+    Builtin("",                                V1, "nodes",                  "Node",                  &["no"],     STATUS),
+    Builtin("",                                V1, "persistentvolumeclaims", "PersistentVolumeClaim", &["pvc"],    NAMESPACED | STATUS | RETURN_DELETED),
+    Builtin("",                                V1, "persistentvolumes",      "PersistentVolume",      &["pv"],     STATUS | RETURN_DELETED),
+    Builtin("",                                V1, "podtemplates",           "PodTemplate",           &[],         NAMESPACED),
+    Builtin("",                                V1, "replicationcontrollers", "ReplicationController", &["rc"],     NAMESPACED | STATUS | SCALE | GENERATION | IN_ALL),
+    Builtin("",                                V1, "resourcequotas",         "ResourceQuota",         &["quota"],  NAMESPACED | STATUS),
+    Builtin("admissionregistration.k8s.io",    V1, "mutatingwebhookconfigurations",     "MutatingWebhookConfiguration",     &[], GENERATION | API_EXTENSIONS),
+    Builtin("admissionregistration.k8s.io",    V1, "validatingwebhookconfigurations",   "ValidatingWebhookConfiguration",   &[], GENERATION | API_EXTENSIONS),
+    Builtin("admissionregistration.k8s.io",    V1, "validatingadmissionpolicies",       "ValidatingAdmissionPolicy",        &[], STATUS | GENERATION | API_EXTENSIONS),
+    Builtin("admissionregistration.k8s.io",    V1, "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", &[], GENERATION | API_EXTENSIONS),
+    Builtin("apiregistration.k8s.io",          V1, "apiservices",            "APIService",            &[],         STATUS | API_EXTENSIONS),
+    Builtin("apps",                            V1, "controllerrevisions",    "ControllerRevision",    &[],         NAMESPACED),
+    Builtin("apps",                            V1, "daemonsets",             "DaemonSet",             &["ds"],     NAMESPACED | STATUS | GENERATION | IN_ALL),
+    Builtin("apps",                            V1, "deployments",            "Deployment",            &["deploy"], NAMESPACED | STATUS | SCALE | GENERATION | RETURN_DELETED | IN_ALL),
+    Builtin("apps",                            V1, "replicasets",            "ReplicaSet",            &["rs"],     NAMESPACED | STATUS | SCALE | GENERATION | IN_ALL),
+    Builtin("apps",                            V1, "statefulsets",           "StatefulSet",           &["sts"],    NAMESPACED | STATUS | SCALE | GENERATION | IN_ALL),
+    Builtin("autoscaling",          &["v2", "v1"], "horizontalpodautoscalers", "HorizontalPodAutoscaler", &["hpa"], NAMESPACED | STATUS | IN_ALL),
+    Builtin("batch",                           V1, "cronjobs",               "CronJob",               &["cj"],     NAMESPACED | STATUS | GENERATION | IN_ALL),
+    Builtin("batch",                           V1, "jobs",                   "Job",                   &[],         NAMESPACED | STATUS | GENERATION | IN_ALL),
+    Builtin("certificates.k8s.io",             V1, "certificatesigningrequests", "CertificateSigningRequest", &["csr"], STATUS),
+    Builtin("coordination.k8s.io",             V1, "leases",                 "Lease",                 &[],         NAMESPACED),
+    Builtin("discovery.k8s.io",                V1, "endpointslices",         "EndpointSlice",         &[],         NAMESPACED | GENERATION),
+    Builtin("events.k8s.io",                   V1, "events",                 "Event",                 &["ev"],     NAMESPACED),
+    Builtin("flowcontrol.apiserver.k8s.io",    V1, "flowschemas",            "FlowSchema",            &[],         STATUS | GENERATION),
+    Builtin("flowcontrol.apiserver.k8s.io",    V1, "prioritylevelconfigurations", "PriorityLevelConfiguration", &[], STATUS | GENERATION),
+    Builtin("networking.k8s.io",               V1, "ingressclasses",         "IngressClass",          &[],         GENERATION),
+    Builtin("networking.k8s.io",               V1, "ingresses",              "Ingress",               &["ing"],    NAMESPACED | STATUS | GENERATION),
+    Builtin("networking.k8s.io",               V1, "ipaddresses",            "IPAddress",             &["ip"],     0),
+    Builtin("networking.k8s.io",               V1, "networkpolicies",        "NetworkPolicy",         &["netpol"], NAMESPACED | GENERATION),
+    Builtin("networking.k8s.io",               V1, "servicecidrs",           "ServiceCIDR",           &[],         STATUS),
+    Builtin("node.k8s.io",                     V1, "runtimeclasses",         "RuntimeClass",          &[],         0),
+    Builtin("policy",                          V1, "poddisruptionbudgets",   "PodDisruptionBudget",   &["pdb"],    NAMESPACED | STATUS | GENERATION),
+    Builtin("rbac.authorization.k8s.io",       V1, "clusterrolebindings",    "ClusterRoleBinding",    &[],         0),
+    Builtin("rbac.authorization.k8s.io",       V1, "clusterroles",           "ClusterRole",           &[],         0),
+    Builtin("rbac.authorization.k8s.io",       V1, "rolebindings",           "RoleBinding",           &[],         NAMESPACED),
+    Builtin("rbac.authorization.k8s.io",       V1, "roles",                  "Role",                  &[],         NAMESPACED),
+    Builtin("resource.k8s.io",                 V1, "deviceclasses",          "DeviceClass",           &[],         GENERATION),
+    Builtin("resource.k8s.io",                 V1, "resourceclaims",         "ResourceClaim",         &[],         NAMESPACED | STATUS),
+    Builtin("resource.k8s.io",                 V1, "resourceclaimtemplates", "ResourceClaimTemplate", &[],         NAMESPACED),
+    Builtin("resource.k8s.io",                 V1, "resourceslices",         "ResourceSlice",         &[],         GENERATION),
+    Builtin("scheduling.k8s.io",               V1, "priorityclasses",        "PriorityClass",         &["pc"],     RETURN_DELETED),
+    Builtin("storage.k8s.io",                  V1, "csidrivers",             "CSIDriver",             &[],         0),
+    Builtin("storage.k8s.io",                  V1, "csinodes",               "CSINode",               &[],         0),
+    Builtin("storage.k8s.io",                  V1, "csistoragecapacities",   "CSIStorageCapacity",    &[],         NAMESPACED),
+    Builtin("storage.k8s.io",                  V1, "storageclasses",         "StorageClass",          &["sc"],     RETURN_DELETED),
+    Builtin("storage.k8s.io",                  V1, "volumeattachments",      "VolumeAttachment",      &[],         STATUS | RETURN_DELETED),
+    Builtin("storage.k8s.io",                  V1, "volumeattributesclasses", "VolumeAttributesClass", &["vac"],   0),
 ];
+
+/// `Warning` sent with every request to a deprecated built-in resource, as kube-apiserver does.
+fn deprecation(group: &str, plural: &str) -> Option<&'static str> {
+    match (group, plural) {
+        ("", "endpoints") => {
+            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+        }
+        _ => None,
+    }
+}
 
 /// The CRD resource itself; always registered because CRDs are how kinds get added.
 pub fn crd_resource() -> Resource {
@@ -381,35 +478,57 @@ pub fn crd_resource() -> Resource {
     }
 }
 
-/// The built-in kinds a controller usually touches, stored without schemas.
+/// Every built-in resource of [`BUILTINS`], stored without a structural schema (their OpenAPI
+/// definitions come from [`crate::builtin_schemas`]).
 pub fn builtins() -> Vec<Resource> {
     BUILTINS
         .iter()
-        .map(|&Builtin(group, version, plural, kind, short, traits)| {
+        .map(|&Builtin(group, versions, plural, kind, short, traits)| {
             let has = |t: Traits| traits & t != 0;
-            let version = Version {
-                scale: has(SCALE).then(|| ScalePaths {
-                    spec_replicas: ".spec.replicas".into(),
-                    status_replicas: ".status.replicas".into(),
-                    label_selector: Some(".status.selector".into()),
-                }),
-                table: if plural == "events" {
-                    TableKind::Events
-                } else {
-                    TableKind::Columns
-                },
-                ..Version::plain(version, has(STATUS))
-            };
+            let versions = versions
+                .iter()
+                .enumerate()
+                .map(|(i, name)| Version {
+                    storage: i == 0,
+                    scale: has(SCALE).then(|| ScalePaths {
+                        spec_replicas: ".spec.replicas".into(),
+                        status_replicas: ".status.replicas".into(),
+                        label_selector: Some(".status.selector".into()),
+                    }),
+                    table: match crate::printers::Printer::of(group, plural) {
+                        _ if plural == "events" => TableKind::Events,
+                        Some(p) => TableKind::Printer(p),
+                        None => TableKind::Columns,
+                    },
+                    warning: deprecation(group, plural).map(str::to_string),
+                    ..Version::plain(name, has(STATUS))
+                })
+                .collect();
+            let mut categories = Vec::new();
+            if has(IN_ALL) {
+                categories.push("all".to_string());
+            }
+            if has(API_EXTENSIONS) {
+                categories.push("api-extensions".to_string());
+            }
             Resource {
                 short_names: short.iter().map(|s| s.to_string()).collect(),
-                categories: if has(IN_ALL) {
-                    vec!["all".into()]
-                } else {
-                    Vec::new()
-                },
+                categories,
                 generation: has(GENERATION),
                 return_deleted: has(RETURN_DELETED),
-                ..Resource::plain(group, plural, kind, has(NAMESPACED), version)
+                verbs: if has(NO_COLLECTION_DELETE) {
+                    VERBS_NO_COLLECTION
+                } else {
+                    VERBS
+                },
+                versions,
+                ..Resource::plain(
+                    group,
+                    plural,
+                    kind,
+                    has(NAMESPACED),
+                    Version::plain("v1", false),
+                )
             }
         })
         .collect()
@@ -418,6 +537,145 @@ pub fn builtins() -> Vec<Resource> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::any::TypeId;
+
+    /// Checks the row of `T` (found by group and plural) against k8s-openapi's `Resource` impl;
+    /// returns the row's index.
+    fn check<T: k8s_openapi::Resource>() -> usize
+    where
+        T::Scope: 'static,
+    {
+        let (i, row) = BUILTINS
+            .iter()
+            .enumerate()
+            .find(|(_, b)| b.0 == T::GROUP && b.2 == T::URL_PATH_SEGMENT)
+            .unwrap_or_else(|| panic!("no row for {}/{}", T::GROUP, T::URL_PATH_SEGMENT));
+        assert_eq!(row.3, T::KIND, "{}", T::URL_PATH_SEGMENT);
+        assert!(
+            row.1.contains(&T::VERSION),
+            "{}: {} not in {:?}",
+            T::URL_PATH_SEGMENT,
+            T::VERSION,
+            row.1
+        );
+        let namespaced =
+            TypeId::of::<T::Scope>() == TypeId::of::<k8s_openapi::NamespaceResourceScope>();
+        assert_eq!(
+            row.5 & NAMESPACED != 0,
+            namespaced,
+            "{}",
+            T::URL_PATH_SEGMENT
+        );
+        i
+    }
+
+    /// Every row of [`BUILTINS`] agrees with k8s-openapi (v1_35) on plural, kind, group,
+    /// version and scope, and every version of every row is checked.
+    #[test]
+    fn every_builtin_row_matches_k8s_openapi() {
+        use k8s_openapi::api::{
+            admissionregistration::v1 as admreg, apps::v1 as apps, autoscaling::v1 as as1,
+            autoscaling::v2 as as2, batch::v1 as batch, certificates::v1 as certs,
+            coordination::v1 as coord, core::v1 as core, discovery::v1 as disc,
+            events::v1 as events, flowcontrol::v1 as fc, networking::v1 as net, node::v1 as node,
+            policy::v1 as policy, rbac::v1 as rbac, resource::v1 as dra, scheduling::v1 as sched,
+            storage::v1 as storage,
+        };
+        use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apireg;
+        let checked = [
+            check::<core::Namespace>(),
+            check::<core::ConfigMap>(),
+            check::<core::Secret>(),
+            check::<core::Event>(),
+            check::<core::Service>(),
+            check::<core::Pod>(),
+            check::<core::ServiceAccount>(),
+            check::<core::Endpoints>(),
+            check::<core::LimitRange>(),
+            check::<core::Node>(),
+            check::<core::PersistentVolumeClaim>(),
+            check::<core::PersistentVolume>(),
+            check::<core::PodTemplate>(),
+            check::<core::ReplicationController>(),
+            check::<core::ResourceQuota>(),
+            check::<admreg::MutatingWebhookConfiguration>(),
+            check::<admreg::ValidatingWebhookConfiguration>(),
+            check::<admreg::ValidatingAdmissionPolicy>(),
+            check::<admreg::ValidatingAdmissionPolicyBinding>(),
+            check::<apireg::APIService>(),
+            check::<apps::ControllerRevision>(),
+            check::<apps::DaemonSet>(),
+            check::<apps::Deployment>(),
+            check::<apps::ReplicaSet>(),
+            check::<apps::StatefulSet>(),
+            check::<as2::HorizontalPodAutoscaler>(),
+            check::<as1::HorizontalPodAutoscaler>(),
+            check::<batch::CronJob>(),
+            check::<batch::Job>(),
+            check::<certs::CertificateSigningRequest>(),
+            check::<coord::Lease>(),
+            check::<disc::EndpointSlice>(),
+            check::<events::Event>(),
+            check::<fc::FlowSchema>(),
+            check::<fc::PriorityLevelConfiguration>(),
+            check::<net::IngressClass>(),
+            check::<net::Ingress>(),
+            check::<net::IPAddress>(),
+            check::<net::NetworkPolicy>(),
+            check::<net::ServiceCIDR>(),
+            check::<node::RuntimeClass>(),
+            check::<policy::PodDisruptionBudget>(),
+            check::<rbac::ClusterRoleBinding>(),
+            check::<rbac::ClusterRole>(),
+            check::<rbac::RoleBinding>(),
+            check::<rbac::Role>(),
+            check::<dra::DeviceClass>(),
+            check::<dra::ResourceClaim>(),
+            check::<dra::ResourceClaimTemplate>(),
+            check::<dra::ResourceSlice>(),
+            check::<sched::PriorityClass>(),
+            check::<storage::CSIDriver>(),
+            check::<storage::CSINode>(),
+            check::<storage::CSIStorageCapacity>(),
+            check::<storage::StorageClass>(),
+            check::<storage::VolumeAttachment>(),
+            check::<storage::VolumeAttributesClass>(),
+        ];
+        let versions: usize = BUILTINS.iter().map(|b| b.1.len()).sum();
+        assert_eq!(
+            checked.len(),
+            versions,
+            "every version of every row is checked"
+        );
+        for (i, row) in BUILTINS.iter().enumerate() {
+            assert!(checked.contains(&i), "row {i} ({}) unchecked", row.2);
+        }
+    }
+
+    /// Every built-in version has its definition among the served schemas, so the OpenAPI
+    /// documents carry it.
+    #[test]
+    fn every_builtin_has_a_definition() {
+        let defs = crate::builtin_schemas::definitions();
+        for r in builtins() {
+            for v in &r.versions {
+                assert!(
+                    defs.name_of(&r.group, &v.name, &r.kind).is_some(),
+                    "{}/{} {}",
+                    r.group,
+                    v.name,
+                    r.kind
+                );
+                assert!(
+                    defs.name_of(&r.group, &v.name, &r.list_kind).is_some(),
+                    "{}/{} {}",
+                    r.group,
+                    v.name,
+                    r.list_kind
+                );
+            }
+        }
+    }
 
     #[test]
     fn versions_sort_like_kubernetes() {

@@ -857,8 +857,12 @@ async fn aggregated_discovery_answers_when_asked() {
     let apps = &group("apps")["versions"][0];
     assert_eq!(apps["version"], "v1");
     assert_eq!(apps["freshness"], "Current");
-    let deploy = &apps["resources"][0];
-    assert_eq!(deploy["resource"], "deployments");
+    let deploy = apps["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|r| r["resource"] == "deployments")
+        .expect("deployments in apps/v1");
     assert_eq!(deploy["scope"], "Namespaced");
     assert_eq!(deploy["singularResource"], "deployment");
     assert_eq!(

@@ -258,3 +258,141 @@ async fn an_applied_list_map_repeating_a_key_is_refused() {
         "nothing was created"
     );
 }
+
+/// The managers' `managedFields` of a Deployment as kube-apiserver writes them: containers
+/// keyed by name (`k:{"name":...}`), env by name, container ports by `containerPort` and the
+/// defaulted `protocol`, all from the built-in definitions' list-map keys.
+#[tokio::test]
+async fn deployment_managed_fields_key_containers_by_name() {
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment"));
+    let api: Api<DynamicObject> = Api::namespaced_with(srv.client(), "default", &ar);
+    let deployment = |containers: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+               "spec": {"selector": {"matchLabels": {"app": "web"}},
+                        "template": {"metadata": {"labels": {"app": "web"}},
+                                     "spec": {"containers": containers}}}})
+    };
+    api.patch(
+        "web",
+        &PatchParams::apply("app"),
+        &Patch::Apply(deployment(json!([{"name": "app", "image": "app:1",
+            "ports": [{"containerPort": 8080}], "env": [{"name": "A", "value": "1"}]}]))),
+    )
+    .await
+    .expect("app applies");
+    let d = api
+        .patch(
+            "web",
+            &PatchParams::apply("mesh"),
+            &Patch::Apply(deployment(json!([
+                {"name": "proxy", "image": "envoy:1"},
+                {"name": "app", "env": [{"name": "B", "value": "2"}]}]))),
+        )
+        .await
+        .expect("mesh applies");
+    let app = fields_of(&d, "app");
+    let containers = &app["f:spec"]["f:template"]["f:spec"]["f:containers"];
+    let own = &containers["k:{\"name\":\"app\"}"];
+    assert_eq!(own["f:image"], json!({}), "{app}");
+    assert_eq!(
+        own["f:env"]["k:{\"name\":\"A\"}"]["f:value"],
+        json!({}),
+        "{app}"
+    );
+    assert_eq!(
+        own["f:ports"]["k:{\"containerPort\":8080,\"protocol\":\"TCP\"}"]["f:containerPort"],
+        json!({}),
+        "{app}"
+    );
+    assert_eq!(
+        app["f:spec"]["f:selector"],
+        json!({}),
+        "a LabelSelector is atomic: {app}"
+    );
+    let mesh = fields_of(&d, "mesh");
+    let containers = &mesh["f:spec"]["f:template"]["f:spec"]["f:containers"];
+    assert_eq!(
+        containers["k:{\"name\":\"proxy\"}"]["f:image"],
+        json!({}),
+        "{mesh}"
+    );
+    let shared = &containers["k:{\"name\":\"app\"}"];
+    assert_eq!(
+        shared["f:env"]["k:{\"name\":\"B\"}"]["f:value"],
+        json!({}),
+        "{mesh}"
+    );
+    assert!(shared.get("f:image").is_none(), "{mesh}");
+}
+
+/// Kinds whose list types only the definitions know: a ValidatingWebhookConfiguration's
+/// `webhooks` keyed by name, a ClusterRole's `rules` atomic, a Service's ports keyed by port and
+/// protocol.
+#[tokio::test]
+async fn builtin_list_types_come_from_the_definitions() {
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let gvk = |g: &str, k: &str| ApiResource::from_gvk(&GroupVersionKind::gvk(g, "v1", k));
+    let roles: Api<DynamicObject> = Api::all_with(
+        srv.client(),
+        &gvk("rbac.authorization.k8s.io", "ClusterRole"),
+    );
+    let role = roles
+        .patch(
+            "reader",
+            &PatchParams::apply("op"),
+            &Patch::Apply(
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "reader"},
+                "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}),
+            ),
+        )
+        .await
+        .expect("applied");
+    assert_eq!(fields_of(&role, "op")["f:rules"], json!({}));
+    let webhooks: Api<DynamicObject> = Api::all_with(
+        srv.client(),
+        &gvk(
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration",
+        ),
+    );
+    let vwc = webhooks
+        .patch(
+            "hooks",
+            &PatchParams::apply("op"),
+            &Patch::Apply(json!({"apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "hooks"},
+                "webhooks": [{"name": "a.example.com", "sideEffects": "None",
+                              "admissionReviewVersions": ["v1"],
+                              "clientConfig": {"url": "https://a.example.com/validate"}}]})),
+        )
+        .await
+        .expect("applied");
+    let hooks = &fields_of(&vwc, "op")["f:webhooks"];
+    assert_eq!(
+        hooks["k:{\"name\":\"a.example.com\"}"]["f:sideEffects"],
+        json!({}),
+        "{hooks}"
+    );
+    let services: Api<DynamicObject> =
+        Api::namespaced_with(srv.client(), "default", &gvk("", "Service"));
+    let svc = services
+        .patch(
+            "db",
+            &PatchParams::apply("op"),
+            &Patch::Apply(
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db"},
+                "spec": {"ports": [{"port": 5432, "name": "sql"}]}}),
+            ),
+        )
+        .await
+        .expect("applied");
+    let ports = &fields_of(&svc, "op")["f:spec"]["f:ports"];
+    assert!(
+        ports
+            .get("k:{\"port\":5432,\"protocol\":\"TCP\"}")
+            .is_some(),
+        "{ports}"
+    );
+}

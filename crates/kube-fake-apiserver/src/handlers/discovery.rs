@@ -84,17 +84,6 @@ fn hash_of(r: &Resource) -> Option<String> {
     Some(storage_version_hash(group, r.storage_version(), &r.kind))
 }
 
-pub const VERBS: &[&str] = &[
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-
 pub fn resource_list(shared: &Arc<Shared>, group: &str, version: &str) -> Result<Value, ApiError> {
     let db = shared.db.lock();
     let found = db.registry.in_group_version(group, version);
@@ -108,7 +97,7 @@ pub fn resource_list(shared: &Arc<Shared>, group: &str, version: &str) -> Result
             "singularName": r.singular,
             "namespaced": r.namespaced,
             "kind": r.kind,
-            "verbs": VERBS,
+            "verbs": r.verbs,
         });
         if !r.short_names.is_empty() {
             main["shortNames"] = json!(r.short_names);

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use http::{Response, header};
 use serde_json::{Value, json};
 
-use super::discovery::VERBS;
 use crate::http::{Body, json_response};
 use crate::registry::{Registry, Resource, Version};
 use crate::state::Shared;
@@ -51,7 +50,7 @@ fn resource(r: &Resource, v: &Version) -> Value {
         "responseKind": gvk(&r.group, &v.name, &r.kind),
         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": r.singular,
-        "verbs": VERBS,
+        "verbs": r.verbs,
     });
     if !r.short_names.is_empty() {
         out["shortNames"] = json!(r.short_names);

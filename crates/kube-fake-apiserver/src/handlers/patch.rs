@@ -44,6 +44,7 @@ pub async fn patch(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let opts = write_opts(ctx.req)?;
     let patch_doc = parse_json(&ctx.req.body)?;
     let json_patch = ct == "application/json-patch+json";
+    let strategic = ct == "application/strategic-merge-patch+json";
     let (code, obj) = converted::write(ctx, &opts, Some(ctx.name()), &|db, opts| {
         let old = super::write::served_old(ctx, db, opts)?;
         let mut doc = if scale {
@@ -57,13 +58,20 @@ pub async fn patch(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
             json_patch::patch(&mut doc, &ops)
                 .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
         } else {
-            // Merge patch (and, for built-ins stored without schemas, strategic merge approximated by it).
             if !patch_doc.is_object() {
                 return Err(ApiError::bad_request(
                     "error decoding patch: a merge patch must be a JSON object",
                 ));
             }
-            json_patch::merge(&mut doc, &patch_doc);
+            match strategic.then(|| strategic_schema(ctx, scale)).flatten() {
+                Some(schema) => {
+                    doc = crate::strategic_merge::apply(&doc, &patch_doc, Some(schema))
+                        .map_err(|e| ApiError::new(422, "Invalid", e.0))?;
+                }
+                // Merge patch (and strategic merge on a kind without a definition, which
+                // then merges as a merge patch does).
+                None => json_patch::merge(&mut doc, &patch_doc),
+            }
         }
         let obj = if scale {
             super::write::write_scale(ctx, db, opts, &old, &doc, &patch_doc)?
@@ -82,6 +90,18 @@ pub async fn patch(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
         ));
     }
     Ok(json_response(code, &obj))
+}
+
+/// The built-in definition a strategic merge patch follows: the kind's, or `autoscaling/v1`
+/// `Scale` on the scale subresource.
+fn strategic_schema(ctx: &Ctx<'_>, scale: bool) -> Option<&'static Value> {
+    let defs = crate::builtin_schemas::definitions();
+    let name = if scale {
+        defs.name_of("autoscaling", "v1", "Scale")?
+    } else {
+        defs.name_of(&ctx.res.group, ctx.version(), &ctx.res.kind)?
+    };
+    defs.get(name)
 }
 
 async fn apply(ctx: &Ctx<'_>, mode: Mode) -> Result<Response<Body>, ApiError> {

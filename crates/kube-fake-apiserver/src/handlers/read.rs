@@ -28,6 +28,7 @@ pub fn table(ver: &Version, items: &[Value], include: &str, meta: Value) -> Valu
         TableKind::CreatedAt => crate::table::default_table(items, include, meta),
         TableKind::Events => crate::events::table(items, include, meta),
         TableKind::Columns => crate::table::to_table(&ver.columns, items, include, meta),
+        TableKind::Printer(p) => crate::printers::to_table(p, items, include, meta),
     }
 }
 

@@ -6,6 +6,7 @@
 //! (then it leaves validation to the server instead of downloading swagger 2.0 protobuf).
 mod meta;
 mod operations;
+mod proto_v2;
 
 use serde_json::{Map, Value, json};
 
@@ -23,6 +24,8 @@ pub struct ResourceSchema {
     pub namespaced: bool,
     /// The version's openAPIV3Schema; `None` for kinds registered without one (stored as free-form objects).
     pub schema: Option<Value>,
+    /// The built-in definition of the kind ([`crate::builtin_schemas`]), served instead of `schema`.
+    pub builtin: Option<String>,
 }
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -108,9 +111,9 @@ pub fn v3_index(resources: &[ResourceSchema]) -> Value {
     gvs.sort();
     gvs.dedup();
     for (g, v) in gvs {
-        if let Some(doc) = v3_group_version(g, v, resources) {
+        if let Some(doc) = cached_group_version(g, v, resources) {
             let key = gv_key(g, v);
-            let url = format!("/openapi/v3/{key}?hash={}", hash_of(&doc));
+            let url = format!("/openapi/v3/{key}?hash={}", doc.hash);
             paths.insert(key, json!({"serverRelativeURL": url}));
         }
     }
@@ -120,6 +123,34 @@ pub fn v3_index(resources: &[ResourceSchema]) -> Value {
 /// `GET /openapi/v3/apis/<group>/<version>` (or `api/v1` for the core group, `group == ""`).
 /// Returns `None` when no resource is served in that group/version.
 pub fn v3_group_version(group: &str, version: &str, resources: &[ResourceSchema]) -> Option<Value> {
+    cached_group_version(group, version, resources).map(|d| d.doc.clone())
+}
+
+/// A built `/openapi/v3/<gv>` document and its `?hash=`.
+struct GvDocument {
+    doc: Value,
+    hash: String,
+    /// The whole swagger 2.0 document (megabytes with the built-ins): only the latest is kept.
+    v2: bool,
+}
+
+/// Documents built so far (`/openapi/v3/<gv>` and `/openapi/v2`), by a fingerprint of what
+/// they were built from: a built-in group's
+/// document is large (`api/v1` is 600 kB) and the index hashes every one of them, so every
+/// `kubectl` invocation would otherwise rebuild them all. Shared by the servers of a process
+/// (the fingerprint tells their registries apart); emptied when it grows past a bound.
+static GV_DOCUMENTS: std::sync::LazyLock<
+    parking_lot::Mutex<std::collections::HashMap<u64, std::sync::Arc<GvDocument>>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// How many documents [`GV_DOCUMENTS`] keeps before it starts over.
+const GV_DOCUMENTS_MAX: usize = 256;
+
+fn cached_group_version(
+    group: &str,
+    version: &str,
+    resources: &[ResourceSchema],
+) -> Option<std::sync::Arc<GvDocument>> {
     let served: Vec<&ResourceSchema> = resources
         .iter()
         .filter(|r| r.group == group && r.version == version)
@@ -127,38 +158,172 @@ pub fn v3_group_version(group: &str, version: &str, resources: &[ResourceSchema]
     if served.is_empty() {
         return None;
     }
-    let (paths, schemas) = build(&served, Format::V3);
-    Some(json!({
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "paths": paths,
-        "components": {"schemas": schemas},
+    Some(cached(Format::V3, &served, || {
+        let (paths, schemas) = build(&served, Format::V3);
+        json!({
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": "v1.35.0"},
+            "paths": paths,
+            "components": {"schemas": schemas},
+        })
     }))
 }
+
+/// The document of format `f` built from `served`, from [`GV_DOCUMENTS`] when it was built
+/// before (the key is a fingerprint of the format and every input the builders read).
+fn cached(
+    f: Format,
+    served: &[&ResourceSchema],
+    build_doc: impl FnOnce() -> Value,
+) -> std::sync::Arc<GvDocument> {
+    let mut key = vec![u8::from(f == Format::V3)];
+    for r in served {
+        key.extend_from_slice(
+            format!(
+                "{}|{}|{}|{}|{}|{}|{:?}|",
+                r.group, r.version, r.kind, r.list_kind, r.plural, r.namespaced, r.builtin
+            )
+            .as_bytes(),
+        );
+        if let Some(schema) = &r.schema {
+            key.extend(serde_json::to_vec(schema).unwrap_or_default());
+        }
+        key.push(0);
+    }
+    let key = kube_codegen_crd::shard::fnv1a64(&key);
+    if let Some(doc) = GV_DOCUMENTS.lock().get(&key) {
+        return doc.clone();
+    }
+    let doc = build_doc();
+    let hash = hash_of(&doc);
+    let v2 = f == Format::V2;
+    let built = std::sync::Arc::new(GvDocument { doc, hash, v2 });
+    let mut cache = GV_DOCUMENTS.lock();
+    if cache.len() >= GV_DOCUMENTS_MAX {
+        cache.clear();
+    }
+    if v2 {
+        cache.retain(|_, d| !d.v2);
+    }
+    cache.insert(key, built.clone());
+    built
+}
+
+/// How `GET /openapi/v2` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V2Format {
+    Json,
+    /// gnostic `openapi.v2.Document` ([`proto_v2`]).
+    Protobuf,
+}
+
+/// kube-openapi's negotiation for `/openapi/v2`: the first `Accept` range that is JSON or one
+/// of the two protobuf spellings (`*` matching any type or subtype); no header is JSON; `None`
+/// (a 406) when nothing matches.
+pub fn v2_format(accept: &str) -> Option<V2Format> {
+    if accept.trim().is_empty() {
+        return Some(V2Format::Json);
+    }
+    for range in accept.split(',') {
+        let media = range.split(';').next().unwrap_or("").trim();
+        let (t, sub) = media.split_once('/').unwrap_or((media, ""));
+        if t != "application" && t != "*" {
+            continue;
+        }
+        match sub {
+            "json" | "*" => return Some(V2Format::Json),
+            "com.github.proto-openapi.spec.v2@v1.0+protobuf"
+            | "com.github.proto-openapi.spec.v2.v1.0+protobuf" => {
+                return Some(V2Format::Protobuf);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+pub use proto_v2::{CONTENT_TYPE as V2_PROTOBUF, encode as v2_protobuf};
 
 /// `GET /openapi/v2`: one swagger 2.0 document for everything.
 pub fn v2(resources: &[ResourceSchema]) -> Value {
     let all: Vec<&ResourceSchema> = resources.iter().collect();
-    let (paths, definitions) = build(&all, Format::V2);
-    json!({
-        "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.35.0"},
-        "paths": paths,
-        "definitions": definitions,
+    cached(Format::V2, &all, || {
+        let (paths, definitions) = build(&all, Format::V2);
+        json!({
+            "swagger": "2.0",
+            "info": {"title": "Kubernetes", "version": "v1.35.0"},
+            "paths": paths,
+            "definitions": definitions,
+        })
     })
+    .doc
+    .clone()
 }
 
 fn build(resources: &[&ResourceSchema], f: Format) -> (Map<String, Value>, Map<String, Value>) {
     let mut paths = Map::new();
     let mut schemas = meta_schemas(f);
+    let defs = crate::builtin_schemas::definitions();
+    let mut builtin_roots: Vec<&str> = Vec::new();
     for r in resources {
+        if let Some(name) = &r.builtin {
+            let list_name = defs
+                .name_of(&r.group, &r.version, &r.list_kind)
+                .map(str::to_string)
+                .unwrap_or_else(|| definition_name(&r.group, &r.version, &r.list_kind));
+            builtin_roots.push(name);
+            resource_paths(r, name, &list_name, f, &mut paths);
+            if let Some((key, _)) = defs.by_name.get_key_value(&list_name) {
+                builtin_roots.push(key);
+            }
+            continue;
+        }
         let name = definition_name(&r.group, &r.version, &r.kind);
         let list_name = definition_name(&r.group, &r.version, &r.list_kind);
         schemas.insert(name.clone(), object_schema(r, f));
         schemas.insert(list_name.clone(), list_schema(r, &name, f));
         resource_paths(r, &name, &list_name, f, &mut paths);
     }
+    // The built-in kinds' definitions and everything they refer to (ObjectMeta among them, in
+    // full, replacing the trimmed one).
+    for name in defs.closure(builtin_roots) {
+        if let Some(def) = defs.get(name) {
+            let mut def = def.clone();
+            if f == Format::V3 {
+                to_v3(&mut def);
+            }
+            schemas.insert(name.to_string(), def);
+        }
+    }
     (paths, schemas)
+}
+
+/// A v2 definition as v3 spells it: refs under `#/components/schemas/`, and a `$ref` with
+/// siblings (a description) wrapped in `allOf` as kube-apiserver writes it (a v3 `$ref` may not
+/// have siblings).
+fn to_v3(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                let name = r.rsplit('/').next().unwrap_or_default().to_string();
+                let reference = Format::V3.reference(&name);
+                if m.len() == 1 {
+                    *v = reference;
+                } else {
+                    m.remove("$ref");
+                    m.insert("allOf".into(), Value::Array(vec![reference]));
+                }
+                return;
+            }
+            for (k, child) in m.iter_mut() {
+                if k != "x-kubernetes-group-version-kind" {
+                    to_v3(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(to_v3),
+        _ => {}
+    }
 }
 
 fn gvk_list(group: &str, version: &str, kind: &str) -> Value {
@@ -272,6 +437,7 @@ mod tests {
             plural: plural.into(),
             namespaced: true,
             schema,
+            builtin: None,
         }
     }
 

@@ -1,14 +1,14 @@
 //! What server-side apply needs to know of a type: how each list merges
 //! (`x-kubernetes-list-type` atomic, set, or map keyed by `x-kubernetes-list-map-keys`),
 //! whether a map is atomic (`x-kubernetes-map-type`), and which keys are declared fields.
-//! Custom resources take it from their schema; built-in kinds, which are stored without one,
-//! from the list types kube-apiserver declares for the fields controllers touch.
+//! Custom resources take it from their schema; built-in kinds from their Kubernetes 1.35 OpenAPI
+//! definitions ([`crate::builtin_schemas`]), whose `$ref`s are followed as the walk reaches them
+//! (so recursive definitions such as `JSONSchemaProps` cost nothing until an object nests them).
 use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
 use crate::registry::Resource;
-use crate::schema::ObjectSchema;
 
 /// How a list merges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,10 @@ impl<'a> Shape<'a> {
     }
 
     fn inner(node: Option<&'a Value>) -> Shape<'a> {
-        Shape { node, root: false }
+        Shape {
+            node: node.map(resolve),
+            root: false,
+        }
     }
 
     fn get(self, key: &str) -> Option<&'a Value> {
@@ -97,22 +100,59 @@ impl<'a> Shape<'a> {
     }
 
     /// The default of the item field `key` (a list-map key the element may omit, as `protocol`).
+    /// The built-in definitions carry no defaults: the ports keyed by a `protocol` (container
+    /// and service ports) default it to `TCP`.
     pub fn item_default(self, key: &str) -> Option<&'a Value> {
-        self.items()
-            .get("properties")?
-            .get(key)?
-            .get("default")
-            .filter(|d| !d.is_null())
+        let items = self.items();
+        let field = items.get("properties")?.get(key)?;
+        match field.get("default").filter(|d| !d.is_null()) {
+            Some(d) => Some(d),
+            None if key == "protocol" && items.node.is_some_and(is_port_definition) => Some(&TCP),
+            None => None,
+        }
     }
 }
 
+/// The definitions of the built-in list-map items keyed by a defaulted `protocol`.
+fn is_port_definition(node: &Value) -> bool {
+    let defs = crate::builtin_schemas::definitions();
+    [
+        "io.k8s.api.core.v1.ContainerPort",
+        "io.k8s.api.core.v1.ServicePort",
+    ]
+    .iter()
+    .any(|n| defs.get(n).is_some_and(|d| std::ptr::eq(d, node)))
+}
+
+static TCP: LazyLock<Value> = LazyLock::new(|| json!("TCP"));
+
+/// Follows `$ref`s (`#/definitions/<name>`) to the built-in definition they name.
+fn resolve(mut node: &Value) -> &Value {
+    // A ref chain is short (a definition is never a bare ref to another); the bound guards
+    // against a malformed data file only.
+    for _ in 0..8 {
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(r) => match crate::builtin_schemas::definitions().resolve(r) {
+                Some(def) => node = def,
+                None => return node,
+            },
+            None => return node,
+        }
+    }
+    node
+}
+
 /// The schema apply follows for `res` served as `version`: its structural schema, or for a
-/// built-in kind the list types kube-apiserver declares (none: every list atomic).
+/// built-in kind its definition (none, for a kind registered without either: every list atomic).
 pub fn schema_of<'r>(res: &'r Resource, version: &str) -> Option<&'r Value> {
-    res.version(version)
-        .and_then(|v| v.schema.as_deref())
-        .map(ObjectSchema::schema)
-        .or_else(|| builtin(&res.group, &res.plural))
+    if let Some(s) = res.version(version).and_then(|v| v.schema.as_deref()) {
+        return Some(s.schema());
+    }
+    if res.custom {
+        return None;
+    }
+    let defs = crate::builtin_schemas::definitions();
+    defs.get(defs.name_of(&res.group, version, &res.kind)?)
 }
 
 fn list_map(keys: &[&str], items: Value) -> Value {
@@ -136,63 +176,6 @@ static OBJECT_META: LazyLock<Value> = LazyLock::new(|| {
         "ownerReferences": list_map(&["uid"], json!({"type": "object", "x-kubernetes-map-type": "atomic"})),
     }))
 });
-
-fn conditions() -> Value {
-    list_map(&["type"], json!({"type": "object"}))
-}
-
-fn pod_spec() -> Value {
-    let container = object(json!({
-        "ports": list_map(
-            &["containerPort", "protocol"],
-            object(json!({"protocol": {"type": "string", "default": "TCP"}})),
-        ),
-        "env": list_map(&["name"], json!({"type": "object"})),
-        "volumeMounts": list_map(&["mountPath"], json!({"type": "object"})),
-    }));
-    object(json!({
-        "nodeSelector": ATOMIC_MAP.clone(),
-        "containers": list_map(&["name"], container.clone()),
-        "initContainers": list_map(&["name"], container.clone()),
-        "ephemeralContainers": list_map(&["name"], container),
-        "volumes": list_map(&["name"], json!({"type": "object"})),
-        "imagePullSecrets": list_map(&["name"], json!({"type": "object"})),
-    }))
-}
-
-static PODS: LazyLock<Value> = LazyLock::new(|| {
-    object(json!({"spec": pod_spec(), "status": object(json!({"conditions": conditions()}))}))
-});
-
-/// A map owned as one field (`+mapType=atomic`, or `+structType=atomic` as `LabelSelector`).
-static ATOMIC_MAP: LazyLock<Value> =
-    LazyLock::new(|| json!({"type": "object", "x-kubernetes-map-type": "atomic"}));
-
-static WORKLOADS: LazyLock<Value> = LazyLock::new(|| {
-    object(json!({
-        "spec": object(json!({
-            "selector": ATOMIC_MAP.clone(),
-            "template": object(json!({"spec": pod_spec()})),
-        })),
-        "status": object(json!({"conditions": conditions()})),
-    }))
-});
-
-static SERVICES: LazyLock<Value> = LazyLock::new(|| {
-    object(json!({
-        "spec": object(json!({
-            "selector": ATOMIC_MAP.clone(),
-            "ports": list_map(
-                &["port", "protocol"],
-                object(json!({"protocol": {"type": "string", "default": "TCP"}})),
-            ),
-        })),
-        "status": object(json!({"conditions": conditions()})),
-    }))
-});
-
-static WITH_CONDITIONS: LazyLock<Value> =
-    LazyLock::new(|| object(json!({"status": object(json!({"conditions": conditions()}))})));
 
 /// What a create is compared with: the kind's empty object as kube-apiserver encodes it. For a
 /// `custom` resource (one with a structural schema) that is nothing (so a create adds `spec` itself, owned with a `.`); for a
@@ -218,17 +201,4 @@ pub fn zero(res: &Resource, custom: bool) -> Value {
         _ => json!({}),
     };
     json!({"metadata": {"creationTimestamp": null}, "spec": spec, "status": {}})
-}
-
-/// The list types kube-apiserver declares for the built-in kinds this server serves (a CRD's own
-/// `spec.versions` and `status.conditions` are atomic there, so CRDs need nothing here).
-fn builtin(group: &str, plural: &str) -> Option<&'static Value> {
-    match (group, plural) {
-        ("", "pods") => Some(&PODS),
-        ("apps", "deployments" | "replicasets" | "statefulsets" | "daemonsets") => Some(&WORKLOADS),
-        ("batch", "jobs") => Some(&WORKLOADS),
-        ("", "services") => Some(&SERVICES),
-        ("", "namespaces" | "nodes") => Some(&WITH_CONDITIONS),
-        _ => None,
-    }
 }
