@@ -193,10 +193,11 @@ kind: Job
 metadata: {{name: migrate, namespace: default}}
 spec:
   backoffLimit: 2
+  # A Job's template is immutable (kube-apiserver refuses a change): the same in every apply.
   template:
     spec:
       restartPolicy: Never
-      containers: [{{name: migrate, image: {image}, args: [migrate]}}]
+      containers: [{{name: migrate, image: "migrate:1", args: [migrate]}}]
 ---
 apiVersion: batch/v1
 kind: CronJob
