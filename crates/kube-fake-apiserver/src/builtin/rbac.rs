@@ -19,7 +19,12 @@ pub fn default(kind: &str, o: &mut Value) {
             if s(subj, "apiGroup").is_empty() {
                 match s(subj, "kind") {
                     "User" | "Group" => subj["apiGroup"] = json!(GROUP),
-                    "ServiceAccount" => subj["apiGroup"] = json!(""),
+                    // `apiGroup` is `omitempty`: an empty one is not written back.
+                    "ServiceAccount" => {
+                        if let Some(m) = subj.as_object_mut() {
+                            m.remove("apiGroup");
+                        }
+                    }
                     _ => {}
                 }
             }

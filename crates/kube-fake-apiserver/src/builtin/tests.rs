@@ -689,7 +689,7 @@ fn bindings_default_api_groups() {
     );
     assert_eq!(
         got["subjects"],
-        json!([{"kind": "ServiceAccount", "name": "sa", "namespace": "default", "apiGroup": ""},
+        json!([{"kind": "ServiceAccount", "name": "sa", "namespace": "default"},
             {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}])
     );
     let crb = created(
