@@ -14,6 +14,7 @@ pub mod cases;
 mod cause;
 mod error;
 pub mod gofmt;
+pub mod k8s_validation;
 pub mod model;
 pub mod object;
 pub mod read;

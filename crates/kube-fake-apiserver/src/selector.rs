@@ -441,101 +441,10 @@ fn new_requirement(key: String, op: LabelOp, values: Vec<String>) -> Result<Requ
     }
 }
 
-const QNAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const QNAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const DNS1123_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const DNS1123_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-
-/// `validation.RegexError`: the message plus examples and the regex.
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
-    let ex: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    format!(
-        "{msg} (e.g. {}regex used for validation is '{fmt}')",
-        ex.join(" or ")
-    )
-}
-
-/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-fn is_dns1123_subdomain(s: &str) -> bool {
-    s.split('.').all(|label| {
-        let b = label.as_bytes();
-        !b.is_empty()
-            && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-            && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-    })
-}
-
-/// `validation.IsQualifiedName`.
-pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
-    let parts: Vec<&str> = key.split('/').collect();
-    let mut errs = Vec::new();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                if prefix.len() > 253 {
-                    errs.push("prefix part must be no more than 253 characters".to_string());
-                }
-                if !is_dns1123_subdomain(prefix) {
-                    errs.push(format!(
-                        "prefix part {}",
-                        regex_error(DNS1123_MSG, DNS1123_FMT, &["example.com"])
-                    ));
-                }
-            }
-            *name
-        }
-        _ => {
-            return vec![format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(QNAME_MSG, QNAME_FMT, &["MyName", "my.name", "123-abc"])
-            )];
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".into());
-    } else if name.len() > 63 {
-        errs.push("name part must be no more than 63 characters".into());
-    }
-    if !is_qualified_name_part(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(QNAME_MSG, QNAME_FMT, &["MyName", "my.name", "123-abc"])
-        ));
-    }
-    errs
-}
-
-/// `validation.IsValidLabelValue`.
-pub(crate) fn label_value_errors(v: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if v.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    if !v.is_empty() && !is_qualified_name_part(v) {
-        errs.push(regex_error(
-            LABEL_VALUE_MSG,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
-}
+/// apimachinery's name checks, shared with the CRD validator.
+pub(crate) use kube_codegen_crd::k8s_validation::{
+    label_value as label_value_errors, qualified_name as qualified_name_errors,
+};
 
 /// The key check as the parser reports it (a field error with a nil path prints as `<nil>`).
 fn validate_key(key: &str) -> Option<String> {

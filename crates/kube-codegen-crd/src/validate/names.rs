@@ -6,109 +6,11 @@ use super::Violation;
 use super::model::{Crd, Flavor, Names};
 use super::path::Path;
 use super::render::{invalid, q, required};
-
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+pub(crate) use crate::k8s_validation::{dns1035_label, dns1123_subdomain};
+use crate::k8s_validation::{label_value, qualified_name};
 
 /// The annotation protected groups need.
 pub(crate) const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
-
-fn max_len(n: usize) -> String {
-    format!("must be no more than {n} characters")
-}
-
-fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
-/// `IsDNS1123Subdomain`.
-pub(crate) fn dns1123_subdomain(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 253 {
-        errs.push(max_len(253));
-    }
-    if !s.split('.').all(is_dns1123_label) {
-        errs.push(DNS1123_SUBDOMAIN_MSG.to_string());
-    }
-    errs
-}
-
-/// `IsDNS1035Label`.
-pub(crate) fn dns1035_label(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len(63));
-    }
-    let b = s.as_bytes();
-    let ok = !b.is_empty()
-        && b[0].is_ascii_lowercase()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[b.len() - 1] != b'-';
-    if !ok {
-        errs.push(DNS1035_LABEL_MSG.to_string());
-    }
-    errs
-}
-
-fn qualified_name_part_ok(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// `IsQualifiedName` (label and annotation keys).
-fn qualified_name(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = s.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                for m in dns1123_subdomain(prefix) {
-                    errs.push(format!("prefix part {m}"));
-                }
-            }
-            *name
-        }
-        _ => {
-            errs.push("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".to_string());
-            return errs;
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errs.push("name part must be no more than 63 characters".to_string());
-    }
-    if !name.is_empty() && !qualified_name_part_ok(name) {
-        errs.push(QUALIFIED_NAME_MSG.to_string());
-    }
-    errs
-}
-
-fn label_value(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len(63));
-    }
-    if !s.is_empty() && !qualified_name_part_ok(s) {
-        errs.push(LABEL_VALUE_MSG.to_string());
-    }
-    errs
-}
 
 /// `metadata`: the name must be a DNS subdomain equal to `<plural>.<group>`; labels and
 /// annotation keys must be qualified names.
