@@ -38,25 +38,7 @@ impl std::fmt::Display for Path {
 }
 
 /// Go's `%q` of a string (what `field.Invalid` prints for string values).
-pub fn q(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub use kube_codegen_crd::gofmt::go_quote as q;
 
 /// The bad value of a JSON string/number/bool field as `field.Error` prints it (`%q` for
 /// strings, `%v` for numbers and booleans, `null` for nothing).
