@@ -52,6 +52,87 @@ impl Definitions {
         self.get(reference.rsplit('/').next()?)
     }
 
+    /// Removes from `obj` (of `group/version, Kind=kind`) every field its definition does not
+    /// declare, as decoding into the Go types drops them, and returns their paths (`spec.foo`,
+    /// `spec.containers[0].bar`), sorted: what `fieldValidation` reports. Nothing is removed
+    /// below a type without declared properties (quantities, times, raw JSON) or one that keeps
+    /// unknown fields. No definition: nothing removed.
+    pub fn prune_unknown(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        obj: &mut Value,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(def) = self.name_of(group, version, kind).and_then(|n| self.get(n)) {
+            self.prune_node(def, obj, String::new(), &mut out, 0);
+        }
+        out.sort();
+        out
+    }
+
+    fn prune_node(
+        &self,
+        node: &Value,
+        v: &mut Value,
+        path: String,
+        out: &mut Vec<String>,
+        depth: usize,
+    ) {
+        // The deepest built-in type nests far less; the bound only guards hostile input.
+        if depth > 64 {
+            return;
+        }
+        let node = match node.get("$ref").and_then(Value::as_str) {
+            Some(r) => match self.resolve(r) {
+                Some(n) => n,
+                None => return,
+            },
+            None => node,
+        };
+        if node.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+            return;
+        }
+        let child = |key: &str| {
+            if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
+            }
+        };
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Object(props)) = node.get("properties") {
+                    let unknown: Vec<String> = m
+                        .keys()
+                        .filter(|k| !props.contains_key(*k))
+                        .cloned()
+                        .collect();
+                    for k in unknown {
+                        m.remove(&k);
+                        out.push(child(&k));
+                    }
+                    for (k, value) in m.iter_mut() {
+                        self.prune_node(&props[k], value, child(k), out, depth + 1);
+                    }
+                } else if let Some(items @ Value::Object(_)) = node.get("additionalProperties") {
+                    for (k, value) in m.iter_mut() {
+                        self.prune_node(items, value, format!("{path}[{k}]"), out, depth + 1);
+                    }
+                }
+            }
+            Value::Array(list) => {
+                if let Some(items) = node.get("items") {
+                    for (i, item) in list.iter_mut().enumerate() {
+                        self.prune_node(items, item, format!("{path}[{i}]"), out, depth + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// `roots` and every definition they refer to, directly or not.
     pub fn closure<'a>(&'a self, roots: impl IntoIterator<Item = &'a str>) -> BTreeSet<&'a str> {
         let mut seen = BTreeSet::new();

@@ -171,6 +171,27 @@ fn check_namespace(res: &Resource, ns: Option<&str>, obj: &mut Value) -> Result<
     Ok(())
 }
 
+/// A `fieldValidation` outcome: warnings kept for the answer's headers, a refusal as the
+/// server answers it.
+fn field_validation_outcome(
+    outcome: Result<Vec<String>, schema::FieldValidationError>,
+    opts: &WriteOpts,
+) -> Result<(), ApiError> {
+    match outcome {
+        Ok(warnings) => {
+            opts.warnings.lock().extend(warnings);
+            Ok(())
+        }
+        Err(schema::FieldValidationError::UnknownFields(m)) => Err(ApiError::bad_request(m)),
+        Err(schema::FieldValidationError::Unsupported(m)) => Err(ApiError::invalid_options(
+            opts.options_kind,
+            "fieldValidation",
+            "FieldValueNotSupported",
+            &m,
+        )),
+    }
+}
+
 /// Prune, default, validate (schema, CEL rules and metadata) as the server does on every write.
 /// `old` is the stored object on update; read through the same version (only where a schema
 /// needs it), transition rules see it as `oldSelf`, and values it already had are not checked
@@ -186,6 +207,14 @@ fn admit(
     let mut causes: Vec<Cause> = Vec::new();
     let builtin = crate::builtin::handles(&res.group, res.custom);
     if builtin {
+        // Decoding into the Go types drops the fields they do not declare (`fieldValidation`
+        // says whether that is silent, a warning or a 400).
+        let defs = crate::builtin_schemas::definitions();
+        let pruned =
+            schema::field_validation(&opts.field_validation, &res.kind, &ver.name, obj, |o| {
+                defs.prune_unknown(&res.group, &ver.name, &res.kind, o)
+            });
+        field_validation_outcome(pruned, opts)?;
         crate::builtin::decode(&res.group, &res.kind, &ver.name, obj)?;
     }
     if res.custom {
@@ -193,26 +222,14 @@ fn admit(
         schema::normalize_numbers(obj);
     }
     if let Some(s) = &ver.schema {
-        match schema::prune_with_field_validation(
+        let pruned = schema::prune_with_field_validation(
             s.schema(),
             obj,
             &opts.field_validation,
             &res.kind,
             &ver.name,
-        ) {
-            Ok(warnings) => opts.warnings.lock().extend(warnings),
-            Err(schema::FieldValidationError::UnknownFields(m)) => {
-                return Err(ApiError::bad_request(m));
-            }
-            Err(schema::FieldValidationError::Unsupported(m)) => {
-                return Err(ApiError::invalid_options(
-                    opts.options_kind,
-                    "fieldValidation",
-                    "FieldValueNotSupported",
-                    &m,
-                ));
-            }
-        }
+        );
+        field_validation_outcome(pruned, opts)?;
         s.apply_defaults(obj);
         causes.extend(match old {
             Some(old) if mode == Mode::Status => {

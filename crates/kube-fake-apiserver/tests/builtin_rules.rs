@@ -374,3 +374,63 @@ spec:
         assert!(err.contains(cause), "{cause:?} missing: {err}");
     }
 }
+
+/// Fields a built-in type does not declare are dropped as decoding into the Go types drops
+/// them: with `fieldValidation=Strict` (kubectl's default) the body is refused with the
+/// decoder's message, with `Warn` (the default) each is a `Warning` header and gone.
+#[tokio::test]
+async fn unknown_fields_of_builtins_follow_field_validation() {
+    let srv = kube_fake_apiserver::FakeApiServer::start().await.unwrap();
+    let c = srv.client();
+    let deployment = |name: &str| {
+        serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "labelz": {"a": "b"}},
+            "spec": {
+                "selector": {"matchLabels": {"app": "a"}},
+                "template": {
+                    "metadata": {"labels": {"app": "a"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx", "imagePullPolicyy": "Always"}]}
+                },
+                "replicaz": 3
+            }
+        })
+    };
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let r = post(&c, &format!("{path}?fieldValidation=Strict"), deployment("strict")).await;
+    assert_eq!(r.code, 400, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: \
+         unknown field \"metadata.labelz\", unknown field \"spec.replicaz\", unknown field \
+         \"spec.template.spec.containers[0].imagePullPolicyy\""
+    );
+    let r = post(&c, path, deployment("warned")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let warnings: Vec<&str> = r
+        .headers
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(
+        warnings[2].contains("unknown field \\\"spec.template.spec.containers[0].imagePullPolicyy\\\""),
+        "{warnings:?}"
+    );
+    let stored = get(&c, &format!("{path}/warned")).await.body;
+    assert!(stored["metadata"].get("labelz").is_none(), "{stored}");
+    assert!(stored["spec"].get("replicaz").is_none(), "{stored}");
+    assert_eq!(stored["spec"]["replicas"], 1, "defaulted, not taken from the typo");
+    let container = &stored["spec"]["template"]["spec"]["containers"][0];
+    assert!(container.get("imagePullPolicyy").is_none(), "{stored}");
+    // Raw JSON fields and kept unknown fields are not pruned: a ConfigMap's data is a map.
+    let r = post(
+        &c,
+        "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"},
+            "data": {"any-key": "v"}}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+}

@@ -54,18 +54,37 @@ pub fn prune_with_field_validation(
     kind: &str,
     version: &str,
 ) -> Result<Vec<String>, FieldValidationError> {
+    if directive == "Ignore" {
+        prune(schema, obj);
+        return Ok(Vec::new());
+    }
+    field_validation(directive, kind, version, obj, |o| {
+        prune_unknown_fields(schema, o)
+    })
+}
+
+/// The `fieldValidation` directives over any pruner (`prune_unknown` removes the fields the type
+/// does not declare and returns their paths, sorted): `Ignore` drops them, `Warn` (and none)
+/// drops them with a warning each, `Strict` refuses the body.
+pub fn field_validation(
+    directive: &str,
+    kind: &str,
+    version: &str,
+    obj: &mut Value,
+    mut prune_unknown: impl FnMut(&mut Value) -> Vec<String>,
+) -> Result<Vec<String>, FieldValidationError> {
     match directive {
         "Ignore" => {
-            prune(schema, obj);
+            prune_unknown(obj);
             Ok(Vec::new())
         }
-        "" | "Warn" => Ok(prune_unknown_fields(schema, obj)
+        "" | "Warn" => Ok(prune_unknown(obj)
             .iter()
             .map(|p| unknown_field_warning(p))
             .collect()),
         "Strict" => {
             let mut copy = obj.clone();
-            let unknown = prune_unknown_fields(schema, &mut copy);
+            let unknown = prune_unknown(&mut copy);
             if unknown.is_empty() {
                 *obj = copy;
                 Ok(Vec::new())
