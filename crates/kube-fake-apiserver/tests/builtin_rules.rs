@@ -397,7 +397,12 @@ async fn unknown_fields_of_builtins_follow_field_validation() {
         })
     };
     let path = "/apis/apps/v1/namespaces/default/deployments";
-    let r = post(&c, &format!("{path}?fieldValidation=Strict"), deployment("strict")).await;
+    let r = post(
+        &c,
+        &format!("{path}?fieldValidation=Strict"),
+        deployment("strict"),
+    )
+    .await;
     assert_eq!(r.code, 400, "{}", r.body);
     assert_eq!(
         r.body["message"],
@@ -415,13 +420,17 @@ async fn unknown_fields_of_builtins_follow_field_validation() {
         .collect();
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(
-        warnings[2].contains("unknown field \\\"spec.template.spec.containers[0].imagePullPolicyy\\\""),
+        warnings[2]
+            .contains("unknown field \\\"spec.template.spec.containers[0].imagePullPolicyy\\\""),
         "{warnings:?}"
     );
     let stored = get(&c, &format!("{path}/warned")).await.body;
     assert!(stored["metadata"].get("labelz").is_none(), "{stored}");
     assert!(stored["spec"].get("replicaz").is_none(), "{stored}");
-    assert_eq!(stored["spec"]["replicas"], 1, "defaulted, not taken from the typo");
+    assert_eq!(
+        stored["spec"]["replicas"], 1,
+        "defaulted, not taken from the typo"
+    );
     let container = &stored["spec"]["template"]["spec"]["containers"][0];
     assert!(container.get("imagePullPolicyy").is_none(), "{stored}");
     // Raw JSON fields and kept unknown fields are not pruned: a ConfigMap's data is a map.
