@@ -475,7 +475,9 @@ async fn generation_changed_skips_status_only_updates_and_reconciles_spec_change
     })
     .await;
     let (f0, a0) = (filtered.count("web"), all.count("web"));
-    let status = Patch::Merge(json!({"status": {"availableReplicas": 1, "replicas": 1}}));
+    // A valid status (kube-apiserver refuses availableReplicas above readyReplicas).
+    let status = Patch::Merge(json!({"status": {
+        "availableReplicas": 1, "readyReplicas": 1, "replicas": 1}}));
     let after_status = deployments
         .patch_status("web", &PatchParams::default(), &status)
         .await

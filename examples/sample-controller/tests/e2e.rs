@@ -225,7 +225,10 @@ impl Env {
             .patch_status(
                 deployment,
                 &PatchParams::default(),
-                &Patch::Merge(json!({"status": {"availableReplicas": available}})),
+                // As kube-controller-manager writes it (kube-apiserver refuses more available
+                // than ready, or ready than replicas).
+                &Patch::Merge(json!({"status": {"availableReplicas": available,
+                    "readyReplicas": available, "replicas": available}})),
             )
             .await
             .unwrap_or_else(|e| panic!("patch status of deployment {ns}/{deployment}: {e}"));
