@@ -276,6 +276,9 @@ async fn a_relist_after_a_410_loses_no_key() {
     // The server forgets its history and drops every connection; changes made meanwhile
     // (a create and a delete) arrive through the relist.
     server.faults().restart(true);
+    // The restart cuts this client's pooled connection too: a fresh client for the changes
+    // (what is tested is the controller's relist, not this request).
+    let cms: Api<ConfigMap> = Api::namespaced(client(&server), "default");
     create(&cms, "during").await;
     cms.delete("before", &DeleteParams::default())
         .await
