@@ -46,6 +46,13 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p kube-codegen-runtime-bench --bench priority -- [ARGS]` (P1: a restart
+    /// over 10,000 Foos with 5 ms reconciles, 100 changed during the initial pass: their latency
+    /// and the pass, with the queue's priorities and with client-go's FIFO, same run).
+    P1 {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// `cargo bench -p sample-controller --bench controller`: reconciles per CPU-second on 1,000
     /// Foos against the in-process server, beside the Foo informer alone.
     Controller {
@@ -95,6 +102,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Informer { args } => runtime_bench("informer", &args),
         Group::Conversion { args } => runtime_bench("conversion", &args),
         Group::R1 { args } => runtime_bench("controller", &args),
+        Group::P1 { args } => runtime_bench("priority", &args),
         Group::Controller { args } => package_bench("sample-controller", "controller", &args),
         Group::Buildrs(args) => {
             crate::bench_buildrs::run(&args)?;

@@ -427,3 +427,92 @@ async fn the_first_pass_reconciles_each_primary_once_however_many_children_it_ow
     stop.send(()).unwrap();
     task.await.unwrap().unwrap();
 }
+
+/// Records each reconcile's name; the first one waits for `release`.
+struct Gated {
+    seen: Mutex<Vec<String>>,
+    release: tokio::sync::Semaphore,
+}
+
+impl Reconciler<ConfigMap> for H<Gated> {
+    type Error = String;
+
+    async fn reconcile(&self, obj: Arc<ConfigMap>, _: &Context) -> Result<Action, String> {
+        let first = {
+            let mut seen = self.seen.lock();
+            seen.push(obj.metadata.name.clone().unwrap_or_default());
+            seen.len() == 1
+        };
+        if first {
+            let _held = self.release.acquire().await.map_err(|e| e.to_string())?;
+        }
+        Ok(Action::done())
+    }
+}
+
+/// Where `name` was first reconciled, once every one of `names` has been.
+async fn live_change_position(priority_queue: bool) -> usize {
+    let server = FakeApiServer::start().await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client(&server), "default");
+    let names: Vec<String> = (0..30).map(|i| format!("cm-{i:02}")).collect();
+    for n in &names {
+        create(&api, n).await;
+    }
+    let factory = factory(&server);
+    let store = factory.informer_for::<ConfigMap>().store();
+    let r = Arc::new(Gated {
+        seen: Mutex::default(),
+        release: tokio::sync::Semaphore::new(0),
+    });
+    let controller = Controller::<ConfigMap>::for_kind(&factory)
+        .workers(1)
+        .priority_queue(priority_queue);
+    let (stop, task) = spawn(controller, H(r.clone()));
+    eventually("the first reconcile to start", || async {
+        !r.seen.lock().is_empty()
+    })
+    .await;
+    // Two changes of backlog keys while the only worker is busy. Events reach the handlers in
+    // order, so once the second change is cached the first one's key has been queued.
+    let held = r.seen.lock()[0].clone();
+    let mut backlog = names.iter().rev().filter(|n| **n != held);
+    let (changed, after) = (backlog.next().unwrap(), backlog.next().unwrap());
+    for name in [changed, after] {
+        let updated = api
+            .replace(name, &PostParams::default(), &{
+                let mut c = api.get(name).await.unwrap();
+                c.data = Some([("k".to_owned(), "live".to_owned())].into());
+                c
+            })
+            .await
+            .unwrap();
+        let rv = updated.metadata.resource_version.clone();
+        eventually("the change to be cached", || async {
+            store
+                .get_by_key(&format!("default/{name}"))
+                .is_some_and(|c| c.metadata.resource_version == rv)
+        })
+        .await;
+    }
+    r.release.add_permits(1);
+    eventually("every ConfigMap to be reconciled", || async {
+        let seen = r.seen.lock();
+        names.iter().all(|n| seen.contains(n))
+    })
+    .await;
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+    let seen = r.seen.lock();
+    seen.iter().position(|n| n == changed).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_change_is_reconciled_before_the_initial_list_backlog() {
+    assert_eq!(
+        live_change_position(true).await,
+        1,
+        "right after the reconcile that was running"
+    );
+    // client-go's FIFO: the changed key keeps its place in the backlog (at its end).
+    assert!(live_change_position(false).await > 20);
+}

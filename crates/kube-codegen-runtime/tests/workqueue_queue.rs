@@ -4,7 +4,7 @@ use std::hash::Hash;
 use std::time::Duration;
 
 use futures::FutureExt;
-use kube_codegen_runtime::workqueue::WorkQueue;
+use kube_codegen_runtime::workqueue::{AddOpts, LOW_PRIORITY, WorkQueue};
 use tokio::time::Instant;
 
 mod support;
@@ -322,4 +322,116 @@ async fn timer_task_ends_when_the_queue_is_dropped_or_shut_down() {
         tokio::task::yield_now().await;
     }
     assert_eq!(alive(), 0, "the timer task exits on shutdown");
+}
+
+/// `q.get_with_priority()` within the test deadline.
+async fn next_with_priority(q: &WorkQueue<&'static str>) -> Option<(&'static str, i32)> {
+    within("the queue to hand out an item", q.get_with_priority()).await
+}
+
+#[tokio::test]
+async fn higher_priority_is_handed_out_first_fifo_within_one() {
+    let q = queue();
+    q.add_with_priority("old-1", LOW_PRIORITY);
+    q.add_with_priority("old-2", LOW_PRIORITY);
+    q.add("live-1");
+    q.add_with_priority("old-3", LOW_PRIORITY);
+    q.add("live-2");
+    q.add_with_priority("urgent", 10);
+    assert_eq!(q.len(), 6);
+    let mut order = Vec::new();
+    while let Some(got) = next_with_priority(&q).now_or_never().flatten() {
+        order.push(got);
+    }
+    assert_eq!(
+        order,
+        [
+            ("urgent", 10),
+            ("live-1", 0),
+            ("live-2", 0),
+            ("old-1", LOW_PRIORITY),
+            ("old-2", LOW_PRIORITY),
+            ("old-3", LOW_PRIORITY),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_live_add_raises_a_queued_backlog_item_and_a_low_add_never_lowers() {
+    let q = queue();
+    for k in ["a", "b", "c"] {
+        q.add_with_priority(k, LOW_PRIORITY);
+    }
+    q.add("c"); // a live change of a backlog item
+    q.add_with_priority("c", LOW_PRIORITY); // a later resync does not take it back down
+    assert_eq!(q.len(), 3, "still deduplicated");
+    assert_eq!(next_with_priority(&q).await, Some(("c", 0)));
+    assert_eq!(next_with_priority(&q).await, Some(("a", LOW_PRIORITY)));
+}
+
+#[tokio::test]
+async fn an_item_added_while_processing_is_requeued_with_that_add_s_priority() {
+    let q = queue();
+    q.add_with_priority("a", LOW_PRIORITY);
+    q.add_with_priority("b", LOW_PRIORITY);
+    let (a, _) = next_with_priority(&q).await.unwrap();
+    q.add(a); // changed while its reconcile runs
+    q.done(&a);
+    assert_eq!(
+        next_with_priority(&q).await,
+        Some(("a", 0)),
+        "before the backlog"
+    );
+    q.done(&"a");
+    q.add_with_priority("a", LOW_PRIORITY);
+    assert_eq!(next_with_priority(&q).await, Some(("b", LOW_PRIORITY)));
+    assert_eq!(
+        next_with_priority(&q).await,
+        Some(("a", LOW_PRIORITY)),
+        "FIFO in the lane"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn delayed_and_rate_limited_adds_keep_their_priority() {
+    let q = queue();
+    let t0 = Instant::now();
+    q.add_with_priority("backlog", LOW_PRIORITY);
+    q.add_with_opts(
+        "retry",
+        AddOpts {
+            after: Duration::from_millis(20),
+            priority: 7,
+            ..AddOpts::default()
+        },
+    );
+    // The same item scheduled again later with a lower priority: earliest time, highest priority.
+    q.add_with_opts(
+        "retry",
+        AddOpts {
+            after: Duration::from_millis(50),
+            priority: LOW_PRIORITY,
+            ..AddOpts::default()
+        },
+    );
+    assert_eq!(q.len_waiting(), 1);
+    let (first, _) = next_with_priority(&q).await.unwrap();
+    assert_eq!(first, "backlog", "the only ready item");
+    assert_eq!(next_with_priority(&q).await, Some(("retry", 7)));
+    assert_eq!(t0.elapsed(), Duration::from_millis(20));
+    q.done(&"retry");
+
+    // Rate limited: the limiter's delay (5 ms first) wins over a longer `after`.
+    let t1 = Instant::now();
+    q.add_with_opts(
+        "failing",
+        AddOpts {
+            after: Duration::from_secs(60),
+            rate_limited: true,
+            priority: 3,
+        },
+    );
+    assert_eq!(next_with_priority(&q).await, Some(("failing", 3)));
+    assert_eq!(t1.elapsed(), Duration::from_millis(5));
+    assert_eq!(q.num_requeues(&"failing"), 1);
 }

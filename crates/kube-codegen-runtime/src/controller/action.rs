@@ -5,8 +5,12 @@ use std::time::Duration;
 /// What to do with a key after its reconcile: forget it, look again after a delay, or retry
 /// with the queue's rate limiter. (Not the workqueue's `workqueue::Action`, which `run_workers`
 /// handlers return; this one belongs to reconcilers.)
+///
+/// A requeue keeps the priority the key was queued with unless
+/// [`with_priority`](Self::with_priority) says otherwise (controller-runtime's
+/// `Result{Priority}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Action(pub(crate) Next);
+pub struct Action(pub(crate) Next, pub(crate) Option<i32>);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Next {
@@ -19,19 +23,31 @@ impl Action {
     /// Finished: the key's backoff is forgotten; only a new event queues it again
     /// (controller-runtime's empty `Result`, kube-runtime's `await_change`).
     pub fn done() -> Self {
-        Action(Next::Done)
+        Action(Next::Done, None)
     }
 
     /// Look again after `delay` (controller-runtime's `Result{RequeueAfter}`): the backoff is
     /// forgotten and the key comes back after the delay, or earlier on an event.
     pub fn requeue_after(delay: Duration) -> Self {
-        Action(Next::After(delay))
+        Action(Next::After(delay), None)
     }
 
     /// Retry with the queue's rate limiter (per-key exponential backoff): what an error does by
     /// default; from a successful reconcile it is controller-runtime's `Result{Requeue: true}`.
     pub fn backoff() -> Self {
-        Action(Next::Backoff)
+        Action(Next::Backoff, None)
+    }
+
+    /// Requeues with this priority instead of the one the key was queued with (higher is
+    /// handed out first; see [`workqueue::LOW_PRIORITY`](crate::workqueue::LOW_PRIORITY)).
+    /// Meaningless for [`done`](Self::done).
+    pub fn with_priority(self, priority: i32) -> Self {
+        Action(self.0, Some(priority))
+    }
+
+    /// The priority given with [`with_priority`](Self::with_priority), if any.
+    pub fn priority(&self) -> Option<i32> {
+        self.1
     }
 
     /// The delay of a [`requeue_after`](Self::requeue_after).

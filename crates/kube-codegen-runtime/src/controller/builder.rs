@@ -60,6 +60,7 @@ pub struct Controller<K> {
     reconcile_timeout: Duration,
     recorder: Option<Recorder>,
     queue_metrics: Option<Arc<dyn MetricsProvider>>,
+    priority_queue: bool,
     metrics: Option<Arc<dyn ControllerMetricsProvider>>,
     manager: Manager,
     shard: Option<super::sharded::Gate>,
@@ -121,6 +122,7 @@ impl<K: Watched> Controller<K> {
             reconcile_timeout: DEFAULT_RECONCILE_TIMEOUT,
             recorder: None,
             queue_metrics: None,
+            priority_queue: true,
             metrics: None,
             manager: Manager::new(factory),
             shard: None,
@@ -138,6 +140,16 @@ impl<K: Watched> Controller<K> {
     /// The controller's name: queue name, metrics label, event reporter, log field.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Whether the queue orders keys by priority (default: yes, controller-runtime's
+    /// `UsePriorityQueue`, its default since 0.23): keys from the informers' initial lists and
+    /// resyncs go behind live changes, so after a start or a failover with many objects a
+    /// user's change is reconciled first (see `workqueue::LOW_PRIORITY`). `false`: client-go's
+    /// plain FIFO.
+    pub fn priority_queue(mut self, on: bool) -> Self {
+        self.priority_queue = on;
         self
     }
 
@@ -366,7 +378,9 @@ impl<K: Watched> Controller<K> {
 
     /// The controller with its reconciler, for [`Manager::add`].
     pub fn build<R: Reconciler<K>>(self, reconciler: R) -> Runnable {
-        let mut queue = WorkQueue::builder().name(self.name.clone());
+        let mut queue = WorkQueue::builder()
+            .name(self.name.clone())
+            .priorities(self.priority_queue);
         if let Some(m) = self.queue_metrics {
             queue = queue.metrics(m);
         }
@@ -490,9 +504,10 @@ impl<K: Resource> EnqueuePrimary<K> {
 }
 
 impl<K: Resource + Send + Sync + 'static> EventHandler<K> for EnqueuePrimary<K> {
-    fn on_add(&self, object: &Arc<K>, _: bool) {
+    fn on_add(&self, object: &Arc<K>, in_initial_list: bool) {
         if let Some(key) = self.key(object) {
-            self.queue.add(key);
+            self.queue
+                .add_with_priority(key, super::priority::of_add(in_initial_list));
         }
     }
     fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
@@ -500,7 +515,8 @@ impl<K: Resource + Send + Sync + 'static> EventHandler<K> for EnqueuePrimary<K> 
             return;
         }
         if let Some(key) = self.key(new) {
-            self.queue.add(key);
+            self.queue
+                .add_with_priority(key, super::priority::of_update(&**old, &**new));
         }
     }
     fn on_delete(&self, deleted: &Deleted<K>) {

@@ -62,6 +62,7 @@ pub mod endpoints;
 #[cfg(feature = "cli")]
 mod flags;
 mod manager;
+mod priority;
 mod program;
 pub mod rbac;
 mod run;

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube::Resource;
 
 use crate::cache::{Deleted, EventHandler, Lister, NotSynced};
-use crate::workqueue::WorkQueue;
+use crate::workqueue::{DEFAULT_PRIORITY, WorkQueue};
 
 /// The owner reference marked `controller: true`, if any (`metav1.GetControllerOf`).
 pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
@@ -107,9 +107,9 @@ where
     P: Resource<DynamicType = ()>,
     C: Resource,
 {
-    fn enqueue(&self, child: &C) {
+    fn enqueue(&self, child: &C, priority: i32) {
         if let Some(key) = controller_owner_key(child.meta(), &self.owners) {
-            self.queue.add(key);
+            self.queue.add_with_priority(key, priority);
         }
     }
 }
@@ -119,16 +119,16 @@ where
     P: Resource<DynamicType = ()> + Send + Sync + 'static,
     C: Resource + Send + Sync + 'static,
 {
-    fn on_add(&self, object: &Arc<C>, _: bool) {
-        self.enqueue(object);
+    fn on_add(&self, object: &Arc<C>, in_initial_list: bool) {
+        self.enqueue(object, super::priority::of_add(in_initial_list));
     }
     fn on_update(&self, old: &Arc<C>, new: &Arc<C>) {
         if old.meta().resource_version != new.meta().resource_version {
-            self.enqueue(new);
+            self.enqueue(new, DEFAULT_PRIORITY);
         }
     }
     fn on_delete(&self, deleted: &Deleted<C>) {
-        self.enqueue(deleted.object());
+        self.enqueue(deleted.object(), DEFAULT_PRIORITY);
     }
 }
 
@@ -143,24 +143,24 @@ pub(crate) struct EnqueueMapped<C> {
 }
 
 impl<C> EnqueueMapped<C> {
-    fn enqueue(&self, object: &C) {
+    fn enqueue(&self, object: &C, priority: i32) {
         for key in (self.mapper)(object) {
-            self.queue.add(key);
+            self.queue.add_with_priority(key, priority);
         }
     }
 }
 
 impl<C: Resource + Send + Sync + 'static> EventHandler<C> for EnqueueMapped<C> {
-    fn on_add(&self, object: &Arc<C>, _: bool) {
-        self.enqueue(object);
+    fn on_add(&self, object: &Arc<C>, in_initial_list: bool) {
+        self.enqueue(object, super::priority::of_add(in_initial_list));
     }
     fn on_update(&self, old: &Arc<C>, new: &Arc<C>) {
         if old.meta().resource_version != new.meta().resource_version {
-            self.enqueue(old);
-            self.enqueue(new);
+            self.enqueue(old, DEFAULT_PRIORITY);
+            self.enqueue(new, DEFAULT_PRIORITY);
         }
     }
     fn on_delete(&self, deleted: &Deleted<C>) {
-        self.enqueue(deleted.object());
+        self.enqueue(deleted.object(), DEFAULT_PRIORITY);
     }
 }

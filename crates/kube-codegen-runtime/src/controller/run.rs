@@ -16,7 +16,7 @@ use super::context::{Context, Shared};
 use super::metrics::ControllerMetrics;
 use super::{Action, ReconcileError};
 use crate::cache::StoreReader;
-use crate::workqueue::WorkQueue;
+use crate::workqueue::{AddOpts, WorkQueue};
 
 /// A reconciler of `K` objects (controller-runtime's `reconcile.Reconciler`, kube-runtime's
 /// reconcile function and error policy as one trait).
@@ -90,13 +90,15 @@ where
 {
     /// One worker's loop, until the queue is shut down and empty.
     pub(crate) async fn run(self: Arc<Self>) {
-        while let Some(key) = self.queue.get().await {
-            self.process(&key).await;
+        while let Some((key, priority)) = self.queue.get_with_priority().await {
+            self.process(&key, priority).await;
             self.queue.done(&key);
         }
     }
 
-    async fn process(&self, key: &str) {
+    /// Reconciles `key`, handed out with `priority` (which a requeue keeps by default, as
+    /// controller-runtime's `reconcileHandler` does).
+    async fn process(&self, key: &str, priority: i32) {
         let (object, deleted) = match self.store.get_by_key(key) {
             Some(o) => {
                 // Recreated after a delete: the tombstone is stale.
@@ -194,13 +196,28 @@ where
             // Retried later: keep the last state unless a newer delete replaced it.
             self.tombstones.lock().entry(key.clone()).or_insert(object);
         }
+        let priority = action.1.unwrap_or(priority);
         match action.0 {
             Next::Done => self.queue.forget(&key),
             Next::After(delay) => {
                 self.queue.forget(&key);
-                self.queue.add_after(key, delay);
+                self.queue.add_with_opts(
+                    key,
+                    AddOpts {
+                        after: delay,
+                        priority,
+                        ..AddOpts::default()
+                    },
+                );
             }
-            Next::Backoff => self.queue.add_rate_limited(key),
+            Next::Backoff => self.queue.add_with_opts(
+                key,
+                AddOpts {
+                    rate_limited: true,
+                    priority,
+                    ..AddOpts::default()
+                },
+            ),
         }
     }
 }

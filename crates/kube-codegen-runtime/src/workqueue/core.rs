@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use super::lanes::Lanes;
 use super::metrics::QueueMetrics;
 
 /// The item hasher. The queue hashes items before taking its lock, to keep the critical
@@ -30,6 +31,8 @@ const PROCESSING: u8 = 2;
 #[derive(Debug, Clone)]
 struct Entry {
     flags: u8,
+    /// The priority it is (or will be, once `done`) queued with.
+    priority: i32,
     /// When the item became dirty (only tracked with metrics).
     added_at: Option<Instant>,
     /// When a worker got the item (only tracked with metrics).
@@ -39,7 +42,8 @@ struct Entry {
 /// What a getter gets from [`Core::poll_get`].
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum GetPoll<T> {
-    Item(T),
+    /// The item and the priority it was queued with.
+    Item(T, i32),
     Shutdown,
     Wait,
 }
@@ -151,14 +155,15 @@ impl<W> Waiters<W> {
     }
 }
 
-/// The queue state machine (client-go `queue.go` semantics, drain fixed to include queued items).
+/// The queue state machine (client-go `queue.go` semantics, drain fixed to include queued items;
+/// ready items handed out by priority as controller-runtime's priority queue does).
 #[derive(Debug, Clone)]
 pub(crate) struct Core<T, W> {
     /// Items that are dirty or processing, with their state (probed by precomputed hash).
     items: HashTable<(T, Entry)>,
     hasher: ItemHasher,
-    /// Queued items with their hash, FIFO.
-    queue: VecDeque<(T, u64)>,
+    /// Queued items with their hash, by priority then FIFO.
+    queue: Lanes<T>,
     shutting_down: bool,
     drain: bool,
     waiters: Waiters<W>,
@@ -182,7 +187,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         Core {
             items: HashTable::new(),
             hasher,
-            queue: VecDeque::new(),
+            queue: Lanes::new(),
             shutting_down: false,
             drain: false,
             waiters: Waiters::new(),
@@ -197,8 +202,15 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         self.hasher.hash_one(item)
     }
 
-    /// Marks `item` dirty. `hash` is `self.hash(&item)`; `now` is only read with metrics on.
-    pub(crate) fn add(&mut self, item: T, hash: u64, now: impl FnOnce() -> Instant) -> Option<W> {
+    /// Marks `item` dirty with `priority` (a queued item keeps the higher of its priority and
+    /// this one). `hash` is `self.hash(&item)`; `now` is only read with metrics on.
+    pub(crate) fn add(
+        &mut self,
+        item: T,
+        hash: u64,
+        priority: i32,
+        now: impl FnOnce() -> Instant,
+    ) -> Option<W> {
         if self.shutting_down {
             return None;
         }
@@ -208,7 +220,16 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             .entry(hash, |(k, _)| *k == item, |(k, _)| hasher.hash_one(k))
         {
             TableEntry::Occupied(mut o) => {
-                Self::redirty(&mut o.get_mut().1, self.metrics.as_deref(), now);
+                let (k, e) = o.get_mut();
+                Self::redirty(
+                    k,
+                    hash,
+                    e,
+                    priority,
+                    &mut self.queue,
+                    self.metrics.as_deref(),
+                    now,
+                );
                 None
             }
             TableEntry::Vacant(v) => {
@@ -220,11 +241,12 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
                     item.clone(),
                     Entry {
                         flags: DIRTY,
+                        priority,
                         added_at,
                         started_at: None,
                     },
                 ));
-                self.queue.push_back((item, hash));
+                self.queue.push(priority, item, hash);
                 self.waiters.notify_one()
             }
         }
@@ -235,6 +257,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         &mut self,
         item: &Q,
         hash: u64,
+        priority: i32,
         now: impl FnOnce() -> Instant,
     ) -> Option<W>
     where
@@ -251,7 +274,16 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             |(k, _)| hasher.hash_one(k),
         ) {
             TableEntry::Occupied(mut o) => {
-                Self::redirty(&mut o.get_mut().1, self.metrics.as_deref(), now);
+                let (k, e) = o.get_mut();
+                Self::redirty(
+                    k,
+                    hash,
+                    e,
+                    priority,
+                    &mut self.queue,
+                    self.metrics.as_deref(),
+                    now,
+                );
                 None
             }
             TableEntry::Vacant(v) => {
@@ -264,31 +296,49 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
                     owned.clone(),
                     Entry {
                         flags: DIRTY,
+                        priority,
                         added_at,
                         started_at: None,
                     },
                 ));
-                self.queue.push_back((owned, hash));
+                self.queue.push(priority, owned, hash);
                 self.waiters.notify_one()
             }
         }
     }
 
     /// An add of an item that has an entry: queued already, or processing.
-    fn redirty(e: &mut Entry, metrics: Option<&QueueMetrics>, now: impl FnOnce() -> Instant) {
+    fn redirty(
+        item: &T,
+        hash: u64,
+        e: &mut Entry,
+        priority: i32,
+        queue: &mut Lanes<T>,
+        metrics: Option<&QueueMetrics>,
+        now: impl FnOnce() -> Instant,
+    ) {
         if e.flags & DIRTY != 0 {
-            return; // already queued, or already due for a re-run after done
+            // Already queued, or already due for a re-run after done: the higher priority wins.
+            if priority > e.priority {
+                if e.flags & PROCESSING == 0 {
+                    queue.raise(item, hash, e.priority, priority);
+                }
+                e.priority = priority;
+            }
+            return;
         }
-        // Processing: `done` re-queues it, so it never runs on two workers at once.
+        // Processing: `done` re-queues it (with this add's priority), so it never runs on two
+        // workers at once.
         e.flags |= DIRTY;
+        e.priority = priority;
         if let Some(m) = metrics {
             m.add();
             e.added_at = Some(now());
         }
     }
 
-    fn pop(&mut self, now: impl FnOnce() -> Instant) -> Option<T> {
-        let (item, hash) = self.queue.pop_front()?;
+    fn pop(&mut self, now: impl FnOnce() -> Instant) -> Option<(T, i32)> {
+        let (item, hash, priority) = self.queue.pop()?;
         let (_, e) = self
             .items
             .find_mut(hash, |(k, _)| *k == item)
@@ -299,7 +349,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             m.get(e.added_at.take().map(|t| now.saturating_duration_since(t)));
             e.started_at = Some(now);
         }
-        Some(item)
+        Some((item, priority))
     }
 
     /// One poll of a getter. `key` is the getter's waiter registration, kept across polls.
@@ -309,11 +359,11 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         waker: impl FnOnce() -> W,
         now: impl FnOnce() -> Instant,
     ) -> GetPoll<T> {
-        if let Some(item) = self.pop(now) {
+        if let Some((item, priority)) = self.pop(now) {
             if let Some(k) = key.take() {
                 self.waiters.remove(k);
             }
-            return GetPoll::Item(item);
+            return GetPoll::Item(item, priority);
         }
         if self.shutting_down {
             if let Some(k) = key.take() {
@@ -345,7 +395,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
             m.done(now().saturating_duration_since(t));
         }
         if e.flags & DIRTY != 0 {
-            self.queue.push_back((item.clone(), hash));
+            self.queue.push(e.priority, item.clone(), hash);
             wakes.one = self.waiters.notify_one();
         } else {
             o.remove();
@@ -403,7 +453,7 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
         W: fmt::Debug,
     {
         let mut items: Vec<(&T, u8)> = self.items.iter().map(|(k, e)| (k, e.flags)).collect();
-        let queue: Vec<&T> = self.queue.iter().map(|(k, _)| k).collect();
+        let queue: Vec<(&T, i32)> = self.queue.iter().map(|(k, _, p)| (k, p)).collect();
         items.sort();
         let slots: Vec<_> = self
             .waiters
@@ -450,22 +500,23 @@ impl<T: Clone + Eq + Hash, W> Core<T, W> {
 
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
-        let unique: std::collections::HashSet<&T> = self.queue.iter().map(|(k, _)| k).collect();
+        let unique: std::collections::HashSet<&T> = self.queue.iter().map(|(k, _, _)| k).collect();
         assert_eq!(
             unique.len(),
             self.queue.len(),
             "an item is queued at most once"
         );
-        for (item, hash) in &self.queue {
-            assert_eq!(*hash, self.hash(item), "queued hash matches the item");
+        for (item, hash, priority) in self.queue.iter() {
+            assert_eq!(hash, self.hash(item), "queued hash matches the item");
             let (_, e) = self
                 .items
-                .find(*hash, |(k, _)| k == item)
+                .find(hash, |(k, _)| k == item)
                 .expect("queued item has an entry");
             assert_eq!(
                 e.flags, DIRTY,
                 "queued item must be dirty and not processing"
             );
+            assert_eq!(e.priority, priority, "queued in its priority's lane");
         }
         let queued = self.items.iter().filter(|(_, e)| e.flags == DIRTY).count();
         assert_eq!(

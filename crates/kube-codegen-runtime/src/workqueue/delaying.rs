@@ -1,5 +1,6 @@
 //! The delay heap behind `add_after`: a min-heap of ready times plus a map for deduplication.
-//! A duplicate only ever moves an item's ready time earlier (earliest deadline wins).
+//! A duplicate only ever moves an item's ready time earlier (earliest deadline wins) and its
+//! priority up (the higher wins, as in controller-runtime's priority queue).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -53,8 +54,9 @@ impl Ord for HeapEntry {
 pub(crate) struct DelayHeap<T> {
     fifo: VecDeque<HeapEntry>,
     heap: BinaryHeap<HeapEntry>,
-    /// Live schedule per item: (item, ready_at, seq of its live entry), by precomputed hash.
-    waiting: HashTable<(T, Instant, u64)>,
+    /// Live schedule per item: (item, ready_at, seq of its live entry, priority), by
+    /// precomputed hash.
+    waiting: HashTable<(T, Instant, u64, i32)>,
     hasher: ItemHasher,
     next_seq: u64,
 }
@@ -74,13 +76,13 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
     #[cfg(test)]
     fn push_item(&mut self, item: T, ready_at: Instant) -> bool {
         let hash = self.hasher.hash_one(&item);
-        self.push(item, hash, ready_at)
+        self.push(item, hash, ready_at, 0)
     }
 
     /// Schedules `item` (whose hash under the queue's hasher is `hash`) at `ready_at`, keeping
-    /// an earlier existing schedule. Returns whether the item's ready time changed (false: an
-    /// earlier one was kept).
-    pub(crate) fn push(&mut self, item: T, hash: u64, ready_at: Instant) -> bool {
+    /// an earlier existing schedule and the higher priority. Returns whether the item's ready
+    /// time changed (false: an earlier one was kept).
+    pub(crate) fn push(&mut self, item: T, hash: u64, ready_at: Instant, priority: i32) -> bool {
         let seq = self.next_seq;
         self.next_seq += 1;
         let hasher = &self.hasher;
@@ -88,14 +90,19 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
             .waiting
             .entry(hash, |w| w.0 == item, |w| hasher.hash_one(&w.0))
         {
-            TableEntry::Occupied(o) if o.get().1 <= ready_at => return false,
+            TableEntry::Occupied(mut o) if o.get().1 <= ready_at => {
+                let live = o.get_mut();
+                live.3 = live.3.max(priority);
+                return false;
+            }
             TableEntry::Occupied(mut o) => {
                 let live = o.get_mut();
                 live.1 = ready_at;
                 live.2 = seq;
+                live.3 = live.3.max(priority);
             }
             TableEntry::Vacant(v) => {
-                v.insert((item, ready_at, seq));
+                v.insert((item, ready_at, seq, priority));
             }
         }
         let entry = HeapEntry {
@@ -115,7 +122,7 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         true
     }
 
-    fn is_live(waiting: &HashTable<(T, Instant, u64)>, e: &HeapEntry) -> bool {
+    fn is_live(waiting: &HashTable<(T, Instant, u64, i32)>, e: &HeapEntry) -> bool {
         // Seqs are unique, so matching on the seq alone identifies the live schedule.
         waiting.find(e.hash, |w| w.2 == e.seq).is_some()
     }
@@ -152,14 +159,15 @@ impl<T: Clone + Eq + Hash> DelayHeap<T> {
         }
     }
 
-    /// Moves every item whose ready time is `<= now` into `out` with its hash, in ready-time
-    /// order.
-    pub(crate) fn pop_due(&mut self, now: Instant, out: &mut Vec<(T, u64)>) {
+    /// Moves every item whose ready time is `<= now` into `out` with its hash and priority, in
+    /// ready-time order.
+    pub(crate) fn pop_due(&mut self, now: Instant, out: &mut Vec<(T, u64, i32)>) {
         while self.peek_earliest().is_some_and(|e| e.ready_at <= now) {
             let e = self.pop_earliest().expect("peeked");
             // One probe: remove only the live schedule of the item.
             if let Ok(o) = self.waiting.find_entry(e.hash, |w| w.2 == e.seq) {
-                out.push((o.remove().0.0, e.hash));
+                let (item, _, _, priority) = o.remove().0;
+                out.push((item, e.hash, priority));
             }
         }
     }
@@ -192,8 +200,8 @@ mod tests {
     use std::time::Duration;
 
     /// The items of `pop_due`'s output, without their hashes.
-    pub(super) fn items<T: Clone>(out: &[(T, u64)]) -> Vec<T> {
-        out.iter().map(|(t, _)| t.clone()).collect()
+    pub(super) fn items<T: Clone>(out: &[(T, u64, i32)]) -> Vec<T> {
+        out.iter().map(|(t, _, _)| t.clone()).collect()
     }
 
     #[test]

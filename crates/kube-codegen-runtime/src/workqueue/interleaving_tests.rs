@@ -20,6 +20,9 @@ type Tid = usize;
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Add(Item),
+    /// An add with a priority above the default: raises a queued item, or sets the priority a
+    /// processing one is queued again with.
+    AddHigh(Item),
     Shutdown,
     /// `shutdown_with_drain` and wait for it.
     Drain,
@@ -136,12 +139,13 @@ impl World {
         self.threads[tid].woken = false;
         let op = self.threads[tid].ops[self.threads[tid].pc];
         match (self.threads[tid].phase, op) {
-            (Phase::Start, Op::Add(x)) => {
+            (Phase::Start, Op::Add(x) | Op::AddHigh(x)) => {
                 if !self.core.is_shutting_down() {
                     self.pending[x as usize] = true;
                 }
                 let h = self.core.hash(&x);
-                let w = self.core.add(x, h, now);
+                let priority = if matches!(op, Op::AddHigh(_)) { 5 } else { 0 };
+                let w = self.core.add(x, h, priority, now);
                 self.deliver(w);
                 self.next_op(tid);
             }
@@ -167,7 +171,7 @@ impl World {
                     return;
                 }
                 match self.core.poll_get(&mut key, || tid, now) {
-                    GetPoll::Item(x) => {
+                    GetPoll::Item(x, _) => {
                         assert_eq!(self.held[x as usize], None, "item {x} held twice");
                         self.held[x as usize] = Some(tid);
                         self.pending[x as usize] = false;
@@ -357,5 +361,15 @@ fn three_workers_one_key() {
         &[WORKER],
         &[WORKER],
         &[CANCELLABLE],
+    ]);
+}
+
+#[test]
+fn raised_priorities_race_with_processing() {
+    run(&[
+        &[Op::Add(0), Op::Add(1), Op::AddHigh(1)],
+        &[Op::AddHigh(0), Op::Add(0), Op::Drain],
+        &[WORKER],
+        &[WORKER],
     ]);
 }

@@ -65,6 +65,7 @@
 mod clock;
 mod core;
 mod delaying;
+mod lanes;
 mod metrics;
 mod queue;
 mod rate_limiters;
@@ -80,7 +81,16 @@ pub use self::metrics::{
     CounterMetric, DURATION_BUCKETS, GaugeMetric, HistogramMetric, MetricsProvider, Noop,
     NoopMetricsProvider, SettableGaugeMetric,
 };
-pub use self::queue::{Get, UNFINISHED_WORK_UPDATE_PERIOD, WorkQueue, WorkQueueBuilder};
+pub use self::queue::{
+    AddOpts, Get, GetWithPriority, UNFINISHED_WORK_UPDATE_PERIOD, WorkQueue, WorkQueueBuilder,
+};
+
+/// The priority of a plain add (controller-runtime's default, 0).
+pub const DEFAULT_PRIORITY: i32 = 0;
+
+/// The priority controller-runtime's `WithLowPriorityWhenUnchanged` gives events of an initial
+/// list and of resyncs (`handler.LowPriority`, -100): a user's live change goes before them.
+pub const LOW_PRIORITY: i32 = -100;
 pub use self::rate_limiters::{
     BucketRateLimiter, DEFAULT_MAX_TRACKED_ITEMS, ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter,

@@ -37,6 +37,12 @@ pub const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 ///   queue); for a duplicate the earliest ready time wins. Unlike client-go, waiting items
 ///   are visible through [`len_waiting`](Self::len_waiting) and the `workqueue_waiting_depth`
 ///   metric.
+/// - **Priorities** (controller-runtime's priority queue): every add carries a priority
+///   ([`DEFAULT_PRIORITY`](super::DEFAULT_PRIORITY) unless given through
+///   [`add_with_opts`](Self::add_with_opts)); ready items are handed out highest priority
+///   first, FIFO within a priority, and a duplicate add keeps the higher priority (moving a
+///   queued item up). [`get_with_priority`](Self::get_with_priority) tells the priority an
+///   item was queued with.
 /// - **Rate limiting**: [`add_rate_limited`](Self::add_rate_limited) delays by the queue's
 ///   [`RateLimiter`]; [`forget`](Self::forget) clears the item's limiter state (it does not
 ///   replace `done`).
@@ -83,6 +89,8 @@ struct Inner<T> {
     metrics: Option<Arc<QueueMetrics>>,
     runtime: Option<Handle>,
     name: String,
+    /// Whether adds' priorities count (see [`WorkQueueBuilder::priorities`]).
+    priorities: bool,
 }
 
 /// The delay heap and the means to wake whichever timer drives it: a Tokio task (virtual or
@@ -129,6 +137,7 @@ pub struct WorkQueueBuilder<T> {
     clock: Option<Arc<dyn Clock>>,
     limiter: Option<Box<dyn RateLimiter<T>>>,
     runtime: Option<Handle>,
+    priorities: bool,
 }
 
 impl<T> fmt::Debug for WorkQueueBuilder<T> {
@@ -178,6 +187,14 @@ where
         self
     }
 
+    /// Whether adds' priorities order the queue (default: yes, as controller-runtime's priority
+    /// queue, its default since 0.23). `false` makes it client-go's plain FIFO: every add
+    /// counts as [`DEFAULT_PRIORITY`](super::DEFAULT_PRIORITY).
+    pub fn priorities(mut self, on: bool) -> Self {
+        self.priorities = on;
+        self
+    }
+
     /// Builds the queue. With metrics enabled, starts the unfinished-work refresh task if a
     /// runtime is available (otherwise it starts with the first delayed add).
     pub fn build(self) -> WorkQueue<T> {
@@ -208,6 +225,7 @@ where
             metrics,
             runtime: self.runtime.or_else(|| Handle::try_current().ok()),
             name: self.name,
+            priorities: self.priorities,
         });
         let q = WorkQueue { inner };
         // The refresh runs on the timer: a thread needs no runtime, a task does.
@@ -245,6 +263,7 @@ where
             clock: None,
             limiter: None,
             runtime: None,
+            priorities: true,
         }
     }
 
@@ -260,9 +279,20 @@ where
     /// Queues `item` unless it is already queued; if it is being processed it is queued again
     /// when the worker calls [`done`](Self::done). Dropped after shutdown.
     pub fn add(&self, item: T) {
+        self.add_with_priority(item, super::DEFAULT_PRIORITY);
+    }
+
+    /// Like [`add`](Self::add) with a priority: higher is handed out first; an item already
+    /// queued keeps the higher of its priority and this one.
+    pub fn add_with_priority(&self, item: T, priority: i32) {
+        let priority = self.priority(priority);
         let clock = &self.inner.clock;
         let hash = self.inner.hasher.hash_one(&item);
-        let wake = self.inner.core.lock().add(item, hash, || clock.now());
+        let wake = self
+            .inner
+            .core
+            .lock()
+            .add(item, hash, priority, || clock.now());
         if let Some(w) = wake {
             w.wake();
         }
@@ -278,20 +308,24 @@ where
     {
         let clock = &self.inner.clock;
         let hash = self.inner.hasher.hash_one(item);
-        let wake = self.inner.core.lock().add_ref(item, hash, || clock.now());
+        let wake = self
+            .inner
+            .core
+            .lock()
+            .add_ref(item, hash, super::DEFAULT_PRIORITY, || clock.now());
         if let Some(w) = wake {
             w.wake();
         }
     }
 
     /// Queues several hashed items under one lock acquisition (used by the timer).
-    fn add_batch(&self, items: &mut Vec<(T, u64)>) {
+    fn add_batch(&self, items: &mut Vec<(T, u64, i32)>) {
         let clock = &self.inner.clock;
         let mut wakes = Vec::new();
         {
             let mut core = self.inner.core.lock();
-            for (item, hash) in items.drain(..) {
-                wakes.extend(core.add(item, hash, || clock.now()));
+            for (item, hash, priority) in items.drain(..) {
+                wakes.extend(core.add(item, hash, priority, || clock.now()));
             }
         }
         for w in wakes {
@@ -306,6 +340,17 @@ where
     /// Cancel-safe: dropping the future before it completes loses no item.
     pub fn get(&self) -> Get<'_, T> {
         Get {
+            inner: GetWithPriority {
+                queue: self,
+                key: None,
+            },
+        }
+    }
+
+    /// Like [`get`](Self::get), with the priority the item was queued with (controller-runtime's
+    /// `GetWithPriority`), so a retry can keep it.
+    pub fn get_with_priority(&self) -> GetWithPriority<'_, T> {
+        GetWithPriority {
             queue: self,
             key: None,
         }
@@ -394,6 +439,20 @@ where
     /// queue was built outside a Tokio runtime without [`WorkQueueBuilder::runtime`], and this
     /// is called outside a runtime too.
     pub fn add_after(&self, item: T, delay: Duration) {
+        self.add_after_with_priority(item, delay, super::DEFAULT_PRIORITY);
+    }
+
+    /// `priority`, or the default one if this queue ignores priorities.
+    fn priority(&self, priority: i32) -> i32 {
+        if self.inner.priorities {
+            priority
+        } else {
+            super::DEFAULT_PRIORITY
+        }
+    }
+
+    fn add_after_with_priority(&self, item: T, delay: Duration, priority: i32) {
+        let priority = self.priority(priority);
         if self.is_shutting_down() {
             return;
         }
@@ -401,7 +460,7 @@ where
             m.retry();
         }
         if delay.is_zero() {
-            self.add(item);
+            self.add_with_priority(item, priority);
             return;
         }
         let ready_at = deadline_after(self.now(), delay);
@@ -411,7 +470,7 @@ where
             if d.stopped {
                 return;
             }
-            let changed = d.heap.push(item, hash, ready_at);
+            let changed = d.heap.push(item, hash, ready_at, priority);
             if let Some(m) = &self.inner.metrics {
                 m.set_waiting(d.heap.len());
             }
@@ -432,11 +491,34 @@ where
 
     /// Queues `item` after the delay its rate limiter assigns (which records a retry).
     pub fn add_rate_limited(&self, item: T) {
+        self.add_with_opts(
+            item,
+            AddOpts {
+                rate_limited: true,
+                ..AddOpts::default()
+            },
+        );
+    }
+
+    /// controller-runtime's `AddWithOpts`: queues `item` with `opts.priority` after
+    /// `opts.after`, or after its rate limiter's delay if `opts.rate_limited` and that is
+    /// shorter (or no `after` was given).
+    pub fn add_with_opts(&self, item: T, opts: AddOpts) {
         if self.is_shutting_down() {
             return;
         }
-        let delay = self.inner.limiter.when(&item);
-        self.add_after(item, delay);
+        let mut after = opts.after;
+        if opts.rate_limited {
+            let limited = self.inner.limiter.when(&item);
+            if after.is_zero() || limited < after {
+                after = limited;
+            }
+        }
+        if after.is_zero() && !opts.rate_limited {
+            self.add_with_priority(item, opts.priority);
+        } else {
+            self.add_after_with_priority(item, after, opts.priority);
+        }
     }
 
     /// Clears the rate limiter's state for `item` (call it when the item was processed
@@ -616,17 +698,28 @@ where
     }
 }
 
+/// How to queue an item ([`WorkQueue::add_with_opts`], controller-runtime's `AddOpts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AddOpts {
+    /// Queue it after this delay (zero: now).
+    pub after: Duration,
+    /// Delay it by the queue's rate limiter (the shorter of that and `after`, if given).
+    pub rate_limited: bool,
+    /// Its priority: higher is handed out first ([`DEFAULT_PRIORITY`](super::DEFAULT_PRIORITY)
+    /// is 0, [`LOW_PRIORITY`](super::LOW_PRIORITY) what initial lists and resyncs get).
+    pub priority: i32,
+}
+
 /// Future returned by [`WorkQueue::get`].
 #[must_use = "futures do nothing unless polled"]
 pub struct Get<'a, T> {
-    queue: &'a WorkQueue<T>,
-    key: Option<usize>,
+    inner: GetWithPriority<'a, T>,
 }
 
 impl<T> fmt::Debug for Get<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Get")
-            .field("waiting", &self.key.is_some())
+            .field("waiting", &self.inner.key.is_some())
             .finish()
     }
 }
@@ -635,6 +728,31 @@ impl<T: Clone + Eq + Hash> Future for Get<'_, T> {
     type Output = Option<T>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        Pin::new(&mut self.get_mut().inner)
+            .poll(cx)
+            .map(|got| got.map(|(item, _)| item))
+    }
+}
+
+/// Future returned by [`WorkQueue::get_with_priority`]: the item and its priority.
+#[must_use = "futures do nothing unless polled"]
+pub struct GetWithPriority<'a, T> {
+    queue: &'a WorkQueue<T>,
+    key: Option<usize>,
+}
+
+impl<T> fmt::Debug for GetWithPriority<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GetWithPriority")
+            .field("waiting", &self.key.is_some())
+            .finish()
+    }
+}
+
+impl<T: Clone + Eq + Hash> Future for GetWithPriority<'_, T> {
+    type Output = Option<(T, i32)>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<(T, i32)>> {
         let this = self.get_mut();
         // Take part in Tokio's cooperative budget, so a worker that always finds work still
         // lets other tasks on its thread run.
@@ -646,9 +764,9 @@ impl<T: Clone + Eq + Hash> Future for Get<'_, T> {
             .lock()
             .poll_get(&mut this.key, || cx.waker().clone(), || clock.now());
         match r {
-            GetPoll::Item(item) => {
+            GetPoll::Item(item, priority) => {
                 coop.made_progress();
-                Poll::Ready(Some(item))
+                Poll::Ready(Some((item, priority)))
             }
             GetPoll::Shutdown => Poll::Ready(None),
             GetPoll::Wait => Poll::Pending,
@@ -656,7 +774,7 @@ impl<T: Clone + Eq + Hash> Future for Get<'_, T> {
     }
 }
 
-impl<T> Drop for Get<'_, T> {
+impl<T> Drop for GetWithPriority<'_, T> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
             let wake = self.queue.inner.core.lock().cancel_get(key);
