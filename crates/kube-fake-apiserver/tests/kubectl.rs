@@ -4,7 +4,6 @@
 //! When kubectl is not installed each test prints a `SKIPPED` line and passes, except under
 //! `CI=true`, where a missing kubectl fails the run.
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -12,10 +11,10 @@ use kube::core::{ApiResource, GroupVersionKind};
 use kube_fake_apiserver::FakeApiServer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
-/// Bound for one kubectl invocation (kubectl's own `--request-timeout` is shorter).
-const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+mod common;
+use common::kubectl::{Kubectl, kubectl_or_skip};
+
 /// Bound for a line to show up on a watching kubectl.
 const LINE_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -85,129 +84,12 @@ fn crontab(name: &str, app: &str) -> String {
     )
 }
 
-fn find_kubectl() -> Option<PathBuf> {
-    let fixed = PathBuf::from("/usr/bin/kubectl");
-    if fixed.is_file() {
-        return Some(fixed);
-    }
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| Path::new(d).join("kubectl"))
-        .find(|p| p.is_file())
-}
-
-/// The kubectl to run, or `None` after saying the test did not run: a `SKIPPED` line written
-/// straight to stderr (the test harness captures `eprintln!` of passing tests, so a skip would
-/// otherwise look like a pass). Under `CI=true` a missing kubectl fails the test instead.
-fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
-    if let Some(bin) = find_kubectl() {
-        return Some(bin);
-    }
-    let why = "kubectl is not installed (looked for /usr/bin/kubectl and on PATH)";
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{test}: {why}; CI=true requires it");
-    }
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
-    None
-}
-
-/// A kubectl bound to the server's kubeconfig, with its HOME and caches inside a temp dir.
-struct Kubectl {
-    bin: PathBuf,
-    dir: tempfile::TempDir,
-}
-
-struct Out {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
 impl Kubectl {
-    fn new(bin: PathBuf, srv: &FakeApiServer) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        srv.write_kubeconfig(&dir.path().join("kubeconfig"))
-            .expect("kubeconfig written");
-        Kubectl { bin, dir }
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(&self.bin);
-        c.arg("--kubeconfig")
-            .arg(self.dir.path().join("kubeconfig"))
-            .arg("--cache-dir")
-            .arg(self.dir.path().join("cache"))
-            .arg("--request-timeout=20s")
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env_remove("KUBECONFIG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        c
-    }
-
-    async fn run(&self, args: &[&str], stdin: Option<&str>) -> Out {
-        let mut child = self.command(args).spawn().expect("kubectl starts");
-        let mut input = child.stdin.take();
-        if let (Some(pipe), Some(text)) = (input.as_mut(), stdin) {
-            use tokio::io::AsyncWriteExt;
-            pipe.write_all(text.as_bytes())
-                .await
-                .expect("stdin written");
-        }
-        drop(input);
-        let out = tokio::time::timeout(CALL_TIMEOUT, child.wait_with_output())
-            .await
-            .unwrap_or_else(|_| panic!("kubectl {args:?} did not finish within {CALL_TIMEOUT:?}"))
-            .expect("kubectl ran");
-        Out {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-
-    /// Runs kubectl and returns stdout; fails the test with kubectl's stderr otherwise.
-    async fn ok(&self, args: &[&str]) -> String {
-        self.ok_stdin(args, None).await
-    }
-
-    async fn ok_stdin(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let out = self.run(args, stdin).await;
-        assert!(
-            out.ok,
-            "kubectl {args:?} failed:\n{}\n{}",
-            out.stderr, out.stdout
-        );
-        out.stdout
-    }
-
     /// `kubectl get ct <args> -o jsonpath=<template>`; returns stdout.
     async fn jsonpath(&self, args: &[&str], template: &str) -> String {
         let output = format!("jsonpath={template}");
         self.ok(&[&["get", "ct"], args, &["-o", &output]].concat())
             .await
-    }
-
-    /// Runs kubectl, expects it to fail and returns its stderr.
-    async fn fails(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let out = self.run(args, stdin).await;
-        assert!(!out.ok, "kubectl {args:?} succeeded:\n{}", out.stdout);
-        out.stderr
-    }
-
-    /// `kubectl apply -f -` of `manifest`; returns stdout.
-    async fn apply(&self, manifest: &str) -> String {
-        self.ok_stdin(&["apply", "-f", "-"], Some(manifest)).await
-    }
-
-    /// `kubectl create -f -` of `manifest`; returns stdout.
-    async fn create(&self, manifest: &str) -> String {
-        self.ok_stdin(&["create", "-f", "-"], Some(manifest)).await
     }
 
     /// A long-running kubectl (`get --watch ...`) whose stdout is read line by line.

@@ -4,109 +4,12 @@
 //! served OpenAPI v3 schemas) and server-side, read back with `kubectl get`; `kubectl explain` of
 //! a built-in. When kubectl is not installed each test prints a `SKIPPED` line and passes, except
 //! under `CI=true`.
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
 
 mod common;
+use common::kubectl::{Kubectl, kubectl_or_skip};
 
 use kube_fake_apiserver::FakeApiServer;
 use serde_json::Value;
-use tokio::process::Command;
-
-const CALL_TIMEOUT: Duration = Duration::from_secs(60);
-
-fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
-    let fixed = PathBuf::from("/usr/bin/kubectl");
-    let found = if fixed.is_file() {
-        Some(fixed)
-    } else {
-        std::env::var_os("PATH").and_then(|p| {
-            p.to_str()?
-                .split(':')
-                .map(|d| Path::new(d).join("kubectl"))
-                .find(|p| p.is_file())
-        })
-    };
-    if found.is_none() {
-        let why = "kubectl is not installed (looked for /usr/bin/kubectl and on PATH)";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{test}: {why}; CI=true requires it");
-        }
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
-    }
-    found
-}
-
-struct Kubectl {
-    bin: PathBuf,
-    dir: tempfile::TempDir,
-}
-
-struct Out {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-impl Kubectl {
-    fn new(bin: PathBuf, srv: &FakeApiServer) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        srv.write_kubeconfig(&dir.path().join("kubeconfig"))
-            .expect("kubeconfig written");
-        Kubectl { bin, dir }
-    }
-
-    async fn run(&self, args: &[&str], stdin: Option<&str>) -> Out {
-        let mut child = Command::new(&self.bin)
-            .arg("--kubeconfig")
-            .arg(self.dir.path().join("kubeconfig"))
-            .arg("--cache-dir")
-            .arg(self.dir.path().join("cache"))
-            .arg("--request-timeout=20s")
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env_remove("KUBECONFIG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("kubectl starts");
-        let mut input = child.stdin.take();
-        if let (Some(pipe), Some(text)) = (input.as_mut(), stdin) {
-            use tokio::io::AsyncWriteExt;
-            pipe.write_all(text.as_bytes())
-                .await
-                .expect("stdin written");
-        }
-        drop(input);
-        let out = tokio::time::timeout(CALL_TIMEOUT, child.wait_with_output())
-            .await
-            .unwrap_or_else(|_| panic!("kubectl {args:?} did not finish in time"))
-            .expect("kubectl ran");
-        Out {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-
-    /// Runs kubectl; fails the test unless it succeeds without a word on stderr (a warning
-    /// there is how kubectl reports a patch it could not compute from the schemas).
-    async fn clean(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let out = self.run(args, stdin).await;
-        assert!(
-            out.ok && out.stderr.trim().is_empty(),
-            "kubectl {args:?}: ok={}\nstderr:\n{}\nstdout:\n{}",
-            out.ok,
-            out.stderr,
-            out.stdout
-        );
-        out.stdout
-    }
-}
 
 /// Every document of [`manifest`]: `kubectl get` resource and name.
 const OBJECTS: &[(&str, &str)] = &[

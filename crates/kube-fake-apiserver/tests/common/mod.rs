@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: raw requests through a `kube::Client`, watch readers, a test CRD.
 #![allow(dead_code)]
 
+pub mod kubectl;
+
 use std::time::Duration;
 
 use http_body_util::BodyExt;
