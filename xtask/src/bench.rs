@@ -53,6 +53,12 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p kube-codegen-runtime-bench --bench restart -- [ARGS]` (O1: our informer
+    /// and kube-runtime's watcher back after two API server outages, same run).
+    O1 {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// `cargo bench -p sample-controller --bench controller`: reconciles per CPU-second on 1,000
     /// Foos against the in-process server, beside the Foo informer alone.
     Controller {
@@ -103,6 +109,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Conversion { args } => runtime_bench("conversion", &args),
         Group::R1 { args } => runtime_bench("controller", &args),
         Group::P1 { args } => runtime_bench("priority", &args),
+        Group::O1 { args } => runtime_bench("restart", &args),
         Group::Controller { args } => package_bench("sample-controller", "controller", &args),
         Group::Buildrs(args) => {
             crate::bench_buildrs::run(&args)?;

@@ -37,9 +37,20 @@ pub(crate) struct FaultState {
     pub recording: AtomicBool,
     /// Lists (with a continue token or an exact resourceVersion) still to answer 410.
     expire_lists: AtomicUsize,
+    /// Down: new connections are closed as soon as they are accepted.
+    down: AtomicBool,
 }
 
 impl FaultState {
+    /// Whether the server plays dead (connections refused).
+    pub fn is_down(&self) -> bool {
+        self.down.load(Ordering::Acquire)
+    }
+
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::Release);
+    }
+
     /// `Some(code)` when this request must fail by injection.
     pub fn take_failure(&self, path: &str) -> Option<u16> {
         let mut rules = self.fail.lock();

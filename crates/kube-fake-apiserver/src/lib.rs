@@ -598,6 +598,20 @@ impl Faults {
         self.shared.drop_connections();
     }
 
+    /// Takes the server down as a stopped kube-apiserver is (a control-plane upgrade restarts it):
+    /// every watch and connection is dropped and new connections are closed at once, until
+    /// [`bring_up`](Self::bring_up). Data and history are kept.
+    pub fn take_down(&self) {
+        self.shared.faults.set_down(true);
+        self.shared.drop_watches();
+        self.shared.drop_connections();
+    }
+
+    /// Ends a [`take_down`](Self::take_down): connections are served again.
+    pub fn bring_up(&self) {
+        self.shared.faults.set_down(false);
+    }
+
     /// Requests recorded so far (recording is on by default).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().clone()

@@ -40,6 +40,10 @@ pub fn spawn_accept(
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                 continue;
             };
+            if shared.faults.is_down() {
+                drop(stream); // refused, as far as a client can tell
+                continue;
+            }
             let _ = stream.set_nodelay(true);
             let s = shared.clone();
             let tls = tls.clone();
