@@ -34,16 +34,16 @@ struct Endpoint {
     addr: Option<SocketAddr>,
 }
 
-fn with_timeout(path_and_query: &str) -> String {
+fn with_timeout(path_and_query: &str, timeout: Duration) -> String {
     let sep = if path_and_query.contains('?') {
         '&'
     } else {
         '?'
     };
-    format!("{path_and_query}{sep}timeout=30s")
+    format!("{path_and_query}{sep}timeout={}s", timeout.as_secs())
 }
 
-fn endpoint(shared: &Shared, hook: &Webhook) -> Result<Endpoint, String> {
+fn endpoint(shared: &Shared, hook: &Webhook, timeout: Duration) -> Result<Endpoint, String> {
     match &hook.target {
         Target::Url(url) => {
             let uri: http::Uri = url
@@ -56,7 +56,7 @@ fn endpoint(shared: &Shared, hook: &Webhook) -> Result<Endpoint, String> {
                 .trim_end_matches(']')
                 .to_string();
             let pq = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-            let pq = with_timeout(if pq.is_empty() { "/" } else { pq });
+            let pq = with_timeout(if pq.is_empty() { "/" } else { pq }, timeout);
             let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
             let scheme = uri.scheme_str().unwrap_or("");
             let shown = format!("{scheme}://{authority}{pq}");
@@ -80,7 +80,7 @@ fn endpoint(shared: &Shared, hook: &Webhook) -> Result<Endpoint, String> {
             port,
         } => {
             let host = format!("{name}.{namespace}.svc");
-            let pq = with_timeout(if path.is_empty() { "/" } else { path });
+            let pq = with_timeout(if path.is_empty() { "/" } else { path }, timeout);
             let url = format!("https://{host}:{port}{pq}");
             let addr = shared
                 .resolver
@@ -188,7 +188,7 @@ fn generic_response_error(code: u16, body: &[u8]) -> String {
 
 /// POSTs `body` to the webhook; the answer's body, or the cause as Go prints it.
 pub async fn post(shared: &Shared, hook: &Webhook, body: Vec<u8>) -> Result<Vec<u8>, String> {
-    let ep = endpoint(shared, hook)?;
+    let ep = endpoint(shared, hook, TIMEOUT)?;
     let url = ep.url.clone();
     match tokio::time::timeout(TIMEOUT, exchange(hook, &ep, body)).await {
         Ok(Ok(answer)) => Ok(answer),
@@ -196,6 +196,23 @@ pub async fn post(shared: &Shared, hook: &Webhook, body: Vec<u8>) -> Result<Vec<
         Err(_) => Err(format!(
             "Post {url:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
         )),
+    }
+}
+
+/// POSTs `body` within `timeout`, as an admission webhook is called: the request's context
+/// carries the webhook's `timeoutSeconds` (and `?timeout=` says it), so running out of time is
+/// the context's `context deadline exceeded`.
+pub async fn post_within(
+    shared: &Shared,
+    hook: &Webhook,
+    body: Vec<u8>,
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    let ep = endpoint(shared, hook, timeout)?;
+    let url = ep.url.clone();
+    match tokio::time::timeout(timeout, exchange(hook, &ep, body)).await {
+        Ok(answer) => answer,
+        Err(_) => Err(format!("Post {url:?}: context deadline exceeded")),
     }
 }
 

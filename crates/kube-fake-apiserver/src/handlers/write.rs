@@ -116,6 +116,7 @@ async fn shown(ctx: &Ctx<'_>, bodies: Vec<Value>) -> Result<Vec<Value>, ApiError
 pub async fn delete(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let opts = delete_options(ctx)?;
     let version = delete_version(ctx);
+    converted::admit_delete(ctx, opts.dry_run).await?;
     let (code, body) = deletion::delete(
         &mut ctx.shared.db.lock(),
         &ctx.res,

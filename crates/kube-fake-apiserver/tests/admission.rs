@@ -1,0 +1,526 @@
+//! Admission webhooks called as kube-apiserver 1.35 calls them: a small HTTPS webhook started
+//! here (its rcgen certificate given as `caBundle`) denies, patches, warns, is slow or is not
+//! there, and the server answers as the real one does (messages from
+//! `admission/plugin/webhook/{errors,mutating,validating}`).
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use common::{Resp, call, get, merge_patch, post};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use kube_fake_apiserver::FakeApiServer;
+use parking_lot::Mutex;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use serde_json::{Value, json};
+
+const CM: &str = "/api/v1/namespaces/default/configmaps";
+
+/// The test webhook: what it does depends on the path it is called at.
+/// `/allow`, `/deny`, `/label` (adds label `patched: yes` and a warning), `/count` (allows,
+/// adds nothing), `/annotate` (adds an annotation once), `/slow` (answers after 3 s).
+struct Webhook {
+    addr: SocketAddr,
+    ca_pem: String,
+    /// (path, review) for every call.
+    calls: Arc<Mutex<Vec<(String, Value)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Webhook {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn patch_of(ops: Value) -> String {
+    base64::engine::general_purpose::STANDARD.encode(ops.to_string())
+}
+
+async fn answer(path: &str, review: &Value) -> Value {
+    let req = &review["request"];
+    let mut response = json!({"uid": req["uid"], "allowed": true});
+    match path {
+        "/deny" => {
+            response["allowed"] = json!(false);
+            response["status"] = json!({"code": 403, "reason": "Forbidden", "message": "configmaps named bad are refused"});
+        }
+        "/label" => {
+            let has_labels = req["object"]["metadata"]["labels"].is_object();
+            let ops = if has_labels {
+                json!([{"op": "add", "path": "/metadata/labels/patched", "value": "yes"}])
+            } else {
+                json!([{"op": "add", "path": "/metadata/labels", "value": {"patched": "yes"}}])
+            };
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] = json!(patch_of(ops));
+            response["warnings"] = json!(["labelled by the test webhook"]);
+        }
+        "/annotate" => {
+            if req["object"]["metadata"]["annotations"]["annotated"].is_null() {
+                let ops = if req["object"]["metadata"]["annotations"].is_object() {
+                    json!([{"op": "add", "path": "/metadata/annotations/annotated", "value": "yes"}])
+                } else {
+                    json!([{"op": "add", "path": "/metadata/annotations", "value": {"annotated": "yes"}}])
+                };
+                response["patchType"] = json!("JSONPatch");
+                response["patch"] = json!(patch_of(ops));
+            }
+        }
+        "/slow" => tokio::time::sleep(Duration::from_secs(3)).await,
+        _ => {}
+    }
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+}
+
+impl Webhook {
+    async fn start() -> Webhook {
+        let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()));
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![CertificateDer::from(ck.cert.der().to_vec())], key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let recorded = calls.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let (acceptor, recorded) = (acceptor.clone(), recorded.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let svc = hyper::service::service_fn(
+                        move |req: http::Request<hyper::body::Incoming>| {
+                            let recorded = recorded.clone();
+                            async move {
+                                let path = req.uri().path().to_string();
+                                let query = req.uri().query().unwrap_or("").to_string();
+                                let body = req.into_body().collect().await?.to_bytes();
+                                let review: Value =
+                                    serde_json::from_slice(&body).unwrap_or_default();
+                                let mut seen = review.clone();
+                                seen["query"] = json!(query);
+                                recorded.lock().push((path.clone(), seen));
+                                let out = answer(&path, &review).await;
+                                Ok::<_, hyper::Error>(
+                                    http::Response::builder()
+                                        .header("content-type", "application/json")
+                                        .body(Full::new(Bytes::from(out.to_string())))
+                                        .unwrap(),
+                                )
+                            }
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), svc)
+                        .await;
+                });
+            }
+        });
+        Webhook {
+            addr,
+            ca_pem: ck.cert.pem(),
+            calls,
+            task,
+        }
+    }
+
+    fn client_config(&self, path: &str) -> Value {
+        json!({
+            "url": format!("https://127.0.0.1:{}{path}", self.addr.port()),
+            "caBundle": base64::engine::general_purpose::STANDARD.encode(&self.ca_pem),
+        })
+    }
+
+    fn calls_to(&self, path: &str) -> Vec<Value> {
+        self.calls
+            .lock()
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, r)| r.clone())
+            .collect()
+    }
+}
+
+/// A webhook entry on configmaps for `operations`.
+fn hook(name: &str, client_config: Value, operations: Value, extra: Value) -> Value {
+    let mut w = json!({
+        "name": name,
+        "clientConfig": client_config,
+        "rules": [{"operations": operations, "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+    });
+    if let (Some(w), Some(extra)) = (w.as_object_mut(), extra.as_object()) {
+        for (k, v) in extra {
+            w.insert(k.clone(), v.clone());
+        }
+    }
+    w
+}
+
+async fn configure(c: &kube::Client, kind: &str, name: &str, hooks: Vec<Value>) {
+    let plural = match kind {
+        "MutatingWebhookConfiguration" => "mutatingwebhookconfigurations",
+        _ => "validatingwebhookconfigurations",
+    };
+    let r = post(
+        c,
+        &format!("/apis/admissionregistration.k8s.io/v1/{plural}"),
+        json!({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": name}, "webhooks": hooks,
+        }),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{kind} {name} created: {}", r.body);
+}
+
+fn configmap(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"app": "demo"}}, "data": {"a": "1"}})
+}
+
+fn warnings(r: &Resp) -> Vec<String> {
+    r.headers
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap_or("").to_string())
+        .collect()
+}
+
+async fn server() -> (FakeApiServer, kube::Client) {
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let c = srv.client();
+    (srv, c)
+}
+
+#[tokio::test]
+async fn a_validating_webhook_denies_with_the_servers_message() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "deny",
+        vec![hook(
+            "deny.example.com",
+            hook_server.client_config("/deny"),
+            json!(["CREATE"]),
+            json!({"objectSelector": {"matchLabels": {"app": "demo"}}}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("bad")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(r.body["reason"], "Forbidden");
+    assert_eq!(
+        r.body["message"],
+        "admission webhook \"deny.example.com\" denied the request: configmaps named bad are refused"
+    );
+    assert_eq!(
+        get(&c, &format!("{CM}/bad")).await.code,
+        404,
+        "nothing stored"
+    );
+
+    // The review kube-apiserver sends.
+    let review = hook_server
+        .calls_to("/deny")
+        .pop()
+        .expect("the webhook was called");
+    assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
+    assert_eq!(review["query"], "timeout=10s");
+    let req = &review["request"];
+    assert_eq!(
+        req["kind"],
+        json!({"group": "", "version": "v1", "kind": "ConfigMap"})
+    );
+    assert_eq!(
+        req["resource"],
+        json!({"group": "", "version": "v1", "resource": "configmaps"})
+    );
+    assert_eq!(req["requestKind"], req["kind"]);
+    assert_eq!(req["operation"], "CREATE");
+    assert_eq!(req["namespace"], "default");
+    assert_eq!(req["name"], "bad");
+    assert_eq!(req["object"]["data"], json!({"a": "1"}));
+    assert_eq!(req["oldObject"], Value::Null);
+    assert_eq!(req["dryRun"], false);
+    assert_eq!(req["options"]["kind"], "CreateOptions");
+    assert_eq!(req["userInfo"]["username"], "system:admin");
+    assert!(req["uid"].as_str().is_some_and(|u| !u.is_empty()));
+
+    // The object selector: an object without the label is not sent.
+    let mut plain = configmap("plain");
+    plain["metadata"]["labels"] = json!({});
+    assert_eq!(post(&c, CM, plain).await.code, 201);
+    assert_eq!(hook_server.calls_to("/deny").len(), 1);
+    // UPDATE is not in the rule: an update of a labelled object passes.
+    let r = merge_patch(
+        &c,
+        &format!("{CM}/plain"),
+        json!({"metadata": {"labels": {"app": "demo"}}}),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+}
+
+#[tokio::test]
+async fn a_mutating_webhook_patches_and_warns_and_validation_sees_the_result() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "label",
+        vec![hook(
+            "label.example.com",
+            hook_server.client_config("/label"),
+            json!(["CREATE", "UPDATE"]),
+            json!({}),
+        )],
+    )
+    .await;
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "count",
+        vec![hook(
+            "count.example.com",
+            hook_server.client_config("/count"),
+            json!(["*"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("cm")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["patched"], "yes");
+    assert_eq!(
+        warnings(&r),
+        vec!["299 - \"labelled by the test webhook\"".to_string()]
+    );
+    let stored = get(&c, &format!("{CM}/cm")).await;
+    assert_eq!(
+        stored.body["metadata"]["labels"],
+        json!({"app": "demo", "patched": "yes"})
+    );
+    // The validating webhook saw the patched, created object (with its uid).
+    let seen = hook_server.calls_to("/count").pop().unwrap();
+    assert_eq!(
+        seen["request"]["object"]["metadata"]["labels"]["patched"],
+        "yes"
+    );
+    assert!(seen["request"]["object"]["metadata"]["uid"].is_string());
+
+    // An update: UPDATE with the old object; the mutating webhook labels again.
+    let r = merge_patch(
+        &c,
+        &format!("{CM}/cm"),
+        json!({"metadata": {"labels": {"patched": null}}, "data": {"b": "2"}}),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["patched"], "yes");
+    let seen = hook_server.calls_to("/label").pop().unwrap();
+    assert_eq!(seen["request"]["operation"], "UPDATE");
+    assert_eq!(seen["request"]["options"]["kind"], "PatchOptions");
+    assert_eq!(seen["request"]["oldObject"]["data"], json!({"a": "1"}));
+    assert_eq!(
+        seen["request"]["object"]["data"],
+        json!({"a": "1", "b": "2"})
+    );
+
+    // A dry run calls the webhooks (side effects None) and stores nothing.
+    let r = call(
+        &c,
+        "POST",
+        &format!("{CM}?dryRun=All"),
+        "application/json",
+        Some(&configmap("dry")),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["patched"], "yes");
+    assert_eq!(
+        hook_server.calls_to("/count").pop().unwrap()["request"]["dryRun"],
+        true
+    );
+    assert_eq!(get(&c, &format!("{CM}/dry")).await.code, 404);
+
+    // DELETE reaches the validating webhook with the old object.
+    let r = call(&c, "DELETE", &format!("{CM}/cm"), "application/json", None).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let seen = hook_server.calls_to("/count").pop().unwrap();
+    assert_eq!(seen["request"]["operation"], "DELETE");
+    assert_eq!(seen["request"]["object"], Value::Null);
+    assert_eq!(seen["request"]["oldObject"]["metadata"]["name"], "cm");
+    assert_eq!(seen["request"]["options"]["kind"], "DeleteOptions");
+}
+
+#[tokio::test]
+async fn if_needed_webhooks_are_reinvoked_after_a_later_change() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    // "a-..." sorts first: it runs, then "b-..." changes the object, so "a-..." runs again.
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "a-count",
+        vec![hook(
+            "count.example.com",
+            hook_server.client_config("/count"),
+            json!(["CREATE"]),
+            json!({"reinvocationPolicy": "IfNeeded"}),
+        )],
+    )
+    .await;
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "b-annotate",
+        vec![hook(
+            "annotate.example.com",
+            hook_server.client_config("/annotate"),
+            json!(["CREATE"]),
+            json!({"reinvocationPolicy": "IfNeeded"}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("cm")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["annotations"]["annotated"], "yes");
+    let counted = hook_server.calls_to("/count");
+    assert_eq!(counted.len(), 2, "reinvoked once");
+    assert_eq!(
+        counted[1]["request"]["object"]["metadata"]["annotations"]["annotated"],
+        "yes"
+    );
+    // The webhook that made the change is not reinvoked for its own change.
+    assert_eq!(hook_server.calls_to("/annotate").len(), 1);
+}
+
+#[tokio::test]
+async fn failures_follow_the_failure_policy() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    // Nothing listens on a port just freed.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let down = json!({
+        "url": format!("https://127.0.0.1:{closed}/x"),
+        "caBundle": base64::engine::general_purpose::STANDARD.encode(&hook_server.ca_pem),
+    });
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "down-ignore",
+        vec![hook(
+            "ignore.example.com",
+            down.clone(),
+            json!(["CREATE"]),
+            json!({"failurePolicy": "Ignore"}),
+        )],
+    )
+    .await;
+    assert_eq!(post(&c, CM, configmap("passes")).await.code, 201);
+
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "down-fail",
+        vec![hook(
+            "fail.example.com",
+            down,
+            json!(["CREATE"]),
+            json!({"failurePolicy": "Fail"}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("refused")).await;
+    assert_eq!(r.code, 500, "{}", r.body);
+    assert_eq!(r.body["reason"], "InternalError");
+    assert_eq!(
+        r.body["message"],
+        format!(
+            "Internal error occurred: failed calling webhook \"fail.example.com\": failed to call webhook: Post \"https://127.0.0.1:{closed}/x?timeout=10s\": dial tcp 127.0.0.1:{closed}: connect: connection refused"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_slow_webhook_times_out() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "slow",
+        vec![hook(
+            "slow.example.com",
+            hook_server.client_config("/slow"),
+            json!(["CREATE"]),
+            json!({"timeoutSeconds": 1}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("late")).await;
+    assert_eq!(r.code, 500, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        format!(
+            "Internal error occurred: failed calling webhook \"slow.example.com\": failed to call webhook: Post \"https://127.0.0.1:{}/slow?timeout=1s\": context deadline exceeded",
+            hook_server.addr.port()
+        )
+    );
+    assert_eq!(hook_server.calls_to("/slow")[0]["query"], "timeout=1s");
+}
+
+#[tokio::test]
+async fn match_conditions_and_namespace_selectors_pick_the_requests() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    assert_eq!(
+        post(&c, "/api/v1/namespaces", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "guarded", "labels": {"guard": "on"}}})).await.code,
+        201
+    );
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "deny",
+        vec![hook(
+            "deny.example.com",
+            hook_server.client_config("/deny"),
+            json!(["CREATE"]),
+            json!({
+                "namespaceSelector": {"matchExpressions": [{"key": "guard", "operator": "In", "values": ["on"]}]},
+                "matchConditions": [{"name": "not-exempt", "expression": "!has(object.metadata.annotations) || !('exempt' in object.metadata.annotations)"}],
+            }),
+        )],
+    )
+    .await;
+    // Outside the selected namespace: not called.
+    assert_eq!(post(&c, CM, configmap("a")).await.code, 201);
+    let guarded = "/api/v1/namespaces/guarded/configmaps";
+    assert_eq!(post(&c, guarded, configmap("b")).await.code, 403);
+    let mut exempt = configmap("c");
+    exempt["metadata"]["annotations"] = json!({"exempt": "yes"});
+    assert_eq!(post(&c, guarded, exempt).await.code, 201);
+    assert_eq!(hook_server.calls_to("/deny").len(), 1);
+}
