@@ -60,16 +60,14 @@ async fn answer(path: &str, review: &Value) -> Value {
             response["patch"] = json!(patch_of(ops));
             response["warnings"] = json!(["labelled by the test webhook"]);
         }
-        "/annotate" => {
-            if req["object"]["metadata"]["annotations"]["annotated"].is_null() {
-                let ops = if req["object"]["metadata"]["annotations"].is_object() {
-                    json!([{"op": "add", "path": "/metadata/annotations/annotated", "value": "yes"}])
-                } else {
-                    json!([{"op": "add", "path": "/metadata/annotations", "value": {"annotated": "yes"}}])
-                };
-                response["patchType"] = json!("JSONPatch");
-                response["patch"] = json!(patch_of(ops));
-            }
+        "/annotate" if req["object"]["metadata"]["annotations"]["annotated"].is_null() => {
+            let ops = if req["object"]["metadata"]["annotations"].is_object() {
+                json!([{"op": "add", "path": "/metadata/annotations/annotated", "value": "yes"}])
+            } else {
+                json!([{"op": "add", "path": "/metadata/annotations", "value": {"annotated": "yes"}}])
+            };
+            response["patchType"] = json!("JSONPatch");
+            response["patch"] = json!(patch_of(ops));
         }
         "/slow" => tokio::time::sleep(Duration::from_secs(3)).await,
         _ => {}
@@ -523,4 +521,152 @@ async fn match_conditions_and_namespace_selectors_pick_the_requests() {
     exempt["metadata"]["annotations"] = json!({"exempt": "yes"});
     assert_eq!(post(&c, guarded, exempt).await.code, 201);
     assert_eq!(hook_server.calls_to("/deny").len(), 1);
+}
+
+const VAP: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+const VAPB: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+
+async fn policy(c: &kube::Client, name: &str, spec: Value, binding: Value) {
+    let r = post(
+        c,
+        VAP,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name}, "spec": spec}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "policy {name}: {}", r.body);
+    let r = post(
+        c,
+        VAPB,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": format!("{name}-binding")}, "spec": binding}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "binding {name}: {}", r.body);
+}
+
+fn configmap_rules() -> Value {
+    json!({"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]})
+}
+
+#[tokio::test]
+async fn a_validating_admission_policy_with_params_denies_as_the_server_does() {
+    let (_srv, c) = server().await;
+    policy(
+        &c,
+        "max-keys",
+        json!({
+            "failurePolicy": "Fail",
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": {
+                "resourceRules": configmap_rules()["resourceRules"],
+                "excludeResourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"], "resources": ["configmaps"], "resourceNames": ["limits"]}],
+            },
+            "matchConditions": [{"name": "not-exempt", "expression": "!has(object.metadata.annotations) || !('exempt' in object.metadata.annotations)"}],
+            "variables": [{"name": "count", "expression": "has(object.data) ? size(object.data) : 0"}],
+            "validations": [{
+                "expression": "variables.count <= int(params.data.max)",
+                "messageExpression": "'at most ' + params.data.max + ' keys, got ' + string(variables.count)",
+                "reason": "Forbidden",
+            }],
+        }),
+        json!({
+            "policyName": "max-keys",
+            "validationActions": ["Deny"],
+            "paramRef": {"name": "limits", "namespace": "default", "parameterNotFoundAction": "Deny"},
+        }),
+    )
+    .await;
+    // No params yet: the binding cannot be configured, and failurePolicy Fail denies.
+    let r = post(&c, CM, configmap("early")).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(r.body["reason"], "Invalid");
+    let inner = "ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction";
+    assert_eq!(
+        r.body["message"],
+        format!("configmaps \"early\" is forbidden: {inner}")
+    );
+    assert_eq!(r.body["details"]["causes"], json!([{"message": inner}]));
+
+    // The params object itself is excluded by name.
+    let mut limits = configmap("limits");
+    limits["data"] = json!({"max": "2"});
+    assert_eq!(post(&c, CM, limits).await.code, 201);
+
+    let mut big = configmap("big");
+    big["data"] = json!({"a": "1", "b": "2", "c": "3"});
+    let r = post(&c, CM, big).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(r.body["reason"], "Forbidden");
+    assert_eq!(
+        r.body["message"],
+        "configmaps \"big\" is forbidden: ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-binding' denied request: at most 2 keys, got 3"
+    );
+    assert_eq!(post(&c, CM, configmap("small")).await.code, 201);
+    // A match condition that is false leaves the object alone.
+    let mut exempt = configmap("exempt");
+    exempt["metadata"]["annotations"] = json!({"exempt": "yes"});
+    exempt["data"] = json!({"a": "1", "b": "2", "c": "3"});
+    assert_eq!(post(&c, CM, exempt).await.code, 201);
+    // An update is judged too (the policy's rule names UPDATE).
+    let r = merge_patch(
+        &c,
+        &format!("{CM}/small"),
+        json!({"data": {"b": "2", "c": "3"}}),
+    )
+    .await;
+    assert_eq!(r.code, 403, "{}", r.body);
+}
+
+#[tokio::test]
+async fn policy_actions_warn_and_default_messages_follow_the_server() {
+    let (_srv, c) = server().await;
+    policy(
+        &c,
+        "team-label",
+        json!({
+            "matchConstraints": configmap_rules(),
+            "validations": [{"expression": "has(object.metadata.labels) && 'team' in object.metadata.labels", "message": "a team label is expected"}],
+        }),
+        json!({"policyName": "team-label", "validationActions": ["Warn", "Audit"]}),
+    )
+    .await;
+    let r = post(&c, CM, configmap("warned")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(
+        warnings(&r),
+        vec!["299 - \"Validation failed for ValidatingAdmissionPolicy 'team-label' with binding 'team-label-binding': a team label is expected\"".to_string()]
+    );
+
+    // A validation without a message is named by its expression; the default reason is
+    // Invalid (422). The binding's matchResources narrows the policy to one namespace.
+    assert_eq!(
+        post(&c, "/api/v1/namespaces", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "strict", "labels": {"policy": "on"}}})).await.code,
+        201
+    );
+    policy(
+        &c,
+        "no-x",
+        json!({
+            "matchConstraints": configmap_rules(),
+            "validations": [{"expression": "!has(object.data.x)"}],
+        }),
+        json!({
+            "policyName": "no-x",
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"policy": "on"}}},
+        }),
+    )
+    .await;
+    let mut x = configmap("x");
+    x["data"] = json!({"x": "1"});
+    assert_eq!(
+        post(&c, CM, x.clone()).await.code,
+        201,
+        "default is not selected"
+    );
+    let r = post(&c, "/api/v1/namespaces/strict/configmaps", x).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "configmaps \"x\" is forbidden: ValidatingAdmissionPolicy 'no-x' with binding 'no-x-binding' denied request: failed expression: !has(object.data.x)"
+    );
 }

@@ -52,7 +52,7 @@ impl Rule {
                 (r_res == "*" || r_res == res) && (r_sub == "*" || r_sub == sub)
             })
             && self.scope_matches(attrs)
-            && (self.names.is_empty() || self.names.iter().any(|n| *n == attrs.name))
+            && (self.names.is_empty() || self.names.contains(&attrs.name))
     }
 
     fn scope_matches(&self, attrs: &Attributes) -> bool {

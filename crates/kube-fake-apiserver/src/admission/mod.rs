@@ -190,6 +190,6 @@ pub async fn validate(
     config: &Config,
     attrs: &Attributes,
 ) -> Result<(), ApiError> {
-    policies::validate(config, attrs)?;
+    policies::validate(shared, config, attrs).await?;
     webhooks::validate(shared, config, attrs).await
 }

@@ -104,6 +104,10 @@ pub async fn write(
             let captured = slot.lock().take();
             match (reached, captured) {
                 (_, Some((obj, old))) => {
+                    if attrs.name.is_empty() {
+                        // A create's name is the object's (empty under generateName).
+                        attrs.name = meta_str(&obj, "name").to_string();
+                    }
                     attrs.object = Some(obj);
                     attrs.old_object = old;
                     attrs.operation = operation(&attrs.old_object, attrs.operation);
