@@ -670,3 +670,103 @@ async fn policy_actions_warn_and_default_messages_follow_the_server() {
         "configmaps \"x\" is forbidden: ValidatingAdmissionPolicy 'no-x' with binding 'no-x-binding' denied request: failed expression: !has(object.data.x)"
     );
 }
+
+#[tokio::test]
+async fn equivalent_versions_are_converted_and_subresources_matched() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = common::with_widgets().await;
+    let widgets_rule = |versions: Value, resources: Value, ops: Value| json!([{"operations": ops, "apiGroups": ["example.com"], "apiVersions": versions, "resources": resources}]);
+    let mut equivalent = hook(
+        "label.example.com",
+        hook_server.client_config("/label"),
+        json!([]),
+        json!({}),
+    );
+    equivalent["rules"] = widgets_rule(json!(["v2"]), json!(["widgets"]), json!(["CREATE"]));
+    let mut exact = hook(
+        "exact.example.com",
+        hook_server.client_config("/count"),
+        json!([]),
+        json!({"matchPolicy": "Exact"}),
+    );
+    exact["rules"] = widgets_rule(json!(["v2"]), json!(["widgets"]), json!(["CREATE"]));
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "widgets",
+        vec![equivalent, exact],
+    )
+    .await;
+    let mut status = hook(
+        "status.example.com",
+        hook_server.client_config("/count"),
+        json!([]),
+        json!({}),
+    );
+    status["rules"] = widgets_rule(
+        json!(["*"]),
+        json!(["*/status", "widgets/scale"]),
+        json!(["UPDATE"]),
+    );
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "widget-status",
+        vec![status],
+    )
+    .await;
+
+    let r = post(&c, common::WIDGETS, common::widget("w1", 1)).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["apiVersion"], "example.com/v1");
+    assert_eq!(r.body["metadata"]["labels"]["patched"], "yes");
+    let seen = hook_server.calls_to("/label").pop().unwrap();
+    let req = &seen["request"];
+    assert_eq!(
+        req["kind"],
+        json!({"group": "example.com", "version": "v2", "kind": "Widget"})
+    );
+    assert_eq!(
+        req["requestKind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Widget"})
+    );
+    assert_eq!(req["resource"]["version"], "v2");
+    assert_eq!(req["object"]["apiVersion"], "example.com/v2");
+    assert!(
+        hook_server.calls_to("/count").is_empty(),
+        "Exact does not reach v1 requests"
+    );
+
+    // The main resource's update is not a status update.
+    let w1 = format!("{}/w1", common::WIDGETS);
+    assert_eq!(
+        merge_patch(&c, &w1, json!({"spec": {"color": "blue"}}))
+            .await
+            .code,
+        200
+    );
+    assert!(hook_server.calls_to("/count").is_empty());
+    let r = merge_patch(
+        &c,
+        &format!("{w1}/status"),
+        json!({"status": {"phase": "Ready"}}),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let seen = hook_server.calls_to("/count").pop().unwrap();
+    assert_eq!(seen["request"]["subResource"], "status");
+    assert_eq!(seen["request"]["object"]["status"]["phase"], "Ready");
+    assert_eq!(seen["request"]["oldObject"]["spec"]["color"], "blue");
+
+    // /scale: the webhook sees autoscaling/v1 Scale objects.
+    let r = merge_patch(&c, &format!("{w1}/scale"), json!({"spec": {"replicas": 3}})).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let seen = hook_server.calls_to("/count").pop().unwrap();
+    assert_eq!(seen["request"]["subResource"], "scale");
+    assert_eq!(
+        seen["request"]["kind"],
+        json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+    );
+    assert_eq!(seen["request"]["object"]["spec"]["replicas"], 3);
+    assert_eq!(seen["request"]["oldObject"]["spec"]["replicas"], 1);
+}

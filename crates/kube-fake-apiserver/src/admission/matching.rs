@@ -39,6 +39,16 @@ impl Rule {
         }
     }
 
+    /// Whether the rule can cover a request on `group`'s `plural` (and `sub`) at all, whatever its
+    /// operation, version and scope: what decides that a write needs admission.
+    pub fn could_match(&self, group: &str, plural: &str, sub: &str) -> bool {
+        has(&self.groups, group)
+            && self.resources.iter().any(|r| {
+                let (r_res, r_sub) = r.split_once('/').unwrap_or((r, ""));
+                (r_res == "*" || r_res == plural) && (r_sub == "*" || r_sub == sub)
+            })
+    }
+
     /// Whether the rule covers `attrs` seen through `version` (the request's, or an
     /// equivalent one under `matchPolicy: Equivalent`).
     pub fn matches(&self, attrs: &Attributes, version: &str) -> bool {

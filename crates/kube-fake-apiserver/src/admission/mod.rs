@@ -122,12 +122,14 @@ pub struct Config {
 const GROUP: &str = "admissionregistration.k8s.io";
 
 impl Config {
-    /// What applies to a write of `res` in `ns`, from the store (`None`: nothing is configured,
-    /// or `res` is one of the exempt configuration kinds).
-    pub fn load(db: &Db, res: &Resource, ns: Option<&str>) -> Option<Arc<Config>> {
+    /// What may apply to a write of `res` (its subresource `sub`) in `ns`, from the store
+    /// (`None`: no webhook or policy can reach it, or `res` is one of the exempt configuration
+    /// kinds; the write then runs in one step, as without admission).
+    pub fn load(db: &Db, res: &Resource, sub: &str, ns: Option<&str>) -> Option<Arc<Config>> {
         if res.group == GROUP {
             return None;
         }
+        let (group, plural) = (res.group.as_str(), res.plural.as_str());
         let list = |plural: &str| -> Vec<Value> {
             let mut items: Vec<(Key, Value)> = db.store.list(GROUP, plural, None);
             // kube-apiserver orders configurations by name.
@@ -137,15 +139,20 @@ impl Config {
         let mutating: Vec<webhooks::Hook> = list("mutatingwebhookconfigurations")
             .iter()
             .flat_map(|c| webhooks::parse(c, true))
+            .filter(|h| h.could_match(group, plural, sub))
             .collect();
         let validating: Vec<webhooks::Hook> = list("validatingwebhookconfigurations")
             .iter()
             .flat_map(|c| webhooks::parse(c, false))
+            .filter(|h| h.could_match(group, plural, sub))
             .collect();
-        let policies = policies::bind(
+        let policies: Vec<policies::Bound> = policies::bind(
             &list("validatingadmissionpolicies"),
             &list("validatingadmissionpolicybindings"),
-        );
+        )
+        .into_iter()
+        .filter(|b| b.could_match(group, plural, sub))
+        .collect();
         if mutating.is_empty() && validating.is_empty() && policies.is_empty() {
             return None;
         }

@@ -43,6 +43,20 @@ pub fn bind(policies: &[Value], bindings: &[Value]) -> Vec<Bound> {
         .collect()
 }
 
+impl Bound {
+    /// Whether a request on `group`'s `plural` (and `sub`) may reach this policy.
+    pub fn could_match(&self, group: &str, plural: &str, sub: &str) -> bool {
+        self.policy
+            .pointer("/spec/matchConstraints/resourceRules")
+            .and_then(Value::as_array)
+            .is_some_and(|rules| {
+                rules
+                    .iter()
+                    .any(|r| Rule::parse(r).could_match(group, plural, sub))
+            })
+    }
+}
+
 /// The objects of every resource a policy's `paramKind` names, read with the configuration:
 /// `(apiVersion, kind)` to the resource's namespacedness and its objects.
 #[derive(Debug, Default)]

@@ -91,6 +91,13 @@ pub fn parse(config: &Value, mutating: bool) -> Vec<Hook> {
         .collect()
 }
 
+impl Hook {
+    /// Whether a request on `group`'s `plural` (and `sub`) may reach this webhook.
+    pub fn could_match(&self, group: &str, plural: &str, sub: &str) -> bool {
+        self.rules.iter().any(|r| r.could_match(group, plural, sub))
+    }
+}
+
 /// `failed calling webhook "<name>": <cause>` (`webhookutil.ErrCallingWebhook`), and whether
 /// `failurePolicy: Ignore` may pass over it.
 struct CallError(String);

@@ -48,12 +48,13 @@ pub async fn write(
     pipeline: &Pipeline<'_>,
 ) -> Result<(u16, Value), ApiError> {
     let by_webhook = conversion::by_webhook(&ctx.res);
+    let sub = ctx.t.sub.as_deref().unwrap_or("");
     let config = if by_webhook {
         let db = ctx.shared.db.lock();
-        admission::Config::load(&db, &ctx.res, ctx.ns())
+        admission::Config::load(&db, &ctx.res, sub, admission_ns(ctx))
     } else {
         let mut db = ctx.shared.db.lock();
-        match admission::Config::load(&db, &ctx.res, ctx.ns()) {
+        match admission::Config::load(&db, &ctx.res, sub, admission_ns(ctx)) {
             None => return pipeline(&mut db, opts),
             c => c,
         }
@@ -245,12 +246,21 @@ fn admission_on_namespace(ctx: &Ctx<'_>) -> bool {
     ctx.res.group.is_empty() && ctx.res.plural == "namespaces"
 }
 
+/// The namespace whose labels `namespaceSelector`s are matched against.
+fn admission_ns<'a>(ctx: &'a Ctx<'_>) -> Option<&'a str> {
+    if admission_on_namespace(ctx) {
+        Some(ctx.name())
+    } else {
+        ctx.ns()
+    }
+}
+
 /// Admission of a DELETE of the object at the URL (mutating webhooks may not change it;
 /// validating webhooks and policies see it as `oldObject`). Runs before the delete.
 pub async fn admit_delete(ctx: &Ctx<'_>, dry_run: bool) -> Result<(), ApiError> {
     let (config, stored) = {
         let db = ctx.shared.db.lock();
-        let Some(config) = admission::Config::load(&db, &ctx.res, ctx.ns()) else {
+        let Some(config) = admission::Config::load(&db, &ctx.res, "", admission_ns(ctx)) else {
             return Ok(());
         };
         // A missing object is the delete's own 404.
