@@ -834,3 +834,151 @@ async fn measure_admission_cost() {
         );
     }
 }
+
+/// The policy and binding of kubernetes.io's "Validating Admission Policy" page.
+const DEMO_POLICY: &str = r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: "demo-policy.example.com"
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups:   ["apps"]
+      apiVersions: ["v1"]
+      operations:  ["CREATE", "UPDATE"]
+      resources:   ["deployments"]
+  validations:
+    - expression: "object.spec.replicas <= 5"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: "demo-binding-test.example.com"
+spec:
+  policyName: "demo-policy.example.com"
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels:
+        environment: test
+"#;
+
+/// kubectl (as in `tests/kubectl.rs`: /usr/bin/kubectl, or a `SKIPPED` line when it is
+/// missing outside CI) prints the documented refusal of the documentation's policy.
+#[tokio::test]
+async fn kubectl_prints_the_documented_policy_refusal() {
+    let Some(bin) = ["/usr/bin/kubectl"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.is_file())
+    else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("kubectl is not installed; CI=true requires it");
+        }
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED kubectl_prints_the_documented_policy_refusal: no /usr/bin/kubectl"
+        );
+        return;
+    };
+    let srv = FakeApiServer::start().await.expect("server starts");
+    let dir = tempfile::tempdir().unwrap();
+    srv.write_kubeconfig(&dir.path().join("kubeconfig"))
+        .unwrap();
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        let mut c = std::process::Command::new(&bin);
+        c.arg("--kubeconfig")
+            .arg(dir.path().join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(dir.path().join("cache"))
+            .arg("--request-timeout=20s")
+            .args(args)
+            .env("HOME", dir.path())
+            .env_remove("KUBECONFIG")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let text = stdin.map(str::to_string);
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let mut child = c.spawn().expect("kubectl starts");
+                if let (Some(mut pipe), Some(text)) = (child.stdin.take(), text) {
+                    use std::io::Write;
+                    pipe.write_all(text.as_bytes()).unwrap();
+                }
+                child.wait_with_output().expect("kubectl ran")
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let out = kubectl(&["apply", "-f", "-"], Some(DEMO_POLICY)).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = kubectl(&["create", "namespace", "test"], None).await;
+    assert!(out.status.success());
+    let out = kubectl(&["label", "namespace", "test", "environment=test"], None).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = kubectl(
+        &[
+            "create",
+            "deployment",
+            "nginx",
+            "--image=nginx",
+            "--replicas=6",
+            "-n",
+            "test",
+        ],
+        None,
+    )
+    .await;
+    assert!(!out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "error: failed to create deployment: deployments.apps \"nginx\" is forbidden: ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5"
+    );
+    // Outside the selected namespace, and within the limit, it is created.
+    let out = kubectl(
+        &[
+            "create",
+            "deployment",
+            "nginx",
+            "--image=nginx",
+            "--replicas=6",
+        ],
+        None,
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = kubectl(
+        &[
+            "create",
+            "deployment",
+            "small",
+            "--image=nginx",
+            "--replicas=2",
+            "-n",
+            "test",
+        ],
+        None,
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
