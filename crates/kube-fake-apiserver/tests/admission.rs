@@ -982,3 +982,43 @@ async fn kubectl_prints_the_documented_policy_refusal() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn server_side_apply_is_admitted_as_a_create_then_an_update() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "label",
+        vec![hook(
+            "label.example.com",
+            hook_server.client_config("/label"),
+            json!(["CREATE", "UPDATE"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"1\"\n";
+    let path = format!("{CM}/applied?fieldManager=tester");
+    let r = common::apply(&c, &path, yaml).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["patched"], "yes");
+    let seen = hook_server.calls_to("/label").pop().unwrap();
+    assert_eq!(seen["request"]["operation"], "CREATE");
+    assert_eq!(seen["request"]["name"], "applied");
+    assert_eq!(
+        seen["request"]["options"],
+        json!({"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "tester"})
+    );
+    let r = common::apply(&c, &format!("{path}&force=true"), yaml).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let seen = hook_server.calls_to("/label").pop().unwrap();
+    assert_eq!(seen["request"]["operation"], "UPDATE");
+    assert_eq!(seen["request"]["options"]["kind"], "PatchOptions");
+    assert_eq!(seen["request"]["options"]["force"], true);
+    assert_eq!(
+        seen["request"]["oldObject"]["metadata"]["labels"]["patched"],
+        "yes"
+    );
+}
