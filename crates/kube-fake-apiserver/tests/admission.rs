@@ -1022,3 +1022,55 @@ async fn server_side_apply_is_admitted_as_a_create_then_an_update() {
         "yes"
     );
 }
+
+#[tokio::test]
+async fn a_collection_delete_is_judged_item_by_item() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    assert_eq!(post(&c, CM, configmap("one")).await.code, 201);
+    let mut other = configmap("two");
+    other["metadata"]["labels"] = json!({"app": "other"});
+    assert_eq!(post(&c, CM, other).await.code, 201);
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "deny-delete",
+        vec![hook(
+            "deny.example.com",
+            hook_server.client_config("/deny"),
+            json!(["DELETE"]),
+            json!({"objectSelector": {"matchLabels": {"app": "demo"}}}),
+        )],
+    )
+    .await;
+    let r = call(&c, "DELETE", CM, "application/json", None).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(
+        get(&c, &format!("{CM}/one")).await.code,
+        200,
+        "nothing deleted"
+    );
+    assert_eq!(
+        get(&c, &format!("{CM}/two")).await.code,
+        200,
+        "nothing deleted"
+    );
+    let seen = hook_server.calls_to("/deny").pop().unwrap();
+    assert_eq!(seen["request"]["operation"], "DELETE");
+    assert_eq!(seen["request"]["oldObject"]["metadata"]["name"], "one");
+    assert!(
+        seen["request"].get("name").is_none(),
+        "a collection delete names no object"
+    );
+    // Only the unselected object is left to a narrower collection delete.
+    let r = call(
+        &c,
+        "DELETE",
+        &format!("{CM}?labelSelector=app%3Dother"),
+        "application/json",
+        None,
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(get(&c, &format!("{CM}/two")).await.code, 404);
+}

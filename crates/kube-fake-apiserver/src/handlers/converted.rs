@@ -255,6 +255,41 @@ fn admission_ns<'a>(ctx: &'a Ctx<'_>) -> Option<&'a str> {
     }
 }
 
+/// Admission of a `deletecollection`: mutating admission once without an object, then each
+/// object about to go judged as a DELETE with it as `oldObject` and no name, as the real
+/// store's `DeleteCollection` runs its per-item delete validation. All are judged before any
+/// is deleted.
+pub async fn admit_delete_collection(
+    ctx: &Ctx<'_>,
+    dry_run: bool,
+    targets: Vec<Value>,
+) -> Result<(), ApiError> {
+    let Some(config) = admission::Config::load(&ctx.shared.db.lock(), &ctx.res, "", ctx.ns())
+    else {
+        return Ok(());
+    };
+    let opts = WriteOpts {
+        dry_run,
+        options_kind: "DeleteOptions",
+        warnings: ctx.req.warnings.clone(),
+        ..Default::default()
+    };
+    let mut attrs = attributes(ctx, &opts, None);
+    attrs.operation = admission::Operation::Delete;
+    attrs.options = json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"});
+    if dry_run {
+        attrs.options["dryRun"] = json!(["All"]);
+    }
+    if config.mutates() {
+        admission::mutate(ctx.shared, &config, &mut attrs).await?;
+    }
+    for old in show(ctx, targets).await? {
+        attrs.old_object = Some(old);
+        admission::validate(ctx.shared, &config, &attrs).await?;
+    }
+    Ok(())
+}
+
 /// Admission of a DELETE of the object at the URL (mutating webhooks may not change it;
 /// validating webhooks and policies see it as `oldObject`). Runs before the delete.
 pub async fn admit_delete(ctx: &Ctx<'_>, dry_run: bool) -> Result<(), ApiError> {
