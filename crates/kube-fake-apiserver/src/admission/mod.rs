@@ -115,7 +115,7 @@ pub struct Config {
     policies: Vec<policies::Bound>,
     /// The request's namespace object (for `namespaceSelector` and `namespaceObject`).
     namespace: Option<Value>,
-    /// Param objects a policy's binding may name, read with the configuration.
+    /// The params of each of `policies`, read with the configuration.
     params: policies::Params,
 }
 
@@ -166,7 +166,7 @@ impl Config {
                 })
                 .cloned()
         });
-        let params = policies::Params::read(db, &policies);
+        let params = policies::Params::read(db, &policies, ns.unwrap_or(""));
         Some(Arc::new(Config {
             mutating,
             validating,

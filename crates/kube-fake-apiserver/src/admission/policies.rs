@@ -57,44 +57,16 @@ impl Bound {
     }
 }
 
-/// The objects of every resource a policy's `paramKind` names, read with the configuration:
-/// `(apiVersion, kind)` to the resource's namespacedness and its objects.
+/// The params of each bound policy (in `Config::policies` order), read with the
+/// configuration under the store lock: the objects to evaluate with (`[Null]` without
+/// `paramKind`), or the configuration error.
 #[derive(Debug, Default)]
-pub struct Params(BTreeMap<(String, String), Option<ParamObjects>>);
-
-/// Whether a param resource is namespaced, and its objects (as `paramKind`'s version shows them).
-type ParamObjects = (bool, Vec<Value>);
+pub struct Params(Vec<Result<Vec<Value>, String>>);
 
 impl Params {
-    pub fn read(db: &Db, bound: &[Bound]) -> Params {
-        let mut out = BTreeMap::new();
-        for b in bound {
-            let Some(pk) = b
-                .policy
-                .pointer("/spec/paramKind")
-                .filter(|v| v.is_object())
-            else {
-                continue;
-            };
-            let api_version = str_of(pk.get("apiVersion")).to_string();
-            let kind = str_of(pk.get("kind")).to_string();
-            out.entry((api_version.clone(), kind.clone()))
-                .or_insert_with(|| {
-                    let (group, version) =
-                        api_version.rsplit_once('/').unwrap_or(("", &api_version));
-                    let res = db.registry.by_kind(group, &kind)?;
-                    res.version(version)?;
-                    let (g, r) = res.storage();
-                    let objects = db
-                        .store
-                        .list(g, r, None)
-                        .into_iter()
-                        .map(|(_, o)| crate::objects::view(res, version, &o))
-                        .collect();
-                    Some((res.namespaced, objects))
-                });
-        }
-        Params(out)
+    /// `namespace` is the request's (a namespace's own name for a namespace).
+    pub fn read(db: &Db, bound: &[Bound], namespace: &str) -> Params {
+        Params(bound.iter().map(|b| params_for(db, b, namespace)).collect())
     }
 }
 
@@ -146,8 +118,8 @@ struct Decision {
 }
 
 /// The params a binding evaluates with (`[Null]`: the policy has no `paramKind`), or the
-/// configuration error.
-fn params_for(bound: &Bound, config: &Config, attrs: &Attributes) -> Result<Vec<Value>, String> {
+/// configuration error (`generic.CollectParams`).
+fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, String> {
     let Some(pk) = bound
         .policy
         .pointer("/spec/paramKind")
@@ -166,22 +138,20 @@ fn params_for(bound: &Bound, config: &Config, attrs: &Attributes) -> Result<Vec<
             "paramKind kind `{api_version}, Kind={kind}` is defined but paramRef is missing in binding"
         ));
     };
-    let Some(Some((namespaced, objects))) = config
-        .params
-        .0
-        .get(&(api_version.to_string(), kind.to_string()))
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let Some(res) = db
+        .registry
+        .by_kind(group, kind)
+        .filter(|r| r.version(version).is_some())
+        .cloned()
     else {
         return Err(format!(
             "failed to find resource referenced by paramKind: '{api_version}, Kind={kind}'"
         ));
     };
-    let namespace = if *namespaced {
+    let namespace = if res.namespaced {
         let ns = str_of(pref.get("namespace"));
-        let ns = if ns.is_empty() {
-            attrs.namespace.as_str()
-        } else {
-            ns
-        };
+        let ns = if ns.is_empty() { request_ns } else { ns };
         if ns.is_empty() {
             return Err(
                 "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
@@ -192,22 +162,21 @@ fn params_for(bound: &Bound, config: &Config, attrs: &Attributes) -> Result<Vec<
     } else {
         None
     };
-    let in_ns =
-        |o: &&Value| namespace.is_none_or(|ns| str_of(o.pointer("/metadata/namespace")) == ns);
     let name = str_of(pref.get("name"));
     let found: Vec<Value> = if !name.is_empty() {
-        objects
-            .iter()
-            .filter(in_ns)
-            .filter(|o| name_of(o) == name)
-            .cloned()
+        let key = crate::objects::key_of(&res, namespace, name);
+        db.store
+            .get(&key)
+            .map(|o| crate::objects::view(&res, version, o))
+            .into_iter()
             .collect()
     } else {
         let selector = pref.get("selector").cloned().unwrap_or(json!({}));
-        objects
-            .iter()
-            .filter(in_ns)
-            .filter(|o| {
+        let (g, r) = res.storage();
+        db.store
+            .list(g, r, namespace)
+            .into_iter()
+            .filter(|(_, o)| {
                 let labels = o
                     .pointer("/metadata/labels")
                     .and_then(Value::as_object)
@@ -215,7 +184,7 @@ fn params_for(bound: &Bound, config: &Config, attrs: &Attributes) -> Result<Vec<
                     .unwrap_or_default();
                 matching::selector_matches(&selector, &labels)
             })
-            .cloned()
+            .map(|(_, o)| crate::objects::view(&res, version, &o))
             .collect()
     };
     if found.is_empty() && str_of(pref.get("parameterNotFoundAction")) == "Deny" {
@@ -343,7 +312,7 @@ pub async fn validate(
     attrs: &Attributes,
 ) -> Result<(), ApiError> {
     let mut denied: Option<(String, String, Decision)> = None;
-    for bound in &config.policies {
+    for (i, bound) in config.policies.iter().enumerate() {
         let policy_name = name_of(&bound.policy).to_string();
         let binding_name = name_of(&bound.binding).to_string();
         let spec = bound.policy.get("spec").cloned().unwrap_or(json!({}));
@@ -365,7 +334,7 @@ pub async fn validate(
             continue;
         }
         let actions = str_list(bound.binding.pointer("/spec/validationActions"));
-        let params = match params_for(bound, config, attrs) {
+        let params = match config.params.0.get(i).cloned().unwrap_or(Ok(Vec::new())) {
             Ok(p) => p,
             Err(_) if ignore => continue,
             Err(e) => {

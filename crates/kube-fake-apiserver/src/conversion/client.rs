@@ -3,6 +3,7 @@
 //! roots) to verify the certificate, `clientConfig.service` resolved through the server's
 //! resolver and verified as `<name>.<namespace>.svc`. Errors are the text Go's client prints
 //! (`Post "<url>": <cause>`), which the converter puts after `failed: `.
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,7 +217,31 @@ pub async fn post_within(
     }
 }
 
-async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8>, String> {
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Who a kept-alive connection reaches: the same name, port, address and CA.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PoolKey {
+    host: String,
+    port: u16,
+    addr: Option<SocketAddr>,
+    ca: Option<Vec<u8>>,
+}
+
+/// Idle connections to webhooks, kept alive between calls as Go's HTTP client keeps them (a
+/// TLS handshake per call cost most of a call). Process-wide: a key names the webhook and the
+/// CA that verified it.
+static POOL: std::sync::OnceLock<parking_lot::Mutex<HashMap<PoolKey, Vec<Sender>>>> =
+    std::sync::OnceLock::new();
+
+/// Idle connections kept per webhook.
+const IDLE_PER_WEBHOOK: usize = 8;
+
+fn pool() -> &'static parking_lot::Mutex<HashMap<PoolKey, Vec<Sender>>> {
+    POOL.get_or_init(Default::default)
+}
+
+async fn connect(hook: &Webhook, ep: &Endpoint) -> Result<Sender, String> {
     let url = &ep.url;
     let post = |cause: String| format!("Post {url:?}: {cause}");
     let addrs: Vec<SocketAddr> = match ep.addr {
@@ -248,12 +273,21 @@ async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8
         .connect(name, stream)
         .await
         .map_err(|e| post(tls_error(&e, &ep.host)))?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
         .await
         .map_err(|e| post(e.to_string()))?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
+    Ok(sender)
+}
+
+/// One request on `sender`: the status and body, or hyper's error.
+async fn send(
+    sender: &mut Sender,
+    ep: &Endpoint,
+    body: &Bytes,
+) -> Result<(u16, Bytes), hyper::Error> {
     let host = if ep.port == 443 {
         ep.host.clone()
     } else {
@@ -264,22 +298,52 @@ async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json, */*")
         .header(http::header::USER_AGENT, "kube-apiserver-admission")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| post(e.to_string()))?;
-    let resp = sender.send_request(req).await.map_err(|e| {
-        post(if e.is_incomplete_message() {
-            "EOF".into()
-        } else {
-            e.to_string()
-        })
-    })?;
+        .body(Full::new(body.clone()))
+        .expect("a request of a parsed path, known headers and a body");
+    sender.ready().await?;
+    let resp = sender.send_request(req).await?;
     let code = resp.status().as_u16();
-    let bytes = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| post(e.to_string()))?
-        .to_bytes();
+    let bytes = resp.into_body().collect().await?.to_bytes();
+    Ok((code, bytes))
+}
+
+async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8>, String> {
+    let url = &ep.url;
+    let post = |cause: String| format!("Post {url:?}: {cause}");
+    let key = PoolKey {
+        host: ep.host.clone(),
+        port: ep.port,
+        addr: ep.addr,
+        ca: hook.ca_bundle.clone(),
+    };
+    let body = Bytes::from(body);
+    let idle = pool().lock().get_mut(&key).and_then(Vec::pop);
+    // A kept-alive connection the webhook closed meanwhile fails at once: then a new one.
+    let reused = match idle {
+        Some(mut sender) => send(&mut sender, ep, &body).await.ok().map(|r| (sender, r)),
+        None => None,
+    };
+    let (sender, (code, bytes)) = match reused {
+        Some(done) => done,
+        None => {
+            let mut sender = connect(hook, ep).await?;
+            let answer = send(&mut sender, ep, &body).await.map_err(|e| {
+                post(if e.is_incomplete_message() {
+                    "EOF".into()
+                } else {
+                    e.to_string()
+                })
+            })?;
+            (sender, answer)
+        }
+    };
+    if !sender.is_closed() {
+        let mut p = pool().lock();
+        let idle = p.entry(key).or_default();
+        if idle.len() < IDLE_PER_WEBHOOK {
+            idle.push(sender);
+        }
+    }
     if !(200..300).contains(&code) {
         return Err(generic_response_error(code, &bytes));
     }
