@@ -70,6 +70,7 @@ async fn answer(path: &str, review: &Value) -> Value {
             response["patch"] = json!(patch_of(ops));
         }
         "/slow" => tokio::time::sleep(Duration::from_secs(3)).await,
+        "/baduid" => response["uid"] = json!("not-the-request"),
         _ => {}
     }
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
@@ -77,7 +78,11 @@ async fn answer(path: &str, review: &Value) -> Value {
 
 impl Webhook {
     async fn start() -> Webhook {
-        let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+        let ck = rcgen::generate_simple_self_signed(vec![
+            "127.0.0.1".to_string(),
+            "hooks.default.svc".to_string(),
+        ])
+        .unwrap();
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()));
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let config = rustls::ServerConfig::builder_with_provider(provider)
@@ -1073,4 +1078,82 @@ async fn a_collection_delete_is_judged_item_by_item() {
     .await;
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(get(&c, &format!("{CM}/two")).await.code, 404);
+}
+
+#[tokio::test]
+async fn a_service_webhook_is_reached_through_the_resolver_and_its_answer_checked() {
+    let hook_server = Webhook::start().await;
+    let addr = hook_server.addr;
+    let srv = FakeApiServer::builder()
+        .resolve_service(move |ns, name, port| {
+            (ns == "default" && name == "hooks" && port == 8443).then_some(addr)
+        })
+        .start()
+        .await
+        .expect("server starts");
+    let c = srv.client();
+    let ca = base64::engine::general_purpose::STANDARD.encode(&hook_server.ca_pem);
+    let service = |path: &str| json!({"service": {"namespace": "default", "name": "hooks", "path": path, "port": 8443}, "caBundle": ca});
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "by-service",
+        vec![hook(
+            "deny.example.com",
+            service("/deny"),
+            json!(["CREATE"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("bad")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(hook_server.calls_to("/deny")[0]["query"], "timeout=10s");
+
+    // An answer for another request is a call failure.
+    let (_srv2, c2) = server().await;
+    configure(
+        &c2,
+        "ValidatingWebhookConfiguration",
+        "bad-uid",
+        vec![hook(
+            "uid.example.com",
+            hook_server.client_config("/baduid"),
+            json!(["CREATE"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let r = post(&c2, CM, configmap("x")).await;
+    assert_eq!(r.code, 500, "{}", r.body);
+    let uid = hook_server.calls_to("/baduid")[0]["request"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        r.body["message"],
+        format!(
+            "Internal error occurred: failed calling webhook \"uid.example.com\": received invalid webhook response: expected response.uid=\"{uid}\", got \"not-the-request\""
+        )
+    );
+
+    // A missing service under Fail.
+    let (_srv3, c3) = server().await;
+    configure(
+        &c3,
+        "ValidatingWebhookConfiguration",
+        "missing",
+        vec![hook(
+            "missing.example.com",
+            service("/deny"),
+            json!(["CREATE"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let r = post(&c3, CM, configmap("y")).await;
+    assert_eq!(
+        r.body["message"],
+        "Internal error occurred: failed calling webhook \"missing.example.com\": failed to call webhook: Post \"https://hooks.default.svc:8443/deny?timeout=10s\": service \"hooks\" not found"
+    );
 }
