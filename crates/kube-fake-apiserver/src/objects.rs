@@ -58,11 +58,21 @@ pub enum AdmissionStep {
 /// The reason of the error with which a capturing run stops (never answered to a client).
 pub const CAPTURED: &str = "AdmissionCaptured";
 
-/// The mutating-admission point: see [`AdmissionStep`].
-fn mutation_point(opts: &WriteOpts, obj: &mut Value, old: Option<&Value>) -> Result<(), ApiError> {
+/// The mutating-admission point: see [`AdmissionStep`]. The object handed out is what
+/// kube-apiserver's decoding made of the request before admission: unknown fields dropped
+/// (`fieldValidation`'s warnings or refusal come from here then) and the kind's defaults applied
+/// (a built-in's `SetDefaults_*`, a CRD schema's `default`s), as mutating webhooks see it there.
+fn mutation_point(
+    res: &Resource,
+    ver: &Version,
+    opts: &WriteOpts,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
     match &opts.admission {
         AdmissionStep::Pass => Ok(()),
         AdmissionStep::Capture(slot) => {
+            decoded_for_admission(res, ver, obj, opts)?;
             *slot.lock() = Some((obj.clone(), old.cloned()));
             Err(ApiError::new(
                 500,
@@ -75,6 +85,39 @@ fn mutation_point(opts: &WriteOpts, obj: &mut Value, old: Option<&Value>) -> Res
             Ok(())
         }
     }
+}
+
+/// The decoding steps of [`admit`] that precede admission on the real server.
+fn decoded_for_admission(
+    res: &Resource,
+    ver: &Version,
+    obj: &mut Value,
+    opts: &WriteOpts,
+) -> Result<(), ApiError> {
+    if crate::builtin::handles(&res.group, res.custom) {
+        let defs = crate::builtin_schemas::definitions();
+        let pruned =
+            schema::field_validation(&opts.field_validation, &res.kind, &ver.name, obj, |o| {
+                defs.prune_unknown(&res.group, &ver.name, &res.kind, o)
+            });
+        field_validation_outcome(pruned, opts)?;
+        crate::builtin::default(&res.group, &res.kind, obj);
+    }
+    if let Some(s) = &ver.schema {
+        if res.custom {
+            schema::normalize_numbers(obj);
+        }
+        let pruned = schema::prune_with_field_validation(
+            s.schema(),
+            obj,
+            &opts.field_validation,
+            &res.kind,
+            &ver.name,
+        );
+        field_validation_outcome(pruned, opts)?;
+        s.apply_defaults(obj);
+    }
+    Ok(())
 }
 
 pub use crate::ssa::Mode;
@@ -378,7 +421,7 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     }
     // The NamespaceLifecycle plugin runs before the webhooks, which run before the strategy.
     namespaces::admit_create(db, res, ns, meta_str(&obj, "name"))?;
-    mutation_point(opts, &mut obj, None)?;
+    mutation_point(res, &ver, opts, &mut obj, None)?;
     check_type_meta(res, version, &mut obj)?;
     check_namespace(res, ns, &mut obj)?;
     let m = meta_mut(&mut obj);
@@ -556,7 +599,7 @@ fn update(
             n
         }
     };
-    mutation_point(opts, &mut new, Some(&old))?;
+    mutation_point(res, &ver, opts, &mut new, Some(&old))?;
     check_type_meta(res, version, &mut new)?;
     // Server-managed metadata always comes from the stored object.
     let old_meta = old

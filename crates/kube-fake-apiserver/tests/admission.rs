@@ -1157,3 +1157,56 @@ async fn a_service_webhook_is_reached_through_the_resolver_and_its_answer_checke
         "Internal error occurred: failed calling webhook \"missing.example.com\": failed to call webhook: Post \"https://hooks.default.svc:8443/deny?timeout=10s\": service \"hooks\" not found"
     );
 }
+
+#[tokio::test]
+async fn mutating_webhooks_see_the_decoded_defaulted_object() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    let mut h = hook(
+        "count.example.com",
+        hook_server.client_config("/count"),
+        json!(["CREATE"]),
+        json!({}),
+    );
+    h["rules"] = json!([{"operations": ["CREATE"], "apiGroups": ["apps"], "apiVersions": ["v1"], "resources": ["deployments"]}]);
+    configure(&c, "MutatingWebhookConfiguration", "count", vec![h]).await;
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}},
+            "unknownField": true,
+        },
+    });
+    let r = post(&c, deployments, deployment.clone()).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // The server's default fieldValidation (Warn) warns once.
+    assert_eq!(
+        warnings(&r),
+        vec!["299 - \"unknown field \\\"spec.unknownField\\\"\"".to_string()]
+    );
+    let seen = hook_server.calls_to("/count").pop().unwrap();
+    let obj = &seen["request"]["object"];
+    assert_eq!(obj["spec"]["replicas"], 1);
+    assert_eq!(obj["spec"]["strategy"]["type"], "RollingUpdate");
+    assert_eq!(obj["spec"]["template"]["spec"]["restartPolicy"], "Always");
+    assert!(
+        obj["spec"].get("unknownField").is_none(),
+        "dropped by decoding"
+    );
+    // Strict decoding refuses before any webhook is called.
+    let mut strict = deployment;
+    strict["metadata"]["name"] = json!("strict");
+    let r = call(
+        &c,
+        "POST",
+        &format!("{deployments}?fieldValidation=Strict"),
+        "application/json",
+        Some(&strict),
+    )
+    .await;
+    assert_eq!(r.code, 400, "{}", r.body);
+    assert_eq!(hook_server.calls_to("/count").len(), 1);
+}
