@@ -1210,3 +1210,46 @@ async fn mutating_webhooks_see_the_decoded_defaulted_object() {
     assert_eq!(r.code, 400, "{}", r.body);
     assert_eq!(hook_server.calls_to("/count").len(), 1);
 }
+
+#[tokio::test]
+async fn a_match_condition_that_fails_follows_the_failure_policy() {
+    let hook_server = Webhook::start().await;
+    let (_srv, c) = server().await;
+    let condition = json!([{"name": "missing", "expression": "object.data.missing == 'x'"}]);
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "ignore",
+        vec![hook(
+            "ignore.example.com",
+            hook_server.client_config("/deny"),
+            json!(["CREATE"]),
+            json!({"failurePolicy": "Ignore", "matchConditions": condition}),
+        )],
+    )
+    .await;
+    assert_eq!(post(&c, CM, configmap("passes")).await.code, 201);
+    configure(
+        &c,
+        "ValidatingWebhookConfiguration",
+        "fail",
+        vec![hook(
+            "fail.example.com",
+            hook_server.client_config("/deny"),
+            json!(["CREATE"]),
+            json!({"matchConditions": condition}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("refused")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    let message = r.body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("configmaps \"refused\" is forbidden: expression 'object.data.missing == 'x'' resulted in error: "),
+        "{message}"
+    );
+    assert!(
+        hook_server.calls_to("/deny").is_empty(),
+        "neither webhook was called"
+    );
+}

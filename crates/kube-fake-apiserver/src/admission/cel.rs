@@ -80,6 +80,14 @@ pub fn eval_bool(expr: &Expression, vars: &[(&str, Cel)]) -> Result<bool, String
     }
 }
 
+/// Go's `utilerrors.NewAggregate(...).Error()`: one error as itself, more as `[a, b]`.
+pub fn aggregate(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
+
 fn type_name(v: &Cel) -> &'static str {
     match v {
         Cel::Null => "null_type",

@@ -236,7 +236,7 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
         }
     }
     if !errors.is_empty() {
-        return on_error(errors.join(", "));
+        return on_error(cel::aggregate(&errors));
     }
     // Variables, in order; a later one sees the earlier ones.
     let mut variables: BTreeMap<String, Value> = BTreeMap::new();

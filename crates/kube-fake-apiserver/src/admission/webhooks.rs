@@ -199,11 +199,11 @@ fn conditions_match(
         ("request", cel::to_cel(request)),
     ];
     let mut errors = Vec::new();
-    for (name, expr) in &hook.match_conditions {
+    for (_, expr) in &hook.match_conditions {
         match cel::compile(expr).and_then(|e| cel::eval_bool(&e, &vars)) {
             Ok(true) => {}
             Ok(false) => return Ok(false),
-            Err(e) => errors.push(format!("matchCondition '{name}' failed to evaluate: {e}")),
+            Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
         }
     }
     if errors.is_empty() {
@@ -212,12 +212,12 @@ fn conditions_match(
     if hook.ignore_failures {
         return Ok(false);
     }
-    let cause = failed_calling(&hook.name, errors.join(", "));
+    // `apierrors.NewForbidden` around the conditions' aggregated errors.
     Err(ApiError::forbidden(
         &attrs.res.group,
         &attrs.res.plural,
         &attrs.name,
-        &cause.0,
+        &cel::aggregate(&errors),
     ))
 }
 
