@@ -282,24 +282,27 @@ async fn connect(hook: &Webhook, ep: &Endpoint) -> Result<Sender, String> {
     Ok(sender)
 }
 
-/// One request on `sender`: the status and body, or hyper's error.
-async fn send(
-    sender: &mut Sender,
-    ep: &Endpoint,
-    body: &Bytes,
-) -> Result<(u16, Bytes), hyper::Error> {
+/// The `POST` of `body` to the endpoint (a path the request line cannot carry is an error).
+fn request(ep: &Endpoint, body: &Bytes) -> Result<http::Request<Full<Bytes>>, String> {
     let host = if ep.port == 443 {
         ep.host.clone()
     } else {
         format!("{}:{}", ep.host, ep.port)
     };
-    let req = http::Request::post(ep.path_and_query.as_str())
+    http::Request::post(ep.path_and_query.as_str())
         .header(http::header::HOST, host)
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json, */*")
         .header(http::header::USER_AGENT, "kube-apiserver-admission")
         .body(Full::new(body.clone()))
-        .expect("a request of a parsed path, known headers and a body");
+        .map_err(|e| e.to_string())
+}
+
+/// One request on `sender`: the status and body, or hyper's error.
+async fn send(
+    sender: &mut Sender,
+    req: http::Request<Full<Bytes>>,
+) -> Result<(u16, Bytes), hyper::Error> {
     sender.ready().await?;
     let resp = sender.send_request(req).await?;
     let code = resp.status().as_u16();
@@ -320,14 +323,18 @@ async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8
     let idle = pool().lock().get_mut(&key).and_then(Vec::pop);
     // A kept-alive connection the webhook closed meanwhile fails at once: then a new one.
     let reused = match idle {
-        Some(mut sender) => send(&mut sender, ep, &body).await.ok().map(|r| (sender, r)),
+        Some(mut sender) => send(&mut sender, request(ep, &body).map_err(post)?)
+            .await
+            .ok()
+            .map(|r| (sender, r)),
         None => None,
     };
     let (sender, (code, bytes)) = match reused {
         Some(done) => done,
         None => {
+            let req = request(ep, &body).map_err(post)?;
             let mut sender = connect(hook, ep).await?;
-            let answer = send(&mut sender, ep, &body).await.map_err(|e| {
+            let answer = send(&mut sender, req).await.map_err(|e| {
                 post(if e.is_incomplete_message() {
                     "EOF".into()
                 } else {
