@@ -382,7 +382,7 @@ pub async fn validate(
         for param in &params {
             let mut vars = base.to_vec();
             vars.push(("params", cel::to_cel(param)));
-            for d in evaluate(&spec, ignore, &vars) {
+            for d in cel::on_a_deep_stack(|| evaluate(&spec, ignore, &vars)) {
                 if actions.iter().any(|a| a == "Warn") {
                     attrs.warnings.lock().push(format!(
                         "Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}': {}",
