@@ -1,4 +1,7 @@
-//! Requests on a custom resource whose CRD converts by webhook (`strategy: Webhook`).
+//! Writes that call out over HTTP: on a custom resource whose CRD converts by webhook
+//! (`strategy: Webhook`), and on any resource an admission webhook or policy may judge
+//! (`admission`: mutating webhooks between a first, capturing run of the pipeline and the dry
+//! run, validating admission between the dry run and the store).
 //!
 //! The write pipeline (`objects`) runs synchronously under the store lock, and a webhook call is
 //! an HTTP request: it never runs under the lock. So a write here is what kube-apiserver's
@@ -12,6 +15,10 @@
 //! 4. under the lock again, store it if the object has not changed since step 1 (else start
 //!    over, as the real server retries on a conflict it caused itself);
 //! 5. convert what was stored back to the request's version for the response.
+//!
+//! With admission, step 2 is preceded by a run that stops at the mutating-admission point and
+//! the mutating webhooks (the dry run then goes on from their object), and followed by the
+//! policies and validating webhooks; without conversion, steps 1, 3 and 5 convert nothing.
 //!
 //! A request's own `dryRun` converts step 2's result to the storage version and back, then
 //! stops (the real server's dry-run storage encodes for storage and decodes, storing nothing). Reads convert on the way out (`read`, `watch`), deletes run in the storage
