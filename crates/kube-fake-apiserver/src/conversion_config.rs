@@ -77,7 +77,31 @@ pub fn from_crd(crd: &Value) -> Option<Arc<Webhook>> {
         return None;
     }
     let hook = conv.get("webhook").cloned().unwrap_or(json!({}));
-    let cc = hook.get("clientConfig").cloned().unwrap_or(json!({}));
+    let (target, ca_bundle) = client_config(hook.get("clientConfig"));
+    let versions: Vec<String> = crate::util::str_list(hook.get("conversionReviewVersions"));
+    let review = versions
+        .iter()
+        .find_map(|v| match v.as_str() {
+            "v1" => Some(ReviewVersion::V1),
+            "v1beta1" => Some(ReviewVersion::V1beta1),
+            _ => None,
+        })
+        .unwrap_or(if versions.is_empty() {
+            ReviewVersion::V1
+        } else {
+            ReviewVersion::Unsupported
+        });
+    Some(Arc::new(Webhook {
+        target,
+        ca_bundle,
+        review,
+    }))
+}
+
+/// A webhook's `clientConfig` (a CRD's conversion webhook or an admission webhook: the same
+/// `WebhookClientConfig`): where it is and the CA that verifies it.
+pub fn client_config(cc: Option<&Value>) -> (Target, Option<Vec<u8>>) {
+    let cc = cc.cloned().unwrap_or(json!({}));
     let target = if let Some(svc) = cc.get("service").filter(|s| s.is_object()) {
         Target::Service {
             namespace: str_of(svc.get("namespace")).to_string(),
@@ -101,24 +125,7 @@ pub fn from_crd(crd: &Value) -> Option<Arc<Webhook>> {
                 .decode(s)
                 .unwrap_or_default()
         });
-    let versions: Vec<String> = crate::util::str_list(hook.get("conversionReviewVersions"));
-    let review = versions
-        .iter()
-        .find_map(|v| match v.as_str() {
-            "v1" => Some(ReviewVersion::V1),
-            "v1beta1" => Some(ReviewVersion::V1beta1),
-            _ => None,
-        })
-        .unwrap_or(if versions.is_empty() {
-            ReviewVersion::V1
-        } else {
-            ReviewVersion::Unsupported
-        });
-    Some(Arc::new(Webhook {
-        target,
-        ca_bundle,
-        review,
-    }))
+    (target, ca_bundle)
 }
 
 #[cfg(test)]

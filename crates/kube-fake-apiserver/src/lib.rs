@@ -36,6 +36,7 @@
 #![warn(clippy::await_holding_lock)]
 #![deny(missing_docs)]
 
+mod admission;
 mod builtin;
 mod builtin_schemas;
 mod controllers;

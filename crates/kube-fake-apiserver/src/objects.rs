@@ -32,6 +32,92 @@ pub struct WriteOpts {
     /// webhook (`handlers::converted`): an update compares, merges and validates against it
     /// instead of the stored object.
     pub served_old: Option<Value>,
+    /// Where mutating admission stands in this run of the pipeline (`handlers::converted`
+    /// runs it in steps when webhooks or policies may apply).
+    pub admission: AdmissionStep,
+}
+
+/// The object at the point where kube-apiserver runs mutating admission (after decoding, a
+/// patch or an update's merge; before the name is generated and the strategy and schema
+/// default and validate) and what it replaces.
+pub type Captured = Arc<parking_lot::Mutex<Option<(Value, Option<Value>)>>>;
+
+/// What the pipeline does at the mutating-admission point.
+#[derive(Debug, Clone, Default)]
+pub enum AdmissionStep {
+    /// Nothing: no admission applies.
+    #[default]
+    Pass,
+    /// Hand the object (and the old one) out and stop: the caller calls the webhooks, which
+    /// must not run under the store lock.
+    Capture(Captured),
+    /// Go on with the object the mutating webhooks returned.
+    Mutated(Value),
+}
+
+/// The reason of the error with which a capturing run stops (never answered to a client).
+pub const CAPTURED: &str = "AdmissionCaptured";
+
+/// The mutating-admission point: see [`AdmissionStep`]. The object handed out is what
+/// kube-apiserver's decoding made of the request before admission: unknown fields dropped
+/// (`fieldValidation`'s warnings or refusal come from here then) and the kind's defaults applied
+/// (a built-in's `SetDefaults_*`, a CRD schema's `default`s), as mutating webhooks see it there.
+fn mutation_point(
+    res: &Resource,
+    ver: &Version,
+    opts: &WriteOpts,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    match &opts.admission {
+        AdmissionStep::Pass => Ok(()),
+        AdmissionStep::Capture(slot) => {
+            decoded_for_admission(res, ver, obj, opts)?;
+            *slot.lock() = Some((obj.clone(), old.cloned()));
+            Err(ApiError::new(
+                500,
+                CAPTURED,
+                "mutating admission point reached",
+            ))
+        }
+        AdmissionStep::Mutated(m) => {
+            *obj = m.clone();
+            Ok(())
+        }
+    }
+}
+
+/// The decoding steps of [`admit`] that precede admission on the real server.
+fn decoded_for_admission(
+    res: &Resource,
+    ver: &Version,
+    obj: &mut Value,
+    opts: &WriteOpts,
+) -> Result<(), ApiError> {
+    if crate::builtin::handles(&res.group, res.custom) {
+        let defs = crate::builtin_schemas::definitions();
+        let pruned =
+            schema::field_validation(&opts.field_validation, &res.kind, &ver.name, obj, |o| {
+                defs.prune_unknown(&res.group, &ver.name, &res.kind, o)
+            });
+        field_validation_outcome(pruned, opts)?;
+        crate::builtin::default(&res.group, &res.kind, obj);
+    }
+    if let Some(s) = &ver.schema {
+        if res.custom {
+            schema::normalize_numbers(obj);
+        }
+        let pruned = schema::prune_with_field_validation(
+            s.schema(),
+            obj,
+            &opts.field_validation,
+            &res.kind,
+            &ver.name,
+        );
+        field_validation_outcome(pruned, opts)?;
+        s.apply_defaults(obj);
+    }
+    Ok(())
 }
 
 pub use crate::ssa::Mode;
@@ -333,6 +419,11 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
     if namespaces::is_namespaces(res) {
         namespaces::default_name_label(&mut obj);
     }
+    // The NamespaceLifecycle plugin runs before the webhooks, which run before the strategy.
+    namespaces::admit_create(db, res, ns, meta_str(&obj, "name"))?;
+    mutation_point(res, &ver, opts, &mut obj, None)?;
+    check_type_meta(res, version, &mut obj)?;
+    check_namespace(res, ns, &mut obj)?;
     let m = meta_mut(&mut obj);
     let name = str_of(m.get("name")).to_string();
     let generate = str_of(m.get("generateName")).to_string();
@@ -352,8 +443,6 @@ fn create(db: &mut Db, w: &Write, mut obj: Value) -> Result<Value, ApiError> {
             "resourceVersion should not be set on objects to be created",
         ));
     }
-    // Admission (before the name is generated and the object validated).
-    namespaces::admit_create(db, res, ns, &name)?;
     let name = if name.is_empty() {
         format!("{generate}{}", name_suffix())
     } else {
@@ -510,6 +599,8 @@ fn update(
             n
         }
     };
+    mutation_point(res, &ver, opts, &mut new, Some(&old))?;
+    check_type_meta(res, version, &mut new)?;
     // Server-managed metadata always comes from the stored object.
     let old_meta = old
         .get("metadata")
@@ -604,6 +695,43 @@ fn update(
     }
     let stored = db.store.put(key, new);
     Ok(view(res, version, &stored))
+}
+
+/// Stores what a dry run of the pipeline produced (`new`, as the request's version shows it),
+/// as the pipeline itself would have stored it: `old` is the stored object it was computed
+/// against (`None`: a create). A write that changes nothing is not one; the last finalizer gone
+/// deletes the object; etcd's size limits apply. Returns what is stored (or was, for a deletion).
+pub fn commit(
+    db: &mut Db,
+    res: &Resource,
+    key: &Key,
+    mut new: Value,
+    old: Option<&Value>,
+) -> Result<Value, ApiError> {
+    crate::events::to_storage(res, &mut new);
+    to_storage_version(res, &mut new);
+    let in_key = group_in_key(res);
+    let Some(old) = old else {
+        db.limits.check_storage(key, in_key, &new, None)?;
+        if is_crd(res) {
+            register_crd(db, &new)?;
+        }
+        return Ok(db.store.put(key.clone(), new));
+    };
+    // As the pipeline decides it: a change to `managedFields` alone is a write, their times
+    // alone are not.
+    if ssa::same_write(old, &new) {
+        return Ok(old.clone());
+    }
+    if is_deleting(old) && finalizers(&new).is_empty() && !namespaces::awaits_finalize(res, &new) {
+        return Ok(remove(db, res, key, Some(new)).unwrap_or_default());
+    }
+    db.limits
+        .check_storage(key, in_key, &new, Some(stored_revision(old)))?;
+    if is_crd(res) {
+        register_crd(db, &new)?;
+    }
+    Ok(db.store.put(key.clone(), new))
 }
 
 /// Removes an object for good (a CRD takes its resources and their objects with it).

@@ -46,6 +46,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "objects",
             "deletion",
             "conversion",
+            "admission",
         ],
     ),
     ("controllers", &["controllers"]),

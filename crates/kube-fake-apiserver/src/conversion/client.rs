@@ -3,6 +3,7 @@
 //! roots) to verify the certificate, `clientConfig.service` resolved through the server's
 //! resolver and verified as `<name>.<namespace>.svc`. Errors are the text Go's client prints
 //! (`Post "<url>": <cause>`), which the converter puts after `failed: `.
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,16 +35,16 @@ struct Endpoint {
     addr: Option<SocketAddr>,
 }
 
-fn with_timeout(path_and_query: &str) -> String {
+fn with_timeout(path_and_query: &str, timeout: Duration) -> String {
     let sep = if path_and_query.contains('?') {
         '&'
     } else {
         '?'
     };
-    format!("{path_and_query}{sep}timeout=30s")
+    format!("{path_and_query}{sep}timeout={}s", timeout.as_secs())
 }
 
-fn endpoint(shared: &Shared, hook: &Webhook) -> Result<Endpoint, String> {
+fn endpoint(shared: &Shared, hook: &Webhook, timeout: Duration) -> Result<Endpoint, String> {
     match &hook.target {
         Target::Url(url) => {
             let uri: http::Uri = url
@@ -56,7 +57,7 @@ fn endpoint(shared: &Shared, hook: &Webhook) -> Result<Endpoint, String> {
                 .trim_end_matches(']')
                 .to_string();
             let pq = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-            let pq = with_timeout(if pq.is_empty() { "/" } else { pq });
+            let pq = with_timeout(if pq.is_empty() { "/" } else { pq }, timeout);
             let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
             let scheme = uri.scheme_str().unwrap_or("");
             let shown = format!("{scheme}://{authority}{pq}");
@@ -80,7 +81,7 @@ fn endpoint(shared: &Shared, hook: &Webhook) -> Result<Endpoint, String> {
             port,
         } => {
             let host = format!("{name}.{namespace}.svc");
-            let pq = with_timeout(if path.is_empty() { "/" } else { path });
+            let pq = with_timeout(if path.is_empty() { "/" } else { path }, timeout);
             let url = format!("https://{host}:{port}{pq}");
             let addr = shared
                 .resolver
@@ -188,7 +189,7 @@ fn generic_response_error(code: u16, body: &[u8]) -> String {
 
 /// POSTs `body` to the webhook; the answer's body, or the cause as Go prints it.
 pub async fn post(shared: &Shared, hook: &Webhook, body: Vec<u8>) -> Result<Vec<u8>, String> {
-    let ep = endpoint(shared, hook)?;
+    let ep = endpoint(shared, hook, TIMEOUT)?;
     let url = ep.url.clone();
     match tokio::time::timeout(TIMEOUT, exchange(hook, &ep, body)).await {
         Ok(Ok(answer)) => Ok(answer),
@@ -199,7 +200,48 @@ pub async fn post(shared: &Shared, hook: &Webhook, body: Vec<u8>) -> Result<Vec<
     }
 }
 
-async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8>, String> {
+/// POSTs `body` within `timeout`, as an admission webhook is called: the request's context
+/// carries the webhook's `timeoutSeconds` (and `?timeout=` says it), so running out of time is
+/// the context's `context deadline exceeded`.
+pub async fn post_within(
+    shared: &Shared,
+    hook: &Webhook,
+    body: Vec<u8>,
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    let ep = endpoint(shared, hook, timeout)?;
+    let url = ep.url.clone();
+    match tokio::time::timeout(timeout, exchange(hook, &ep, body)).await {
+        Ok(answer) => answer,
+        Err(_) => Err(format!("Post {url:?}: context deadline exceeded")),
+    }
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Who a kept-alive connection reaches: the same name, port, address and CA.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PoolKey {
+    host: String,
+    port: u16,
+    addr: Option<SocketAddr>,
+    ca: Option<Vec<u8>>,
+}
+
+/// Idle connections to webhooks, kept alive between calls as Go's HTTP client keeps them (a
+/// TLS handshake per call cost most of a call). Process-wide: a key names the webhook and the
+/// CA that verified it.
+static POOL: std::sync::OnceLock<parking_lot::Mutex<HashMap<PoolKey, Vec<Sender>>>> =
+    std::sync::OnceLock::new();
+
+/// Idle connections kept per webhook.
+const IDLE_PER_WEBHOOK: usize = 8;
+
+fn pool() -> &'static parking_lot::Mutex<HashMap<PoolKey, Vec<Sender>>> {
+    POOL.get_or_init(Default::default)
+}
+
+async fn connect(hook: &Webhook, ep: &Endpoint) -> Result<Sender, String> {
     let url = &ep.url;
     let post = |cause: String| format!("Post {url:?}: {cause}");
     let addrs: Vec<SocketAddr> = match ep.addr {
@@ -231,38 +273,84 @@ async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8
         .connect(name, stream)
         .await
         .map_err(|e| post(tls_error(&e, &ep.host)))?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
         .await
         .map_err(|e| post(e.to_string()))?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
+    Ok(sender)
+}
+
+/// The `POST` of `body` to the endpoint (a path the request line cannot carry is an error).
+fn request(ep: &Endpoint, body: &Bytes) -> Result<http::Request<Full<Bytes>>, String> {
     let host = if ep.port == 443 {
         ep.host.clone()
     } else {
         format!("{}:{}", ep.host, ep.port)
     };
-    let req = http::Request::post(ep.path_and_query.as_str())
+    http::Request::post(ep.path_and_query.as_str())
         .header(http::header::HOST, host)
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::ACCEPT, "application/json, */*")
         .header(http::header::USER_AGENT, "kube-apiserver-admission")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| post(e.to_string()))?;
-    let resp = sender.send_request(req).await.map_err(|e| {
-        post(if e.is_incomplete_message() {
-            "EOF".into()
-        } else {
-            e.to_string()
-        })
-    })?;
+        .body(Full::new(body.clone()))
+        .map_err(|e| e.to_string())
+}
+
+/// One request on `sender`: the status and body, or hyper's error.
+async fn send(
+    sender: &mut Sender,
+    req: http::Request<Full<Bytes>>,
+) -> Result<(u16, Bytes), hyper::Error> {
+    sender.ready().await?;
+    let resp = sender.send_request(req).await?;
     let code = resp.status().as_u16();
-    let bytes = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| post(e.to_string()))?
-        .to_bytes();
+    let bytes = resp.into_body().collect().await?.to_bytes();
+    Ok((code, bytes))
+}
+
+async fn exchange(hook: &Webhook, ep: &Endpoint, body: Vec<u8>) -> Result<Vec<u8>, String> {
+    let url = &ep.url;
+    let post = |cause: String| format!("Post {url:?}: {cause}");
+    let key = PoolKey {
+        host: ep.host.clone(),
+        port: ep.port,
+        addr: ep.addr,
+        ca: hook.ca_bundle.clone(),
+    };
+    let body = Bytes::from(body);
+    let idle = pool().lock().get_mut(&key).and_then(Vec::pop);
+    // A kept-alive connection the webhook closed meanwhile fails at once: then a new one.
+    let reused = match idle {
+        Some(mut sender) => send(&mut sender, request(ep, &body).map_err(post)?)
+            .await
+            .ok()
+            .map(|r| (sender, r)),
+        None => None,
+    };
+    let (sender, (code, bytes)) = match reused {
+        Some(done) => done,
+        None => {
+            let req = request(ep, &body).map_err(post)?;
+            let mut sender = connect(hook, ep).await?;
+            let answer = send(&mut sender, req).await.map_err(|e| {
+                post(if e.is_incomplete_message() {
+                    "EOF".into()
+                } else {
+                    e.to_string()
+                })
+            })?;
+            (sender, answer)
+        }
+    };
+    if !sender.is_closed() {
+        let mut p = pool().lock();
+        let idle = p.entry(key).or_default();
+        if idle.len() < IDLE_PER_WEBHOOK {
+            idle.push(sender);
+        }
+    }
     if !(200..300).contains(&code) {
         return Err(generic_response_error(code, &bytes));
     }

@@ -96,6 +96,7 @@ pub fn write_opts(req: &Req) -> Result<WriteOpts, ApiError> {
         options_kind,
         warnings: req.warnings.clone(),
         served_old: None,
+        admission: Default::default(),
     })
 }
 

@@ -116,6 +116,7 @@ async fn shown(ctx: &Ctx<'_>, bodies: Vec<Value>) -> Result<Vec<Value>, ApiError
 pub async fn delete(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let opts = delete_options(ctx)?;
     let version = delete_version(ctx);
+    converted::admit_delete(ctx, opts.dry_run).await?;
     let (code, body) = deletion::delete(
         &mut ctx.shared.db.lock(),
         &ctx.res,
@@ -134,15 +135,26 @@ pub async fn delete_collection(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError
     // Preconditions name one object; a collection delete has none.
     opts.preconditions = Default::default();
     let version = delete_version(ctx);
-    let (items, rv) = {
-        let mut db = ctx.shared.db.lock();
-        let targets: Vec<String> = db
-            .store
+    let selected = |db: &crate::state::Db| -> Vec<(crate::store::Key, Value)> {
+        db.store
             .list(ctx.res.storage().0, ctx.res.storage().1, ctx.ns())
             .into_iter()
             .filter(|(_, o)| {
                 labels.matches(o) && fields.matches(&crate::events::selectable(&ctx.res, o))
             })
+            .collect()
+    };
+    let judged = selected(&ctx.shared.db.lock());
+    converted::admit_delete_collection(
+        ctx,
+        opts.dry_run,
+        judged.into_iter().map(|(_, o)| o).collect(),
+    )
+    .await?;
+    let (items, rv) = {
+        let mut db = ctx.shared.db.lock();
+        let targets: Vec<String> = selected(&db)
+            .into_iter()
             .map(|(k, _)| format!("{}/{}", k.namespace, k.name))
             .collect();
         let mut items = Vec::new();
