@@ -371,11 +371,11 @@ mod tests {
 
     /// One generated file that does not compile, packed into a crate beside good ones: it is
     /// reported as failed (file and first error), the project's compile column says so, and
-    /// the other files of the crate still compile. The scratch workspace is the corpus run's
-    /// own, so the dependencies built here serve that run too.
+    /// the other files of the crate still compile. The scratch workspace is its own, not the
+    /// corpus run's: CI runs the corpus check beside the tests.
     #[test]
     fn a_file_that_fails_to_compile_is_reported_and_isolated() {
-        let root = paths::repo_root().join("target/corpus");
+        let root = paths::repo_root().join("target/corpus-selftest");
         let units = vec![
             unit("demo_good_a", "pub struct A;\n"),
             unit("demo_broken", "pub struct B(pub NoSuchType);\n"),
