@@ -387,6 +387,7 @@ impl ServerBuilder {
             accept: Some(accept),
             controllers: Some(controllers),
             ca_pem: tls.as_ref().map(|t| t.cert_pem.clone()),
+            issuer: tls.as_ref().map(|t| t.issuer.clone()),
             ca_der: tls.map(|t| t.cert_der),
         })
     }
@@ -401,6 +402,8 @@ pub struct FakeApiServer {
     controllers: Option<JoinHandle<()>>,
     ca_pem: Option<String>,
     ca_der: Option<Vec<u8>>,
+    /// The CA's key, to sign client certificates (TLS only).
+    issuer: Option<Arc<rcgen::Issuer<'static, rcgen::KeyPair>>>,
 }
 
 impl std::fmt::Debug for FakeApiServer {
@@ -450,6 +453,22 @@ impl FakeApiServer {
             config.auth_info.token = Some(auth_config::ADMIN_TOKEN.to_string().into());
         }
         config
+    }
+
+    /// A client certificate signed by the server's CA (TLS only) for `user` (its CN) in
+    /// `group` (its O): PEM certificate and PEM key. With RBAC on, a request presenting it
+    /// authenticates as that user and group (plus `system:authenticated`), as with
+    /// kube-apiserver's `--client-ca-file`.
+    pub fn client_certificate(
+        &self,
+        user: &str,
+        group: Option<&str>,
+    ) -> Result<(String, String), Error> {
+        let issuer = self
+            .issuer
+            .as_ref()
+            .ok_or_else(|| Error::Tls("the server does not serve TLS".into()))?;
+        tls::client_certificate(issuer, user, group).map_err(Error::Tls)
     }
 
     /// A `kube::Config` for this server that authenticates with the bearer token `token` (a

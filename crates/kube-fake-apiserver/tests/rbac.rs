@@ -1027,3 +1027,59 @@ async fn kubectl_auth_can_i() {
     let me: Value = serde_json::from_str(&whoami).unwrap_or_else(|e| panic!("{e}: {whoami} {err}"));
     assert_eq!(me["status"]["userInfo"]["username"], "alice");
 }
+
+#[tokio::test]
+async fn client_certificates_signed_by_the_servers_ca() {
+    let srv = FakeApiServer::builder()
+        .rbac(true)
+        .tls(true)
+        .start()
+        .await
+        .unwrap();
+    let (cert, key) = srv.client_certificate("carol", Some("dev")).unwrap();
+    let whoami = |config: kube::Config| async move {
+        let client = kube::Client::try_from(config).unwrap();
+        let req = http::Request::post("/apis/authentication.k8s.io/v1/selfsubjectreviews")
+            .header("content-type", "application/json")
+            .body(
+                br#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#.to_vec(),
+            )
+            .unwrap();
+        client.request::<Value>(req).await
+    };
+    let mut config = srv.client_config();
+    config.auth_info.token = None;
+    config.auth_info.client_certificate_data = Some(base64_encode(&cert));
+    config.auth_info.client_key_data = Some(base64_encode(&key).into());
+    let me = whoami(config).await.expect("carol's review");
+    assert_eq!(
+        me["status"]["userInfo"],
+        json!({"username": "carol", "groups": ["dev", "system:authenticated"]})
+    );
+    // Without a certificate nor a token: anonymous, who may not ask.
+    let mut anonymous = srv.client_config();
+    anonymous.auth_info.token = None;
+    let e = whoami(anonymous).await.unwrap_err().to_string();
+    assert!(
+        e.contains("User \"system:anonymous\" cannot create resource \"selfsubjectreviews\""),
+        "{e}"
+    );
+    // A certificate from another server's CA is refused by the TLS handshake.
+    let other = FakeApiServer::builder().tls(true).start().await.unwrap();
+    let (cert, key) = other
+        .client_certificate("mallory", Some("system:masters"))
+        .unwrap();
+    let mut config = srv.client_config();
+    config.auth_info.token = None;
+    config.auth_info.client_certificate_data = Some(base64_encode(&cert));
+    config.auth_info.client_key_data = Some(base64_encode(&key).into());
+    assert!(whoami(config).await.is_err());
+    // Without TLS there is no CA to sign with.
+    let plain = FakeApiServer::start().await.unwrap();
+    assert!(plain.client_certificate("x", None).is_err());
+}
+
+fn base64_encode(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}

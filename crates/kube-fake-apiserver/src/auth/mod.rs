@@ -16,6 +16,7 @@ pub mod rbac;
 pub mod request_info;
 pub mod reviews;
 pub mod tokens;
+pub mod x509;
 
 use std::sync::Arc;
 
