@@ -1083,3 +1083,166 @@ fn base64_encode(text: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(text)
 }
+
+#[tokio::test]
+async fn no_escalation_through_roles_and_bindings() {
+    let srv = server().await;
+    admin(
+        &srv,
+        "POST",
+        &format!("{RB}/namespaces/default/rolebindings"),
+        binding(
+            "RoleBinding",
+            Some("default"),
+            "bob-admin",
+            "ClusterRole",
+            "admin",
+            json!([{"kind": "User", "name": "bob", "apiGroup": "rbac.authorization.k8s.io"}]),
+        ),
+    )
+    .await;
+    let bob = Some("bob-token");
+    let roles = format!("{RB}/namespaces/default/roles");
+    let cm_role = role(
+        "default",
+        "cm",
+        json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]),
+    );
+    // admin's rules come from aggregation: wait until bob holds them.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (code, s) = call(&srv, bob, "POST", &roles, Some(cm_role.clone()), &[]).await;
+        if code == 201 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "bob never could create a Role: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let nodes = role(
+        "default",
+        "nodes",
+        json!([{"apiGroups": [""], "resources": ["nodes", "configmaps"], "verbs": ["get", "list"]}]),
+    );
+    let (code, s) = call(&srv, bob, "POST", &roles, Some(nodes.clone()), &[]).await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        s["message"],
+        "roles.rbac.authorization.k8s.io \"nodes\" is forbidden: user \"bob\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"nodes\"], Verbs:[\"get\" \"list\"]}"
+    );
+    // Binding what you hold is fine; binding more is not, unless allowed to `bind` it.
+    let rbs = format!("{RB}/namespaces/default/rolebindings");
+    let subj = json!([{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]);
+    assert_eq!(
+        call(
+            &srv,
+            bob,
+            "POST",
+            &rbs,
+            Some(binding(
+                "RoleBinding",
+                Some("default"),
+                "a-view",
+                "ClusterRole",
+                "view",
+                subj.clone()
+            )),
+            &[]
+        )
+        .await
+        .0,
+        201
+    );
+    let (code, s) = call(
+        &srv,
+        bob,
+        "POST",
+        &rbs,
+        Some(binding(
+            "RoleBinding",
+            Some("default"),
+            "a-root",
+            "ClusterRole",
+            "cluster-admin",
+            subj.clone(),
+        )),
+        &[],
+    )
+    .await;
+    assert_eq!(code, 403);
+    let m = s["message"].as_str().unwrap();
+    assert!(m.starts_with("rolebindings.rbac.authorization.k8s.io \"a-root\" is forbidden: user \"bob\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n"), "{m}");
+    assert!(
+        m.contains("{APIGroups:[\"*\"], Resources:[\"*\"], Verbs:[\"*\"]}")
+            && m.contains("{NonResourceURLs:[\"*\"], Verbs:[\"*\"]}"),
+        "{m}"
+    );
+    let (code, s) = call(
+        &srv,
+        bob,
+        "POST",
+        &rbs,
+        Some(binding(
+            "RoleBinding",
+            Some("default"),
+            "a-gone",
+            "Role",
+            "gone",
+            subj.clone(),
+        )),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (code, s["message"].as_str()),
+        (
+            403,
+            Some(
+                "rolebindings.rbac.authorization.k8s.io \"a-gone\" is forbidden: role.rbac.authorization.k8s.io \"gone\" not found"
+            )
+        )
+    );
+    admin(&srv, "POST", &format!("{RB}/clusterroles"), json!({"metadata": {"name": "escalator"},
+        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]},
+                  {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "resourceNames": ["cluster-admin"], "verbs": ["bind"]}]})).await;
+    admin(
+        &srv,
+        "POST",
+        &rbs,
+        binding(
+            "RoleBinding",
+            Some("default"),
+            "bob-escalates",
+            "ClusterRole",
+            "escalator",
+            json!([{"kind": "User", "name": "bob", "apiGroup": "rbac.authorization.k8s.io"}]),
+        ),
+    )
+    .await;
+    assert_eq!(
+        call(&srv, bob, "POST", &roles, Some(nodes), &[]).await.0,
+        201
+    );
+    assert_eq!(
+        call(
+            &srv,
+            bob,
+            "POST",
+            &rbs,
+            Some(binding(
+                "RoleBinding",
+                Some("default"),
+                "a-root",
+                "ClusterRole",
+                "cluster-admin",
+                subj
+            )),
+            &[]
+        )
+        .await
+        .0,
+        201
+    );
+}

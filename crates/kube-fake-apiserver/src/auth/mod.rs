@@ -8,10 +8,13 @@
 //! - [`request_info`]: what a request asks (verb, resource, namespace, ...).
 //! - [`rbac`]: the RBAC authorizer and rule resolver.
 //! - [`bootstrap`]: the default cluster roles and bindings.
+//! - [`escalation`]: RBAC's check that a role or binding grants nothing its writer lacks.
 //! - [`tokens`]: ServiceAccount tokens.
+//! - [`x509`]: the subject of a client certificate.
 //! - [`reviews`]: SubjectAccessReview, SelfSubjectAccessReview, SelfSubjectRulesReview,
 //!   SelfSubjectReview and TokenRequest.
 pub mod bootstrap;
+pub mod escalation;
 pub mod rbac;
 pub mod request_info;
 pub mod reviews;
@@ -62,6 +65,14 @@ pub fn gate(
     let decision = rbac::authorize(&shared.db.lock(), &user, &attrs);
     if !decision.allowed {
         return Err(forbidden(&user, &attrs, &decision.reason));
+    }
+    // Writing a role or binding: RBAC's escalation check on the object to be written (a
+    // body that does not decode is left to the handler's 400).
+    if attrs.api_group == "rbac.authorization.k8s.io"
+        && matches!(attrs.verb.as_str(), "create" | "update")
+        && let Ok(body) = crate::handlers::decode_body(req)
+    {
+        escalation::check(&shared.db.lock(), &user, &attrs, &body)?;
     }
     Ok(Some(Arc::new(user)))
 }

@@ -124,7 +124,7 @@ fn describe_subject(s: &Value, binding_ns: &str) -> String {
 }
 
 /// The rules a binding's `roleRef` names (`GetRoleReferenceRules`), or the lister's error.
-fn role_rules(db: &Db, role_ref: &Value, namespace: &str) -> Result<Vec<Rule>, String> {
+pub fn role_rules(db: &Db, role_ref: &Value, namespace: &str) -> Result<Vec<Rule>, String> {
     let kind = role_ref.get("kind").and_then(Value::as_str).unwrap_or("");
     let name = role_ref.get("name").and_then(Value::as_str).unwrap_or("");
     let (resource, ns, singular) = match kind {
