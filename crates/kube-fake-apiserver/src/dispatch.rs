@@ -39,7 +39,11 @@ fn verb_of(route: &Route, req: &Req) -> String {
 
 /// Handles one request end to end (recording, injected faults and latency, routing).
 pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> {
-    let req = Req::from_parts(req);
+    let peer = req
+        .extensions()
+        .get::<crate::auth::PeerCertificate>()
+        .cloned();
+    let mut req = Req::from_parts(req);
     let route = router::parse(&req.path);
     if shared.faults.recording.load(Ordering::Relaxed) {
         shared.requests.lock().push(RecordedRequest {
@@ -56,6 +60,17 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
     }
     if let Some(code) = shared.faults.take_failure(&req.path) {
         return error_response(&ApiError::injected(code));
+    }
+    // Authentication, impersonation and authorization, before anything is looked up.
+    match crate::auth::gate(&shared, &req, peer.as_ref()) {
+        Ok(user) => req.user = user,
+        Err(e) => return error_response(&e),
+    }
+    if let Route::Resource(t) = &route
+        && crate::auth::reviews::serves(t)
+    {
+        return crate::auth::reviews::answer(&shared, &req, t, req.user.as_deref())
+            .unwrap_or_else(|e| error_response(&e));
     }
     let proto = match &route {
         Route::Resource(t) => {

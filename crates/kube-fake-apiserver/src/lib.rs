@@ -37,6 +37,8 @@
 #![deny(missing_docs)]
 
 mod admission;
+mod auth;
+mod auth_config;
 mod builtin;
 mod builtin_schemas;
 mod controllers;
@@ -108,6 +110,9 @@ pub enum Error {
     /// The self-signed certificate could not be made.
     #[error("TLS setup: {0}")]
     Tls(String),
+    /// The token file was malformed, or RBAC was asked for without the built-in kinds.
+    #[error("authentication setup: {0}")]
+    Auth(String),
     /// A CRD given to `register_crd`, or a kind given to `register_kind`, was refused (the
     /// message is the `Status` message the API would answer).
     #[error("CRD rejected ({code}): {message}")]
@@ -134,6 +139,8 @@ pub struct ServerBuilder {
     resolver: conversion_config::Resolver,
     limits: limits::Limits,
     shard_selectors: bool,
+    auth: auth_config::AuthConfig,
+    token_file: Option<String>,
 }
 
 impl Default for ServerBuilder {
@@ -150,6 +157,8 @@ impl Default for ServerBuilder {
             resolver: conversion_config::Resolver::default(),
             limits: limits::Limits::default(),
             shard_selectors: false,
+            auth: auth_config::AuthConfig::default(),
+            token_file: None,
         }
     }
 }
@@ -285,6 +294,31 @@ impl ServerBuilder {
         self.shard_selectors = on;
         self
     }
+    /// kube-apiserver's `--authorization-mode=RBAC`: every request is authenticated (a client
+    /// certificate signed by the server's CA, a bearer token from
+    /// [`token_auth_file`](Self::token_auth_file) or the TokenRequest API, else anonymous) and
+    /// authorized by RBAC over the Roles, ClusterRoles and bindings in the store, which start
+    /// with kube-apiserver's default cluster roles (`cluster-admin`, `admin`, `edit`, `view`,
+    /// `system:discovery`, ...). Refused requests get kube-apiserver's 401 and 403. The
+    /// kubeconfig and [`client`](FakeApiServer::client) stay an admin (`system:masters`). Off
+    /// by default: every request is allowed.
+    pub fn rbac(mut self, on: bool) -> Self {
+        self.auth.rbac = on;
+        self
+    }
+    /// kube-apiserver's `--anonymous-auth` (on by default): with RBAC, a request without
+    /// credentials runs as `system:anonymous` (group `system:unauthenticated`); off, it is a 401.
+    pub fn anonymous_auth(mut self, on: bool) -> Self {
+        self.auth.anonymous = on;
+        self
+    }
+    /// The rows of kube-apiserver's `--token-auth-file` (CSV: `token,user,uid[,"g1,g2"]`):
+    /// bearer tokens and the users they authenticate as (with `system:authenticated`). A
+    /// malformed file is an [`Error::Auth`] at [`start`](Self::start).
+    pub fn token_auth_file(mut self, csv: &str) -> Self {
+        self.token_file = Some(csv.to_string());
+        self
+    }
     /// Port on 127.0.0.1 (0: any free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -292,7 +326,13 @@ impl ServerBuilder {
     }
 
     /// Binds the port and starts serving.
-    pub async fn start(self) -> Result<FakeApiServer, Error> {
+    pub async fn start(mut self) -> Result<FakeApiServer, Error> {
+        if let Some(csv) = &self.token_file {
+            let rows = auth_config::parse_token_file(csv).map_err(Error::Auth)?;
+            let mut tokens = (*self.auth.tokens).clone();
+            tokens.extend(rows);
+            self.auth.tokens = Arc::new(tokens);
+        }
         let shared = Shared::new(&state::Settings {
             history_limit: self.history_limit,
             builtins: self.builtins,
@@ -302,10 +342,16 @@ impl ServerBuilder {
             resolver: self.resolver.clone(),
             limits: self.limits,
             shard_selectors: self.shard_selectors,
+            auth: self.auth.clone(),
         });
         if self.builtins {
             // The namespaces a cluster starts with, before anything can watch.
             namespaces::create_initial(&mut shared.db.lock().store);
+        }
+        if self.auth.rbac {
+            // The default roles and bindings, before the first request (as the post-start
+            // hook does before kube-apiserver reports ready).
+            auth::bootstrap::create(&mut shared.db.lock()).map_err(Error::Auth)?;
         }
         let listener = TcpListener::bind(("127.0.0.1", self.port))
             .await
@@ -342,6 +388,7 @@ impl ServerBuilder {
             accept: Some(accept),
             controllers: Some(controllers),
             ca_pem: tls.as_ref().map(|t| t.cert_pem.clone()),
+            issuer: tls.as_ref().map(|t| t.issuer.clone()),
             ca_der: tls.map(|t| t.cert_der),
         })
     }
@@ -356,6 +403,8 @@ pub struct FakeApiServer {
     controllers: Option<JoinHandle<()>>,
     ca_pem: Option<String>,
     ca_der: Option<Vec<u8>>,
+    /// The CA's key, to sign client certificates (TLS only).
+    issuer: Option<Arc<rcgen::Issuer<'static, rcgen::KeyPair>>>,
 }
 
 impl std::fmt::Debug for FakeApiServer {
@@ -400,6 +449,34 @@ impl FakeApiServer {
         if let Some(der) = &self.ca_der {
             config.root_cert = Some(vec![der.clone()]);
         }
+        if self.shared.auth.rbac {
+            // An admin, as the kubeconfig's user.
+            config.auth_info.token = Some(auth_config::ADMIN_TOKEN.to_string().into());
+        }
+        config
+    }
+
+    /// A client certificate signed by the server's CA (TLS only) for `user` (its CN) in
+    /// `group` (its O): PEM certificate and PEM key. With RBAC on, a request presenting it
+    /// authenticates as that user and group (plus `system:authenticated`), as with
+    /// kube-apiserver's `--client-ca-file`.
+    pub fn client_certificate(
+        &self,
+        user: &str,
+        group: Option<&str>,
+    ) -> Result<(String, String), Error> {
+        let issuer = self
+            .issuer
+            .as_ref()
+            .ok_or_else(|| Error::Tls("the server does not serve TLS".into()))?;
+        tls::client_certificate(issuer, user, group).map_err(Error::Tls)
+    }
+
+    /// A `kube::Config` for this server that authenticates with the bearer token `token` (a
+    /// token-file row's, or a ServiceAccount token from the TokenRequest API).
+    pub fn client_config_with_token(&self, token: &str) -> kube::Config {
+        let mut config = self.client_config();
+        config.auth_info.token = Some(token.to_string().into());
         config
     }
 
@@ -415,8 +492,15 @@ impl FakeApiServer {
     /// A `kube::Client` that calls the server in-process (a tower `Service`, no socket).
     pub fn in_process_client(&self) -> kube::Client {
         let shared = self.shared.clone();
-        let svc = tower::service_fn(move |req: ::http::Request<kube::client::Body>| {
+        let svc = tower::service_fn(move |mut req: ::http::Request<kube::client::Body>| {
             let shared = shared.clone();
+            // The in-process client is an admin too.
+            if shared.auth.rbac && !req.headers().contains_key(::http::header::AUTHORIZATION) {
+                let bearer = format!("Bearer {}", auth_config::ADMIN_TOKEN);
+                if let Ok(v) = bearer.parse() {
+                    req.headers_mut().insert(::http::header::AUTHORIZATION, v);
+                }
+            }
             async move { Ok::<_, Infallible>(dispatch::handle_any(shared, req).await) }
         });
         kube::Client::new(svc, "default")

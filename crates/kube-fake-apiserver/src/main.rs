@@ -76,6 +76,18 @@ struct Args {
     /// 500 `etcdserver: request is too large` (over 2 MiB, the etcd client's limit answers).
     #[arg(long, default_value_t = 1536 * 1024)]
     etcd_max_request_bytes: usize,
+    /// kube-apiserver's flag: `AlwaysAllow` (the default: every request allowed, nobody
+    /// authenticated) or `RBAC` (requests authenticated and authorized by the Roles and
+    /// bindings in the store, starting from the default cluster roles; the kubeconfig written
+    /// stays an admin).
+    #[arg(long, default_value = "AlwaysAllow", value_parser = ["AlwaysAllow", "RBAC"])]
+    authorization_mode: String,
+    /// With RBAC, a request without credentials is `system:anonymous` (`=false`: a 401).
+    #[arg(long, default_value_t = true, action = ArgAction::Set)]
+    anonymous_auth: bool,
+    /// kube-apiserver's static token file: CSV rows `token,user,uid[,"group1,group2"]`.
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
 }
 
 /// `<integer><unit>` with unit `ms`, `s` or `m`.
@@ -132,7 +144,13 @@ fn load_crds(path: &std::path::Path) -> anyhow::Result<Vec<serde_json::Value>> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let server = FakeApiServer::builder()
+    let mut builder = FakeApiServer::builder();
+    if let Some(path) = &args.token_auth_file {
+        let csv = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+        builder = builder.token_auth_file(&csv);
+    }
+    let server = builder
         .port(args.port)
         .tls(args.tls)
         .history_limit(args.history_limit)
@@ -148,6 +166,8 @@ async fn main() -> anyhow::Result<()> {
         .feature_gates(args.gates())
         .max_request_body_bytes(args.max_resource_write_bytes)
         .etcd_max_request_bytes(args.etcd_max_request_bytes)
+        .rbac(args.authorization_mode == "RBAC")
+        .anonymous_auth(args.anonymous_auth)
         .start()
         .await?;
     for path in &args.crds {
@@ -211,8 +231,15 @@ mod tests {
             "5s",
             "--feature-gates",
             "ShardedListAndWatch=true",
+            "--authorization-mode=RBAC",
+            "--anonymous-auth=false",
+            "--token-auth-file",
+            "tokens.csv",
         ])
         .unwrap();
+        assert_eq!(a.authorization_mode, "RBAC");
+        assert!(!a.anonymous_auth);
+        assert_eq!(a.token_auth_file, Some(PathBuf::from("tokens.csv")));
         assert_eq!(
             [
                 a.statefulsets_ready_after,
@@ -245,6 +272,8 @@ mod tests {
         assert_eq!(d.crd_establish_delay, Duration::ZERO);
         assert_eq!(d.deployments_available_after, None);
         assert_eq!(d.jobs_complete_after, None);
+        assert_eq!(d.authorization_mode, "AlwaysAllow");
+        assert!(d.anonymous_auth);
         assert!(!d.gates().sharded_list_and_watch);
         let e = Args::try_parse_from(["kube-fake-apiserver", "--feature-gates", "Nope=true"])
             .unwrap_err()

@@ -40,6 +40,8 @@ pub(crate) struct Settings {
     pub limits: crate::limits::Limits,
     /// `shardSelector` is served (KEP-5866); otherwise ignored.
     pub shard_selectors: bool,
+    /// Authentication and authorization (RBAC off: everything allowed).
+    pub auth: crate::auth_config::AuthConfig,
 }
 
 pub(crate) struct Shared {
@@ -58,6 +60,8 @@ pub(crate) struct Shared {
     pub resolver: crate::conversion_config::Resolver,
     /// `shardSelector` is served (KEP-5866); otherwise ignored like a 1.35 server does.
     pub shard_selectors: bool,
+    /// Authentication and authorization (read by `auth`).
+    pub auth: crate::auth_config::AuthConfig,
 }
 
 impl Shared {
@@ -92,6 +96,7 @@ impl Shared {
             kinds_changed: tokio::sync::Notify::new(),
             resolver: settings.resolver.clone(),
             shard_selectors: settings.shard_selectors,
+            auth: settings.auth.clone(),
         })
     }
 

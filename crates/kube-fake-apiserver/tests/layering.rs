@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "kubeconfig",
             "tls",
             "conversion_config",
+            "auth_config",
             "builtin_schemas",
             "strategic_merge",
             "printers",
@@ -52,7 +53,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("controllers", &["controllers"]),
     (
         "serving",
-        &["handlers", "http", "dispatch", "shard_selector"],
+        &["handlers", "http", "dispatch", "shard_selector", "auth"],
     ),
     ("root", &[""]),
 ];

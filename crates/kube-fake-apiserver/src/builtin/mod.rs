@@ -10,7 +10,7 @@ mod batch;
 mod core;
 pub(crate) mod field;
 mod json;
-mod labelselector;
+pub(crate) mod labelselector;
 mod meta;
 pub(crate) mod names;
 mod networking;

@@ -1,5 +1,6 @@
 //! The in-process controllers a cluster runs next to its API server: garbage collector,
-//! namespace controller, CRD naming/establishing and finalizing, and workload status stand-ins.
+//! namespace controller, CRD naming/establishing and finalizing, ClusterRole aggregation, and
+//! workload status stand-ins.
 //! One task runs them after every change of the store and when a delay they set runs out. A
 //! round looks only at the objects the store's events named since the last one and at the
 //! timers due, so a write costs the controllers what it touched, not the store (a scan of every
@@ -12,6 +13,7 @@
 //! `crd`, `namespaces`, ...) and write through it, as `kube-controller-manager` writes through
 //! the API: nothing below calls back up into this module (checked by
 //! `tests::nothing_below_calls_back_up`).
+mod clusterroles;
 mod crd_finalizer;
 mod crds;
 mod gc;
@@ -128,6 +130,8 @@ struct Controllers {
     namespaces: namespaces::Terminating,
     crd_finalizer: crd_finalizer::Dying,
     crds: crds::Pending,
+    /// ClusterRole aggregation.
+    aggregation: clusterroles::Aggregation,
     /// One timer set per workload stand-in, in `WorkloadDelays::each`'s order.
     workloads: [workloads::Due; 5],
 }
@@ -145,6 +149,7 @@ impl Controllers {
             namespaces: Default::default(),
             crd_finalizer: Default::default(),
             crds: Default::default(),
+            aggregation: Default::default(),
             workloads: Default::default(),
         }
     }
@@ -182,6 +187,7 @@ impl Controllers {
         }
         self.namespaces.reconcile(db, &changed);
         self.crd_finalizer.reconcile(db, &changed);
+        self.aggregation.reconcile(db, &changed);
         let (_, next) = self
             .crds
             .reconcile(db, self.settings.crd_establish_delay, &changed, at);
@@ -206,6 +212,7 @@ impl Controllers {
             + std::mem::take(&mut self.namespaces.visited)
             + std::mem::take(&mut self.crd_finalizer.visited)
             + std::mem::take(&mut self.crds.visited)
+            + std::mem::take(&mut self.aggregation.visited)
             + self
                 .workloads
                 .iter_mut()

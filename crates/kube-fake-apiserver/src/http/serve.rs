@@ -11,14 +11,19 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
+use crate::auth::PeerCertificate;
 use crate::state::Shared;
 
-async fn serve_conn<S>(shared: Arc<Shared>, io: S)
+async fn serve_conn<S>(shared: Arc<Shared>, io: S, peer: Option<PeerCertificate>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let svc = service_fn(move |req: http::Request<Incoming>| {
+    let svc = service_fn(move |mut req: http::Request<Incoming>| {
         let shared = shared.clone();
+        // The connection's verified client certificate goes with each of its requests.
+        if let Some(p) = &peer {
+            req.extensions_mut().insert(p.clone());
+        }
         async move { Ok::<_, Infallible>(crate::dispatch::handle_any(shared, req).await) }
     });
     // Connection errors (client went away, reset) end only this connection.
@@ -51,10 +56,16 @@ pub fn spawn_accept(
                 match tls {
                     Some(acceptor) => {
                         if let Ok(stream) = acceptor.accept(stream).await {
-                            serve_conn(s, stream).await;
+                            let peer = stream
+                                .get_ref()
+                                .1
+                                .peer_certificates()
+                                .and_then(|c| c.first())
+                                .and_then(|c| crate::auth::x509::subject(c));
+                            serve_conn(s, stream, peer).await;
                         }
                     }
-                    None => serve_conn(s, stream).await,
+                    None => serve_conn(s, stream, None).await,
                 }
             });
             // A block of its own: the guard is gone before the next `accept().await`.

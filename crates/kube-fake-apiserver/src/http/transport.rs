@@ -29,6 +29,8 @@ pub struct Req {
     pub body: Bytes,
     /// `Warning` header texts handlers add (e.g. unknown fields under `fieldValidation=Warn`).
     pub warnings: Arc<parking_lot::Mutex<Vec<String>>>,
+    /// Who the request runs as (after impersonation); `None` when authorization is off.
+    pub user: Option<Arc<crate::auth_config::User>>,
 }
 
 impl Req {
@@ -43,6 +45,7 @@ impl Req {
             headers: parts.headers,
             body,
             warnings: Arc::default(),
+            user: None,
         }
     }
     pub fn q(&self, k: &str) -> Option<&str> {
