@@ -82,10 +82,18 @@ impl Attributes {
     }
 }
 
-/// Who made the request, as `userInfo` shows it. This server authenticates no one: the user a
-/// client impersonates (`Impersonate-User`, `Impersonate-Group` headers), else `system:admin`
-/// in `system:masters`, as an admin kubeconfig would be.
-pub fn user_info(headers: &http::HeaderMap) -> Value {
+/// Who made the request, as `userInfo` shows it: the authenticated user when authentication is
+/// on (`--authorization-mode=RBAC`); otherwise the user a client impersonates
+/// (`Impersonate-User`, `Impersonate-Group` headers), else `system:admin` in `system:masters`,
+/// as an admin kubeconfig would be.
+pub fn user_info(
+    authenticated: Option<&crate::auth_config::User>,
+    headers: &http::HeaderMap,
+) -> Value {
+    // With authentication on, the user it settled on (after impersonation).
+    if let Some(u) = authenticated {
+        return crate::auth::reviews::user_info(Some(u));
+    }
     let user = headers
         .get("impersonate-user")
         .and_then(|v| v.to_str().ok())

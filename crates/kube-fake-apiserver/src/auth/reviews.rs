@@ -243,7 +243,8 @@ fn rules_review(shared: &Shared, spec: &Value, user: Option<&User>) -> Value {
     status
 }
 
-fn user_info(user: Option<&User>) -> Value {
+/// A `UserInfo` as the review APIs (and admission reviews) carry it.
+pub(crate) fn user_info(user: Option<&User>) -> Value {
     let Some(u) = user else {
         return json!({});
     };

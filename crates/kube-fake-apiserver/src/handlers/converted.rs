@@ -243,7 +243,7 @@ fn attributes(ctx: &Ctx<'_>, opts: &WriteOpts, old: Option<Value>) -> admission:
         old_object: old,
         dry_run: opts.dry_run,
         options,
-        user_info: admission::user_info(&ctx.req.headers),
+        user_info: admission::user_info(ctx.req.user.as_deref(), &ctx.req.headers),
         warnings: opts.warnings.clone(),
     }
 }
