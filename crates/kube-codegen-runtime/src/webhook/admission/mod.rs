@@ -50,6 +50,9 @@ mod review;
 pub use config::{ClientConfig, ConfigOptions, configurations};
 pub use fields::FieldErrors;
 pub use kube_codegen_crd::Cause;
+/// apimachinery's name checks with their messages (`dns1123_label`, `dns1123_subdomain`,
+/// `qualified_name`, ...), for validators.
+pub use kube_codegen_crd::k8s_validation;
 pub use review::{AdmissionRequest, GroupVersionKind, GroupVersionResource, Operation};
 use review::{Answer, failure};
 
