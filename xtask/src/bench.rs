@@ -39,6 +39,13 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p kube-codegen-runtime-bench --bench admission -- [ARGS]` (A1: defaulting
+    /// reviews per second through the admission webhook's handler beside decoding and encoding
+    /// the review, and p99 latency of one over HTTPS).
+    Admission {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// `cargo bench -p kube-codegen-runtime-bench --bench controller -- [ARGS]` (R1: our
     /// controller runtime beside kube-runtime's `Controller` on 10,000 Foos, the informers
     /// alone as the memory baseline, and Deployment watches of two controllers of each).
@@ -107,6 +114,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::Cache { args } => runtime_bench("cache", &args),
         Group::Informer { args } => runtime_bench("informer", &args),
         Group::Conversion { args } => runtime_bench("conversion", &args),
+        Group::Admission { args } => runtime_bench("admission", &args),
         Group::R1 { args } => runtime_bench("controller", &args),
         Group::P1 { args } => runtime_bench("priority", &args),
         Group::O1 { args } => runtime_bench("restart", &args),

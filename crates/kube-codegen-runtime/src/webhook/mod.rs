@@ -16,10 +16,10 @@
 //! - [`WebhookServer`] serves a [`Router`] over HTTPS (rustls) with certificate files reloaded
 //!   when they change, and shuts down gracefully.
 //!
-//! An admission webhook is then one more `ReviewHandler` (a validating or mutating handler
-//! decoding `AdmissionReview`) added with [`WebhookServerBuilder::route`] at its own path
-//! (`/validate-...`, `/mutate-...`) beside `/convert`, on the same server and certificate.
-//! [`ReviewHandler::review`] returns a future so such handlers may await (an informer, the API).
+//! An admission webhook ([`admission`]) is one more `ReviewHandler` (a validating or mutating
+//! handler decoding `AdmissionReview`) added with [`WebhookServerBuilder::admission`] at its
+//! own path (`/validate-...`, `/mutate-...`) beside `/convert`, on the same server and
+//! certificate. [`ReviewHandler::review`] returns a future so handlers may await.
 
 use std::convert::Infallible;
 use std::fmt;
@@ -40,6 +40,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub use crate::conversion::BadReview;
 use crate::conversion::Converter;
 
+pub mod admission;
 mod server;
 mod tls;
 
@@ -225,6 +226,13 @@ impl Router {
         inner.routes.retain(|(p, _)| *p != path);
         inner.routes.push((path, handler));
         self
+    }
+
+    /// Serves an admission webhook at its own path
+    /// ([`AdmissionWebhook::registration`](admission::AdmissionWebhook::registration)).
+    pub fn admission(self, webhook: impl admission::AdmissionWebhook) -> Self {
+        let path = webhook.registration().path;
+        self.route(path, webhook)
     }
 
     /// Refuses bodies larger than `bytes` with 413.

@@ -14,6 +14,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::admission::{AdmissionWebhook, Registration};
 use super::tls::ReloadingTls;
 use super::{ReviewHandler, Router};
 use crate::conversion::Converter;
@@ -46,6 +47,7 @@ pub struct WebhookServerBuilder {
     conversion: Option<Arc<Converter>>,
     path: String,
     routes: Vec<(String, Arc<dyn ReviewHandler>)>,
+    registrations: Vec<Registration>,
     max_body: usize,
     handshake_timeout: Duration,
     shutdown_timeout: Duration,
@@ -86,10 +88,27 @@ impl WebhookServerBuilder {
         self
     }
 
-    /// Serves another webhook (an admission webhook, later) at `path` on the same server.
+    /// Serves another webhook at `path` on the same server (an admission webhook: [`WebhookServerBuilder::admission`]).
     pub fn route(mut self, path: impl Into<String>, handler: impl ReviewHandler) -> Self {
         self.routes.push((path.into(), Arc::new(handler)));
         self
+    }
+
+    /// Serves an admission webhook ([`admission::defaulting`](super::admission::defaulting),
+    /// [`admission::validating`](super::admission::validating)) at its path, and records it for
+    /// [`WebhookServer::registrations`].
+    pub fn admission(mut self, webhook: impl AdmissionWebhook) -> Self {
+        let registration = webhook.registration();
+        self.registrations.retain(|r| r.path != registration.path);
+        self.routes
+            .push((registration.path.clone(), Arc::new(webhook)));
+        self.registrations.push(registration);
+        self
+    }
+
+    /// The admission webhooks added so far (for their configurations, before binding).
+    pub fn registrations(&self) -> &[Registration] {
+        &self.registrations
     }
 
     /// Refuses request bodies larger than `bytes` with 413 (default
@@ -141,6 +160,7 @@ impl WebhookServerBuilder {
             local_addr,
             tls: Arc::new(tls),
             router,
+            registrations: self.registrations,
             handshake_timeout: self.handshake_timeout,
             shutdown_timeout: self.shutdown_timeout,
         })
@@ -168,6 +188,7 @@ pub struct WebhookServer {
     local_addr: SocketAddr,
     tls: Arc<ReloadingTls>,
     router: Router,
+    registrations: Vec<Registration>,
     handshake_timeout: Duration,
     shutdown_timeout: Duration,
 }
@@ -199,6 +220,7 @@ impl WebhookServer {
             conversion: None,
             path: "/convert".to_owned(),
             routes: Vec::new(),
+            registrations: Vec::new(),
             max_body: super::DEFAULT_MAX_BODY_BYTES,
             handshake_timeout: Duration::from_secs(10),
             shutdown_timeout: Duration::from_secs(30),
@@ -213,6 +235,12 @@ impl WebhookServer {
     /// The routes served.
     pub fn router(&self) -> &Router {
         &self.router
+    }
+
+    /// The admission webhooks served, for
+    /// [`admission::configurations`](super::admission::configurations).
+    pub fn registrations(&self) -> &[Registration] {
+        &self.registrations
     }
 
     /// Serves until `shutdown` completes; then stops accepting, lets requests in flight finish

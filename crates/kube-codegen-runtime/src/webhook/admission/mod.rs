@@ -1,0 +1,643 @@
+//! Admission webhooks, as controller-runtime's `webhook/admission` package and its
+//! `WebhookManagedBy(mgr).For(&T{}).WithDefaulter(d).WithValidator(v)` build them: per kind, a
+//! defaulting (mutating) webhook, [`defaulting`], and a validating one, [`validating`], each a
+//! [`ReviewHandler`] served at controller-runtime's path (`/mutate-<group with dots as
+//! dashes>-<version>-<lowercase kind>`, `/validate-...`) beside the conversion webhook on the
+//! same [`WebhookServer`](super::WebhookServer) ([`WebhookServerBuilder::admission`](super::WebhookServerBuilder::admission)).
+//!
+//! - The generated checks run first ([`SchemaChecks`]: `apply_defaults()`, `validate()`,
+//!   `validate_update()`), unless turned off, then the user's [`Defaulter`] (mutates the typed
+//!   object in place) or [`Validator`] (create, update, delete; warnings and errors).
+//! - A defaulting answer carries the JSON patch (RFC 6902, the `json-patch` crate) from the
+//!   object as sent to the mutated object as encoded, less removals the typed decode made by
+//!   itself (controller-runtime's `dropSchemeRemovals`).
+//! - Errors are answered as controller-runtime answers them: a [`ValidationErrors`] (or any
+//!   `Status`) as it is (`validationResponseFromStatus`: 422 `Invalid` with its causes, the
+//!   message `<Kind>.<group> "<name>" is invalid: ...`), a plain message as `Denied` (403
+//!   `Forbidden`); a review that does not decode, an object of another kind or version, a
+//!   missing object or an unknown operation as `Errored(400)`; a panicking hook as
+//!   `Errored(500, "panic: ... [recovered]")`. Always HTTP 200 with an `AdmissionReview` in the
+//!   request's version (v1, or v1beta1), with the request's `uid`.
+//! - `DELETE` reaches a defaulter never (allowed, as controller-runtime) and a validator with
+//!   `oldObject`; `CONNECT` is allowed by validators unchecked.
+//! - [`configurations`] writes the `MutatingWebhookConfiguration` and
+//!   `ValidatingWebhookConfiguration` for the webhooks served, as controller-gen writes them
+//!   from kubebuilder markers.
+//!
+//! Hooks are synchronous (controller-runtime's take a context and may call the API; read an
+//! informer's cache here, which needs no await).
+
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::Status;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{BadReview, ReviewHandler};
+pub use crate::validation::ValidationErrors;
+
+mod config;
+mod fields;
+mod patch;
+mod review;
+
+pub use config::{ClientConfig, ConfigOptions, configurations};
+pub use fields::FieldErrors;
+pub use kube_codegen_crd::Cause;
+/// apimachinery's name checks with their messages (`dns1123_label`, `dns1123_subdomain`,
+/// `qualified_name`, ...), for validators.
+pub use kube_codegen_crd::k8s_validation;
+pub use review::{AdmissionRequest, GroupVersionKind, GroupVersionResource, Operation};
+use review::{Answer, failure};
+
+/// The generated checks of a kind, run before the user's hooks: implement it with
+/// [`schema_checks!`](crate::schema_checks) for generated types (which have
+/// `apply_defaults()`, `validate()` and `validate_update()` with `--emit validation`), or with
+/// an empty `impl SchemaChecks for T {}` for a type without them (every check passes).
+pub trait SchemaChecks {
+    /// The schema's defaults (generated `apply_defaults()`).
+    fn schema_defaults(&mut self) {}
+    /// The schema's checks on create (generated `validate()`).
+    fn schema_validate(&self) -> Result<(), ValidationErrors> {
+        Ok(())
+    }
+    /// The schema's checks on update, with transition rules and ratcheting (generated
+    /// `validate_update()`).
+    fn schema_validate_update(&self, old: &Self) -> Result<(), ValidationErrors> {
+        let _ = old;
+        Ok(())
+    }
+}
+
+/// Implements [`SchemaChecks`] for generated types with their `apply_defaults()`,
+/// `validate()` and `validate_update()`: `schema_checks!(v1alpha1::Foo, v1beta1::Foo);`.
+#[macro_export]
+macro_rules! schema_checks {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl $crate::webhook::admission::SchemaChecks for $ty {
+            fn schema_defaults(&mut self) {
+                <$ty>::apply_defaults(self)
+            }
+            fn schema_validate(&self) -> ::std::result::Result<(), $crate::validation::ValidationErrors> {
+                <$ty>::validate(self)
+            }
+            fn schema_validate_update(&self, old: &Self) -> ::std::result::Result<(), $crate::validation::ValidationErrors> {
+                <$ty>::validate_update(self, old)
+            }
+        }
+    )+};
+}
+
+/// What a kind needs to be admitted: a typed Kubernetes object with [`SchemaChecks`].
+pub trait AdmissionKind:
+    k8s_openapi::Resource
+    + k8s_openapi::Metadata<Ty = ObjectMeta>
+    + Serialize
+    + DeserializeOwned
+    + SchemaChecks
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> AdmissionKind for K where
+    K: k8s_openapi::Resource
+        + k8s_openapi::Metadata<Ty = ObjectMeta>
+        + Serialize
+        + DeserializeOwned
+        + SchemaChecks
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Why a hook refuses: answered as controller-runtime answers the hook's error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdmissionError {
+    /// A plain message: `Denied(message)`, code 403, reason `Forbidden`.
+    Denied(String),
+    /// A status answered as it is (Go's `apierrors.APIStatus`): field errors give kube-apiserver's
+    /// 422 `Invalid` with its causes.
+    Status(Box<Status>),
+}
+
+impl From<ValidationErrors> for AdmissionError {
+    fn from(e: ValidationErrors) -> Self {
+        AdmissionError::Status(Box::new(e.status()))
+    }
+}
+
+impl From<Status> for AdmissionError {
+    fn from(s: Status) -> Self {
+        AdmissionError::Status(Box::new(s))
+    }
+}
+
+impl From<String> for AdmissionError {
+    fn from(s: String) -> Self {
+        AdmissionError::Denied(s)
+    }
+}
+
+impl From<&str> for AdmissionError {
+    fn from(s: &str) -> Self {
+        AdmissionError::Denied(s.to_owned())
+    }
+}
+
+impl AdmissionError {
+    fn answer(self) -> Answer {
+        match self {
+            AdmissionError::Denied(m) => Answer::denied(&m),
+            AdmissionError::Status(s) => Answer::from_status(failure(s)),
+        }
+    }
+}
+
+/// A validator's answer: warnings (returned to the client as `Warning` headers) and, when it
+/// refuses, why. Warnings go with a refusal too.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    /// Warnings for the client.
+    pub warnings: Vec<String>,
+    /// The refusal, if any.
+    pub error: Option<AdmissionError>,
+}
+
+impl Verdict {
+    /// Allowed, no warnings.
+    pub fn allow() -> Verdict {
+        Verdict::default()
+    }
+
+    /// Refused.
+    pub fn deny(error: impl Into<AdmissionError>) -> Verdict {
+        Verdict {
+            warnings: Vec::new(),
+            error: Some(error.into()),
+        }
+    }
+
+    /// Adds a warning.
+    pub fn warn(mut self, warning: impl Into<String>) -> Verdict {
+        self.warnings.push(warning.into());
+        self
+    }
+}
+
+impl<E: Into<AdmissionError>> From<Result<(), E>> for Verdict {
+    fn from(r: Result<(), E>) -> Verdict {
+        match r {
+            Ok(()) => Verdict::allow(),
+            Err(e) => Verdict::deny(e),
+        }
+    }
+}
+
+/// Sets defaults on objects of kind `K` (controller-runtime's `CustomDefaulter`). A closure
+/// `Fn(&AdmissionRequest, &mut K) -> Result<(), AdmissionError>` is one.
+pub trait Defaulter<K>: Send + Sync + 'static {
+    /// Mutates `obj` in place; the answer's patch is computed from the change.
+    fn default(&self, request: &AdmissionRequest, obj: &mut K) -> Result<(), AdmissionError>;
+}
+
+impl<K, F> Defaulter<K> for F
+where
+    F: Fn(&AdmissionRequest, &mut K) -> Result<(), AdmissionError> + Send + Sync + 'static,
+{
+    fn default(&self, request: &AdmissionRequest, obj: &mut K) -> Result<(), AdmissionError> {
+        self(request, obj)
+    }
+}
+
+/// A defaulter that adds nothing to the schema's defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SchemaDefaultsOnly;
+
+impl<K> Defaulter<K> for SchemaDefaultsOnly {
+    fn default(&self, _: &AdmissionRequest, _: &mut K) -> Result<(), AdmissionError> {
+        Ok(())
+    }
+}
+
+/// Validates objects of kind `K` (controller-runtime's `CustomValidator`). Each method allows by
+/// default.
+pub trait Validator<K>: Send + Sync + 'static {
+    /// A create of `obj`.
+    fn validate_create(&self, request: &AdmissionRequest, obj: &K) -> Verdict {
+        let _ = (request, obj);
+        Verdict::allow()
+    }
+    /// An update from `old` to `obj`.
+    fn validate_update(&self, request: &AdmissionRequest, old: &K, obj: &K) -> Verdict {
+        let _ = (request, old, obj);
+        Verdict::allow()
+    }
+    /// A delete of `obj` (the stored object, `oldObject`); called only when the webhook is
+    /// registered for `DELETE` ([`Validating::on_delete`]) or the server sends one anyway.
+    fn validate_delete(&self, request: &AdmissionRequest, obj: &K) -> Verdict {
+        let _ = (request, obj);
+        Verdict::allow()
+    }
+}
+
+/// A validator that adds nothing to the schema's checks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SchemaChecksOnly;
+
+impl<K> Validator<K> for SchemaChecksOnly {}
+
+/// controller-runtime's path of a mutating webhook: `/mutate-<group, dots as dashes>-<version>-<kind, lower case>`
+/// (`/mutate--v1-pod` for the core group).
+pub fn mutate_path(group: &str, version: &str, kind: &str) -> String {
+    format!(
+        "/mutate-{}-{version}-{}",
+        group.replace('.', "-"),
+        kind.to_lowercase()
+    )
+}
+
+/// controller-runtime's path of a validating webhook: `/validate-<group, dots as dashes>-<version>-<kind>`.
+pub fn validate_path(group: &str, version: &str, kind: &str) -> String {
+    format!(
+        "/validate-{}-{version}-{}",
+        group.replace('.', "-"),
+        kind.to_lowercase()
+    )
+}
+
+/// What a served admission webhook is, for its configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// Mutating (defaulting) or validating.
+    pub mutating: bool,
+    /// The path served.
+    pub path: String,
+    /// The kind's API group.
+    pub group: String,
+    /// The version the webhook decodes (the server converts other versions to it:
+    /// `matchPolicy: Equivalent`).
+    pub version: String,
+    /// The kind.
+    pub kind: String,
+    /// The resource (plural).
+    pub plural: String,
+    /// The operations it is registered for.
+    pub operations: Vec<Operation>,
+}
+
+/// An admission webhook: a [`ReviewHandler`] that knows its path and configuration.
+pub trait AdmissionWebhook: ReviewHandler {
+    /// Its path and rules.
+    fn registration(&self) -> Registration;
+}
+
+fn registration<K: AdmissionKind>(
+    mutating: bool,
+    path: &str,
+    operations: Vec<Operation>,
+) -> Registration {
+    Registration {
+        mutating,
+        path: path.to_owned(),
+        group: K::GROUP.to_owned(),
+        version: K::VERSION.to_owned(),
+        kind: K::KIND.to_owned(),
+        plural: K::URL_PATH_SEGMENT.to_owned(),
+        operations,
+    }
+}
+
+/// The defaulting webhook of kind `K`; see [`defaulting`].
+pub struct Defaulting<K> {
+    defaulter: Box<dyn Defaulter<K>>,
+    schema: bool,
+    path: String,
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K> std::fmt::Debug for Defaulting<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Defaulting")
+            .field("path", &self.path)
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The defaulting webhook of kind `K`: the schema's defaults, then `defaulter`, at
+/// [`mutate_path`] of `K`.
+pub fn defaulting<K: AdmissionKind>(defaulter: impl Defaulter<K>) -> Defaulting<K> {
+    Defaulting {
+        defaulter: Box::new(defaulter),
+        schema: true,
+        path: mutate_path(K::GROUP, K::VERSION, K::KIND),
+        _kind: PhantomData,
+    }
+}
+
+impl<K: AdmissionKind> Defaulting<K> {
+    /// Skips the generated `apply_defaults()` (the API server applies the schema's defaults
+    /// after the mutating webhooks anyway).
+    pub fn without_schema_defaults(mut self) -> Self {
+        self.schema = false;
+        self
+    }
+
+    /// Serves at `path` instead of controller-runtime's.
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The path served.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Answers a review body (what [`ReviewHandler::review`] does, without the future).
+    pub fn review_json(&self, body: &[u8]) -> Vec<u8> {
+        answer(body, |request, object, _| self.admit(request, object))
+    }
+
+    fn admit(&self, request: &AdmissionRequest, object: Option<&RawValue>) -> Answer {
+        if request.operation == Operation::Delete {
+            return Answer::allowed();
+        }
+        let (sent, mut obj) = match decode::<K>(object) {
+            Ok(d) => d,
+            Err(a) => return a,
+        };
+        match guarded(|| {
+            if self.schema {
+                obj.schema_defaults();
+            }
+            self.defaulter.default(request, &mut obj)
+        }) {
+            Ok(Ok(())) => {}
+            Ok(Err(refused)) => return refused.answer(),
+            Err(panicked) => return panicked,
+        }
+        let mutated = match serde_json::to_value(&obj) {
+            Ok(v) => v,
+            Err(e) => return Answer::errored(500, e.to_string()),
+        };
+        let round_trip = || {
+            let again: K = K::deserialize(&sent).map_err(|e| e.to_string())?;
+            serde_json::to_value(&again).map_err(|e| e.to_string())
+        };
+        match patch::patch(&sent, &mutated, round_trip) {
+            Ok(ops) if ops.0.is_empty() => Answer::allowed(),
+            Ok(ops) => {
+                let mut a = Answer::allowed();
+                a.patch = serde_json::to_vec(&ops).ok();
+                a
+            }
+            Err(e) => Answer::errored(500, e),
+        }
+    }
+}
+
+impl<K: AdmissionKind> ReviewHandler for Defaulting<K> {
+    fn review(&self, body: Bytes) -> BoxFuture<'_, Result<Vec<u8>, BadReview>> {
+        Box::pin(std::future::ready(Ok(self.review_json(&body))))
+    }
+}
+
+impl<K: AdmissionKind> AdmissionWebhook for Defaulting<K> {
+    fn registration(&self) -> Registration {
+        registration::<K>(true, &self.path, vec![Operation::Create, Operation::Update])
+    }
+}
+
+/// The validating webhook of kind `K`; see [`validating`].
+pub struct Validating<K> {
+    validator: Box<dyn Validator<K>>,
+    schema: bool,
+    delete: bool,
+    path: String,
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K> std::fmt::Debug for Validating<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Validating")
+            .field("path", &self.path)
+            .field("schema", &self.schema)
+            .field("delete", &self.delete)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The validating webhook of kind `K`: the schema's checks, then `validator`, at
+/// [`validate_path`] of `K`.
+pub fn validating<K: AdmissionKind>(validator: impl Validator<K>) -> Validating<K> {
+    Validating {
+        validator: Box::new(validator),
+        schema: true,
+        delete: false,
+        path: validate_path(K::GROUP, K::VERSION, K::KIND),
+        _kind: PhantomData,
+    }
+}
+
+impl<K: AdmissionKind> Validating<K> {
+    /// Skips the generated `validate()` / `validate_update()`.
+    pub fn without_schema_checks(mut self) -> Self {
+        self.schema = false;
+        self
+    }
+
+    /// Registers the webhook for `DELETE` too (its configuration's operations).
+    pub fn on_delete(mut self) -> Self {
+        self.delete = true;
+        self
+    }
+
+    /// Serves at `path` instead of controller-runtime's.
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The path served.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Answers a review body (what [`ReviewHandler::review`] does, without the future).
+    pub fn review_json(&self, body: &[u8]) -> Vec<u8> {
+        answer(body, |request, object, old| {
+            self.admit(request, object, old)
+        })
+    }
+
+    fn admit(
+        &self,
+        request: &AdmissionRequest,
+        object: Option<&RawValue>,
+        old_object: Option<&RawValue>,
+    ) -> Answer {
+        let v = &*self.validator;
+        let verdict = match request.operation {
+            Operation::Connect => return Answer::allowed(),
+            Operation::Create => {
+                let obj = match decode::<K>(object) {
+                    Ok((_, o)) => o,
+                    Err(a) => return a,
+                };
+                guarded(|| {
+                    if self.schema
+                        && let Err(e) = obj.schema_validate()
+                    {
+                        return Verdict::deny(e);
+                    }
+                    v.validate_create(request, &obj)
+                })
+            }
+            Operation::Update => {
+                let obj = match decode::<K>(object) {
+                    Ok((_, o)) => o,
+                    Err(a) => return a,
+                };
+                let old = match decode::<K>(old_object) {
+                    Ok((_, o)) => o,
+                    Err(a) => return a,
+                };
+                guarded(|| {
+                    if self.schema
+                        && let Err(e) = obj.schema_validate_update(&old)
+                    {
+                        return Verdict::deny(e);
+                    }
+                    v.validate_update(request, &old, &obj)
+                })
+            }
+            Operation::Delete => {
+                let old = match decode::<K>(old_object) {
+                    Ok((_, o)) => o,
+                    Err(a) => return a,
+                };
+                guarded(|| v.validate_delete(request, &old))
+            }
+        };
+        match verdict {
+            Err(panic) => panic,
+            Ok(Verdict {
+                warnings,
+                error: None,
+            }) => Answer::allowed().with_warnings(warnings),
+            Ok(Verdict {
+                warnings,
+                error: Some(e),
+            }) => e.answer().with_warnings(warnings),
+        }
+    }
+}
+
+impl<K: AdmissionKind> ReviewHandler for Validating<K> {
+    fn review(&self, body: Bytes) -> BoxFuture<'_, Result<Vec<u8>, BadReview>> {
+        Box::pin(std::future::ready(Ok(self.review_json(&body))))
+    }
+}
+
+impl<K: AdmissionKind> AdmissionWebhook for Validating<K> {
+    fn registration(&self) -> Registration {
+        let mut ops = vec![Operation::Create, Operation::Update];
+        if self.delete {
+            ops.push(Operation::Delete);
+        }
+        registration::<K>(false, &self.path, ops)
+    }
+}
+
+/// Decodes the review, runs `admit` on its request and writes the answer.
+fn answer(
+    body: &[u8],
+    admit: impl FnOnce(&AdmissionRequest, Option<&RawValue>, Option<&RawValue>) -> Answer,
+) -> Vec<u8> {
+    let (review, api_version) = match review::decode(body) {
+        Ok(r) => r,
+        Err(e) => return Answer::errored(400, e).encode("admission.k8s.io/v1", ""),
+    };
+    let Some(request) = review.request else {
+        return Answer::errored(400, "the AdmissionReview has no request").encode(api_version, "");
+    };
+    let uid = request.uid().to_owned();
+    let (object, old_object) = (request.object, request.old_object);
+    let answer = match request.split() {
+        Ok(request) => admit(&request, object, old_object),
+        Err(e) => Answer::errored(400, e),
+    };
+    answer.encode(api_version, &uid)
+}
+
+/// The object sent, as JSON and as `K`; an `Errored(400)` answer when it is missing, of another
+/// kind or version, or does not decode as `K` (what controller-runtime's decoder refuses).
+fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<(Value, K), Answer> {
+    let raw = match raw {
+        Some(r) if r.get() != "null" => r,
+        _ => return Err(Answer::errored(400, "there is no content to decode")),
+    };
+    let sent: Value = serde_json::from_str(raw.get()).map_err(|e| {
+        Answer::errored(
+            400,
+            format!("couldn't get version/kind; json parse error: {e}"),
+        )
+    })?;
+    let Some(map) = sent.as_object() else {
+        return Err(Answer::errored(
+            400,
+            "couldn't get version/kind; json parse error: the object is not a JSON object",
+        ));
+    };
+    let text = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    if kind.is_empty() {
+        return Err(Answer::errored(
+            400,
+            format!("Object 'Kind' is missing in '{}'", raw.get()),
+        ));
+    }
+    if api_version.is_empty() {
+        return Err(Answer::errored(
+            400,
+            format!("Object 'apiVersion' is missing in '{}'", raw.get()),
+        ));
+    }
+    if api_version != K::API_VERSION || kind != K::KIND {
+        return Err(Answer::errored(
+            400,
+            format!(
+                "unable to decode {}, Kind={kind} into {}, Kind={}",
+                api_version,
+                K::API_VERSION,
+                K::KIND
+            ),
+        ));
+    }
+    let obj = K::deserialize(&sent).map_err(|e| {
+        Answer::errored(400, format!("unable to decode the {} object: {e}", K::KIND))
+    })?;
+    Ok((sent, obj))
+}
+
+/// Runs a hook, turning a panic into controller-runtime's recovered answer (500).
+fn guarded<T>(hook: impl FnOnce() -> T) -> Result<T, Answer> {
+    catch_unwind(AssertUnwindSafe(hook)).map_err(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string panic payload".to_owned());
+        Answer::errored(500, format!("panic: {message} [recovered]"))
+    })
+}
