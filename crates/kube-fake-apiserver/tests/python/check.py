@@ -97,3 +97,23 @@ def gone(read):
         return False
     except ApiException as e:
         return e.status == 404
+
+
+def raw(method, path, body=None, content_type="application/json", accept="application/json", query=None):
+    """One request through the client's own ApiClient (its configuration, auth and transport)
+    for what the typed methods cannot send: a body their local (pydantic) validation refuses,
+    an Accept of their choosing. Raises ApiException as typed calls do; returns the body
+    (parsed JSON when it is JSON)."""
+    api = client.ApiClient()
+    headers = {"Content-Type": content_type, "Accept": accept}
+    method, url, headers, body, _ = api.param_serialize(
+        method, path, query_params=query or [], header_params=headers, body=body,
+        auth_settings=["BearerToken"])
+    r = api.call_api(method, url, headers, body)
+    r.read()
+    if not 200 <= r.status <= 299:
+        raise ApiException.from_response(http_resp=r, body=r.data.decode(), data=None)
+    try:
+        return json.loads(r.data)
+    except ValueError:
+        return r.data.decode()
