@@ -123,7 +123,12 @@ macro_rules! python_test {
             let Some(python) = python_or_skip(stringify!($name)) else {
                 return;
             };
-            let srv = $builder.start().await.expect("server starts");
+            // A real server refuses objects in namespaces that do not exist.
+            let srv = $builder
+                .require_namespaces(true)
+                .start()
+                .await
+                .expect("server starts");
             run_script(&python, &srv, $script).await;
         }
     };
@@ -132,7 +137,8 @@ macro_rules! python_test {
 python_test!(core_v1_objects, "core.py");
 python_test!(apps_and_batch_workloads, "workloads.py");
 python_test!(rbac_v1, "rbac.py");
-python_test!(watch_stream, "watch.py");
+// 20 events of history, so the script can watch from a compacted resource version.
+python_test!(watch_stream, "watch.py", FakeApiServer::builder().history_limit(20));
 python_test!(custom_resources, "crd.py");
 python_test!(leases_and_leader_election, "leases.py");
 python_test!(errors, "errors.py");
