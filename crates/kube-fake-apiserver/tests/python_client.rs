@@ -138,7 +138,11 @@ python_test!(core_v1_objects, "core.py");
 python_test!(apps_and_batch_workloads, "workloads.py");
 python_test!(rbac_v1, "rbac.py");
 // 20 events of history, so the script can watch from a compacted resource version.
-python_test!(watch_stream, "watch.py", FakeApiServer::builder().history_limit(20));
+python_test!(
+    watch_stream,
+    "watch.py",
+    FakeApiServer::builder().history_limit(20)
+);
 python_test!(custom_resources, "crd.py");
 python_test!(leases_and_leader_election, "leases.py");
 python_test!(errors, "errors.py");
