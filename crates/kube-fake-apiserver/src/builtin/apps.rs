@@ -92,7 +92,9 @@ pub fn prepare_create(o: &mut Value) {
 /// an object without them.
 pub fn encoded_status_counters(group: &str, kind: &str, o: &mut Value) {
     let counters: &[&str] = match (group, kind) {
-        ("apps", "StatefulSet" | "ReplicaSet") | ("", "ReplicationController") => &["replicas"],
+        // StatefulSetStatus.availableReplicas is optional but has no `omitempty` either.
+        ("apps", "StatefulSet") => &["replicas", "availableReplicas"],
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => &["replicas"],
         ("apps", "DaemonSet") => &[
             "currentNumberScheduled",
             "numberMisscheduled",

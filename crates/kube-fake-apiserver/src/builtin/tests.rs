@@ -240,7 +240,10 @@ fn statefulset_minimal_with_claim_templates() {
     });
     assert_eq!(got["spec"], want);
     // Go encodes the non-omitempty counter at zero.
-    assert_eq!(got["status"], json!({"replicas": 0}));
+    assert_eq!(
+        got["status"],
+        json!({"replicas": 0, "availableReplicas": 0})
+    );
 }
 
 #[test]

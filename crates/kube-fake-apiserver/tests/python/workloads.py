@@ -140,6 +140,8 @@ def statefulset_and_daemonset():
         "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [
             {"name": "db", "image": "postgres:17"}]}}}})
     eq("statefulset replicas default", ss.spec.replicas, 1)
+    # non-omitempty counters are encoded at zero (the client's model requires `replicas`)
+    eq("statefulset status", (ss.status.replicas, ss.status.available_replicas), (0, 0))
     eq("podManagementPolicy", ss.spec.pod_management_policy, "OrderedReady")
     eq("updateStrategy", ss.spec.update_strategy.type, "RollingUpdate")
     ds = apps.create_namespaced_daemon_set(NS, {"metadata": {"name": "agent"}, "spec": {
@@ -148,6 +150,12 @@ def statefulset_and_daemonset():
             {"name": "a", "image": "agent:1"}]}}}})
     eq("daemonset updateStrategy", ds.spec.update_strategy.type, "RollingUpdate")
     eq("daemonset maxUnavailable", ds.spec.update_strategy.rolling_update.max_unavailable, 1)
+    eq("daemonset status", (ds.status.current_number_scheduled, ds.status.number_ready), (0, 0))
+    rs = apps.create_namespaced_replica_set(NS, {"metadata": {"name": "rs"}, "spec": {
+        "selector": {"matchLabels": {"app": "rs"}},
+        "template": {"metadata": {"labels": {"app": "rs"}}, "spec": {"containers": [
+            {"name": "a", "image": "agent:1"}]}}}})
+    eq("replicaset status", rs.status.replicas, 0)
     l = apps.list_namespaced_stateful_set(NS)
     eq("statefulset listed", [x.metadata.name for x in l.items], ["db"])
 
