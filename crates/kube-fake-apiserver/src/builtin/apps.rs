@@ -86,6 +86,30 @@ pub fn prepare_create(o: &mut Value) {
     o["status"] = json!({});
 }
 
+/// The status counters without `omitempty` in the Go types (`required` in the OpenAPI
+/// definitions): Go's encoding writes them even at zero, so a fresh StatefulSet reads back with
+/// `status: {replicas: 0}`. Clients whose models require them (the Python client's) fail on
+/// an object without them.
+pub fn encoded_status_counters(group: &str, kind: &str, o: &mut Value) {
+    let counters: &[&str] = match (group, kind) {
+        // StatefulSetStatus.availableReplicas is optional but has no `omitempty` either.
+        ("apps", "StatefulSet") => &["replicas", "availableReplicas"],
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => &["replicas"],
+        ("apps", "DaemonSet") => &[
+            "currentNumberScheduled",
+            "numberMisscheduled",
+            "desiredNumberScheduled",
+            "numberReady",
+        ],
+        _ => return,
+    };
+    if let Some(st) = super::json::obj_at(o, "status") {
+        for c in counters {
+            default_field(st, c, json!(0));
+        }
+    }
+}
+
 fn nonnegative(spec: &Value, field: &str, path: &Path, out: &mut Vec<Cause>) {
     if let Some(n) = i(spec, field)
         && n < 0

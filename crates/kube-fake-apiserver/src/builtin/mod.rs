@@ -291,6 +291,7 @@ pub fn handles(group: &str, custom: bool) -> bool {
 pub fn decode(group: &str, kind: &str, version: &str, obj: &mut Value) -> Result<(), ApiError> {
     decode_errors(group, kind, version, obj)?;
     default(group, kind, obj);
+    apps::encoded_status_counters(group, kind, obj);
     Ok(())
 }
 
@@ -380,6 +381,7 @@ fn admit_after_decode(
     // The stored object is decoded (and so defaulted) again when it is read back: a Job's
     // labels come from its template's generated ones that way.
     default(group, kind, obj);
+    apps::encoded_status_counters(group, kind, obj);
     Ok(())
 }
 
