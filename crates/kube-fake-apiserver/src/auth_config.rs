@@ -2,6 +2,7 @@
 //! `--authorization-mode`, `--anonymous-auth`, `--token-auth-file`), and the user a request is
 //! made as. A leaf of the base layer, as [`crate::conversion_config`]: `state` keeps it and the
 //! `auth` module above reads it.
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -164,4 +165,22 @@ mod tests {
         assert!(e.contains("at least 3 columns"), "{e}");
         assert!(parse_token_file("t1,\"alice,1\n").is_err());
     }
+}
+
+/// A `UserInfo` as the review APIs (and admission reviews) carry it.
+pub fn user_info(user: Option<&User>) -> Value {
+    let Some(u) = user else {
+        return json!({});
+    };
+    let mut info = json!({"username": u.name});
+    if !u.uid.is_empty() {
+        info["uid"] = json!(u.uid);
+    }
+    if !u.groups.is_empty() {
+        info["groups"] = json!(u.groups);
+    }
+    if !u.extra.is_empty() {
+        info["extra"] = json!(u.extra);
+    }
+    info
 }

@@ -92,7 +92,7 @@ pub fn user_info(
 ) -> Value {
     // With authentication on, the user it settled on (after impersonation).
     if let Some(u) = authenticated {
-        return crate::auth::reviews::user_info(Some(u));
+        return crate::auth_config::user_info(Some(u));
     }
     let user = headers
         .get("impersonate-user")

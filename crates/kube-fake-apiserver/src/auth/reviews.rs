@@ -57,7 +57,7 @@ pub fn answer(
         }
         "selfsubjectaccessreviews" => self_access_review(shared, &spec, user)?,
         "selfsubjectrulesreviews" => rules_review(shared, &spec, user),
-        "selfsubjectreviews" => json!({"userInfo": user_info(user)}),
+        "selfsubjectreviews" => json!({"userInfo": crate::auth_config::user_info(user)}),
         "tokenreviews" => token_review(shared, &spec),
         _ => return token_request(shared, t, body),
     };
@@ -243,24 +243,6 @@ fn rules_review(shared: &Shared, spec: &Value, user: Option<&User>) -> Value {
     status
 }
 
-/// A `UserInfo` as the review APIs (and admission reviews) carry it.
-pub(crate) fn user_info(user: Option<&User>) -> Value {
-    let Some(u) = user else {
-        return json!({});
-    };
-    let mut info = json!({"username": u.name});
-    if !u.uid.is_empty() {
-        info["uid"] = json!(u.uid);
-    }
-    if !u.groups.is_empty() {
-        info["groups"] = json!(u.groups);
-    }
-    if !u.extra.is_empty() {
-        info["extra"] = json!(u.extra);
-    }
-    info
-}
-
 /// A TokenReview: whether `spec.token` is a ServiceAccount token of this server or a static one.
 fn token_review(shared: &Shared, spec: &Value) -> Value {
     let token = str_at(spec, "token");
@@ -273,7 +255,7 @@ fn token_review(shared: &Shared, spec: &Value) -> Value {
         )
     });
     match user {
-        Some(u) => json!({"authenticated": true, "user": user_info(Some(&u)),
+        Some(u) => json!({"authenticated": true, "user": crate::auth_config::user_info(Some(&u)),
                           "audiences": [super::tokens::ISSUER]}),
         None => json!({"user": {}, "error": "invalid bearer token"}),
     }
