@@ -2,9 +2,9 @@
 //! unsharded replica, on the in-memory API server.
 //!
 //! Usage: `cargo bench -p kube-codegen-runtime-bench --bench shard -- [--runs N]
-//! [--namespaces N] [--per-ns N] [--touch N] [--points V] [--client-filter] [--quick]`
+//! [--namespaces N] [--per-ns N] [--touch N] [--client-filter] [--quick]`
 //! (default: 5 rounds, 3,000 namespaces of 10 Foos each, every Foo owning a Deployment, 3,000
-//! touched, the ring's default 1,024 points, server-side `shardSelector` on). Run as a test
+//! touched, server-side `shardSelector` on). Run as a test
 //! (no `--bench`) it is a smoke run at `--quick` sizes that fails unless every replica finished.
 //!
 //! Every process is this binary: the server (`--server`), and per round first one unsharded
@@ -16,9 +16,12 @@
 //! `CheckChild`, src/reconcile.rs). Sharded, the
 //! factory is `.sharded(ring.scope())` and the controller `.shard_ring(ring)`, by namespace
 //! (a Foo and its Deployment share it, so the lookup stays in the replica's cache); namespace
-//! names `0000-s1`.. differ early, so FNV-1a spreads them. The ring's three Leases are created
-//! with the objects (holders `replica-0..2`), so every replica sees the whole ring at once, as
-//! a running deployment does, rather than the first one taking everything for a moment.
+//! names as clusters name them, `ns-1` .. `ns-N` (issue 34: FNV-1a hardly spreads them, so the
+//! ring's table is cut at their hashes). The ring's three Leases and its table (computed from
+//! the namespaces and their Foos, as the ring's coordinator computes it from the members'
+//! loads) are created with the objects (holders `replica-0..2`), so every replica sees the
+//! whole ring at once, as a running deployment does, rather than the first one taking
+//! everything for a moment.
 //!
 //! Phases: from start until each replica reconciled every Foo of its share (`first`: the list,
 //! the cache, one reconcile per Foo; its share computed from the same ring), then, once the
@@ -45,7 +48,10 @@ use kube::Api;
 use kube::api::PostParams;
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::controller::Controller;
-use kube_codegen_runtime::shard::{MembershipConfig, RING_LABEL, Ring, ShardKey, ShardRing};
+use kube_codegen_runtime::shard::table::rebalance;
+use kube_codegen_runtime::shard::{
+    Load, MembershipConfig, RING_LABEL, RING_TABLE_ANNOTATION, ShardKey, ShardRing, Table,
+};
 use kube_codegen_runtime_bench::cluster::{self, answer_driver, seed, start_with_foo_crd};
 use kube_codegen_runtime_bench::measure::{count_value, cpu_seconds, runs_value};
 use kube_codegen_runtime_bench::process::{self, Proc};
@@ -66,7 +72,6 @@ struct Scale {
     namespaces: usize,
     per_ns: usize,
     touch: usize,
-    points: usize,
     server_filter: bool,
 }
 
@@ -82,8 +87,6 @@ impl Scale {
             self.per_ns.to_string(),
             "--touch".into(),
             self.touch.to_string(),
-            "--points".into(),
-            self.points.to_string(),
         ];
         if !self.server_filter {
             a.push("--client-filter".into());
@@ -93,7 +96,20 @@ impl Scale {
 }
 
 fn namespace(i: usize) -> String {
-    format!("{i:04}-s1")
+    format!("ns-{}", i + 1)
+}
+
+/// The ring's table for these namespaces and their Foos (what the coordinator publishes from
+/// the members' loads).
+fn seeded_table(scale: &Scale) -> Table {
+    let ids: Vec<String> = (0..REPLICAS).map(identity).collect();
+    let load = Load::new((0..scale.namespaces).map(|i| {
+        (
+            ShardKey::Namespace.hash("", &namespace(i)),
+            scale.per_ns as u64,
+        )
+    }));
+    rebalance(None, &ids, &load, 1)
 }
 
 fn ns_of(scale: &Scale, foo: usize) -> String {
@@ -118,7 +134,6 @@ fn main() {
         namespaces: 3_000,
         per_ns: 10,
         touch: 3_000,
-        points: kube_codegen_runtime::shard::DEFAULT_VIRTUAL_POINTS,
         server_filter: true,
     };
     let (mut server, mut quick, mut benching) = (false, false, false);
@@ -128,12 +143,11 @@ fn main() {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = Some(runs_value(args.next())),
-            f @ ("--namespaces" | "--per-ns" | "--touch" | "--points") => {
+            f @ ("--namespaces" | "--per-ns" | "--touch") => {
                 let key = match f {
                     "--namespaces" => "namespaces",
                     "--per-ns" => "per_ns",
-                    "--touch" => "touch",
-                    _ => "points",
+                    _ => "touch",
                 };
                 sizes.insert(key, count_value(args.next(), f));
             }
@@ -154,7 +168,6 @@ fn main() {
     }
     scale.namespaces = sizes.get("namespaces").copied().unwrap_or(scale.namespaces);
     scale.per_ns = sizes.get("per_ns").copied().unwrap_or(scale.per_ns);
-    scale.points = sizes.get("points").copied().unwrap_or(scale.points);
     scale.touch = sizes
         .get("touch")
         .copied()
@@ -181,13 +194,12 @@ fn main() {
     }
     let runs = runs.unwrap_or(if quick || smoke { 1 } else { 5 });
     println!(
-        "# s1: {} Foos each owning a Deployment in {} namespaces, {} touched, {} ring points, \
+        "# s1: {} Foos each owning a Deployment in {} namespaces (ns-1..), {} touched, \
          shardSelector {}; server, the unsharded replica and each of the three sharded ones in a \
          process of its own (2-thread Tokio runtime); median of {runs} rounds, min and max after #",
         scale.foos(),
         scale.namespaces,
         scale.touch,
-        scale.points,
         if scale.server_filter {
             "applied by the server"
         } else {
@@ -355,8 +367,8 @@ fn drive(
 // ---------------------------------------------------------------------------------------------
 // The server process.
 
-/// The ring's Leases as their replicas renew them (fresh `renewTime`).
-async fn leases(client: &kube::Client) -> Result<(), String> {
+/// The ring's Leases as their replicas renew them (fresh `renewTime`), and its table.
+async fn leases(client: &kube::Client, scale: &Scale) -> Result<(), String> {
     let api: Api<Lease> = Api::namespaced(client.clone(), LEASE_NS);
     for r in 0..REPLICAS {
         let config = MembershipConfig::new(RING, identity(r), LEASE_NS);
@@ -379,6 +391,26 @@ async fn leases(client: &kube::Client) -> Result<(), String> {
             .await
             .map_err(|e| format!("creating lease {name}: {e}"))?;
     }
+    let name = MembershipConfig::new(RING, identity(0), LEASE_NS).table_lease_name();
+    let table = Lease {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            labels: Some([(RING_LABEL.to_owned(), RING.to_owned())].into()),
+            annotations: Some(
+                [(
+                    RING_TABLE_ANNOTATION.to_owned(),
+                    seeded_table(scale).encode(),
+                )]
+                .into(),
+            ),
+            ..ObjectMeta::default()
+        },
+        spec: Some(LeaseSpec::default()),
+    };
+    let _ = api.delete(&name, &Default::default()).await;
+    api.create(&PostParams::default(), &table)
+        .await
+        .map_err(|e| format!("creating lease {name}: {e}"))?;
     Ok(())
 }
 
@@ -417,7 +449,7 @@ async fn serve(scale: Scale) -> Result<(), String> {
                 let ns = |i| ns_of(&scale, i);
                 cluster::touch(&client, touched(&scale), ns, TOUCHED, token).await
             }
-            (Some("leases"), None) => leases(&client).await,
+            (Some("leases"), None) => leases(&client, &scale).await,
             _ => Err(format!("unknown command {line:?}")),
         }
     })
@@ -517,9 +549,8 @@ async fn run_replica(who: &str, url: &str, scale: Scale) -> Result<(), String> {
     let cpu = || cpu_seconds() - proxy.cpu();
     let (cpu0, bytes0, t0) = (cpu(), proxy.bytes(), Instant::now());
     let sharded = who != "unsharded";
-    // This replica's share, from the same ring the replicas form.
-    let ids: Vec<String> = (0..REPLICAS).map(identity).collect();
-    let share = sharded.then(|| Ring::new(ids.clone(), scale.points).ranges_of(who));
+    // This replica's share, from the same table the ring was seeded with.
+    let share = sharded.then(|| seeded_table(&scale).ranges_of(who));
     let in_share = |ns: &str| {
         share
             .as_ref()
@@ -535,8 +566,7 @@ async fn run_replica(who: &str, url: &str, scale: Scale) -> Result<(), String> {
     let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
     let mut builder = SharedInformerFactory::builder(client.clone());
     let ring = sharded.then(|| {
-        let mut config = MembershipConfig::new(RING, who, LEASE_NS);
-        config.virtual_points = scale.points;
+        let config = MembershipConfig::new(RING, who, LEASE_NS);
         ShardRing::new(client.clone(), config).key(ShardKey::Namespace)
     });
     if let Some(ring) = &ring {

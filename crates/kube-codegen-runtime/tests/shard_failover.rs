@@ -348,8 +348,11 @@ async fn scaling_3_4_2_under_churn_never_overlaps_and_leaves_nothing_unreconcile
         .map(|c| c.metadata.name.clone().unwrap())
         .collect();
     let (churn_stop, mut churn_rx) = tokio::sync::watch::channel(false);
+    // How many updates so far: the churn goes on until enough were made, however loaded the
+    // machine (a fixed time made few on a busy one).
+    let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let churn = tokio::spawn({
-        let (api, names) = (api.clone(), names.clone());
+        let (api, names, made) = (api.clone(), names.clone(), made.clone());
         async move {
             let mut i = 0usize;
             while !*churn_rx.borrow_and_update() {
@@ -359,6 +362,7 @@ async fn scaling_3_4_2_under_churn_never_overlaps_and_leaves_nothing_unreconcile
                     let _ = api.replace(name, &PostParams::default(), &c).await;
                 }
                 i += 1;
+                made.store(i, std::sync::atomic::Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             i
@@ -380,6 +384,10 @@ async fn scaling_3_4_2_under_churn_never_overlaps_and_leaves_nothing_unreconcile
     let last_change = Instant::now();
     stop_b.await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
+    let enough = Instant::now() + Duration::from_secs(30);
+    while made.load(std::sync::atomic::Ordering::Relaxed) <= 50 && Instant::now() < enough {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     churn_stop.send_replace(true);
     let updates = churn.await.unwrap();
     assert!(updates > 50, "churn made {updates} updates");

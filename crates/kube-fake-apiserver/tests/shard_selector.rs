@@ -307,3 +307,30 @@ async fn a_hash_at_a_range_start_is_selected_and_at_its_end_not() {
         assert_eq!(types, expected, "watch with {sel}");
     }
 }
+
+#[tokio::test]
+async fn deletecollection_deletes_only_the_selected_hashes() {
+    let (_s, c) = server(true).await;
+    let all = configmaps(&c, "default", 30).await;
+    let (lower, upper): (Vec<_>, Vec<_>) = all.iter().partition(|(_, uid)| lower_half(uid));
+    assert!(
+        !lower.is_empty() && !upper.is_empty(),
+        "both halves hold objects"
+    );
+    let r = delete(&c, &format!("{CMS}?shardSelector={}", enc(LOWER_HALF))).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let names = |v: &[&(String, String)]| v.iter().map(|(n, _)| n.clone()).collect::<BTreeSet<_>>();
+    assert_eq!(r.body["metadata"]["shardInfo"]["selector"], LOWER_HALF);
+    let left = get(&c, CMS).await;
+    assert_eq!(
+        names_of(left.body["items"].as_array().unwrap()),
+        names(&upper)
+    );
+    // A malformed selector deletes nothing.
+    let r = delete(&c, &format!("{CMS}?shardSelector={}", enc("shardRange(x"))).await;
+    assert_eq!(r.code, 400, "{}", r.body);
+    assert_eq!(
+        get(&c, CMS).await.body["items"].as_array().unwrap().len(),
+        upper.len()
+    );
+}

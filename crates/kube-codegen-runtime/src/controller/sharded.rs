@@ -105,7 +105,8 @@ pub(crate) async fn unless_revoked<F: Future>(work: F, permit: Option<&Held>) ->
     }
 }
 
-/// On every gained range, queues the cached objects and the tombstones whose hash is in it.
+/// On every gained range, queues the cached objects and the tombstones whose hash is in it;
+/// and reports the cache's keys as the replica's load (what the ring's table is cut by).
 pub(crate) fn queue_gains<K>(
     gate: &Gate,
     store: StoreReader<K>,
@@ -117,6 +118,14 @@ pub(crate) fn queue_gains<K>(
     #[cfg(feature = "sharding")]
     {
         let key = gate.shard_key();
+        let cached = store.clone();
+        gate.membership().add_load_source(move || {
+            cached
+                .list()
+                .iter()
+                .map(|o| (crate::shard::object_hash(&**o, key), 1))
+                .collect()
+        });
         gate.on_gain(move |gained| {
             let hash = |o: &K| crate::shard::object_hash(o, key);
             let mut n = 0usize;

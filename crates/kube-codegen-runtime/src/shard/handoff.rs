@@ -1,7 +1,9 @@
 //! Safe handoff: the ranges a replica may reconcile *now*, so that no hash is ever worked on by
 //! two replicas at once while the ring changes.
 //!
-//! Every replica has a *claim*: the ring id last acknowledged on its Lease
+//! The ring is a published [`Table`] (issue 34: cut where the keys are, see [`super::table`]);
+//! its id is what members acknowledge. Every replica has a *claim*: the table id last
+//! acknowledged on its Lease
 //! ([`RING_ACK_ANNOTATION`](super::RING_ACK_ANNOTATION)); it works only on ranges it owns in that
 //! ring (no acknowledgement yet: on nothing). [`Handoff`] keeps the set it may work on,
 //! `allowed`, and moves it as follows, fed a [`RingView`] after every read of the Leases:
@@ -20,14 +22,16 @@
 //! Why two replicas never take the same hash: each writes its acknowledgement before it reads
 //! the others' (Dekker's order, over the server's linearizable reads). Of two replicas taking a
 //! hash under different rings, the one that reads second sees the other's new acknowledgement
-//! and waits; under the same ring only one owns the hash. Ownership is the member set's
-//! ([`Ring`]), so every replica derives the same owner from the same ring id; a replica that is
-//! behind keeps working only on ranges of the ring it acknowledged, which nobody takes until it
-//! acknowledges the next.
+//! and waits; under the same ring only one owns the hash. Ownership is the table's, and its id a
+//! hash of its whole content, so every replica derives the same owner from the same id,
+//! whoever published the table and however often; a replica that is behind keeps working only
+//! on ranges of the table it acknowledged, which nobody takes until it acknowledges the next.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
-use super::{RangeSet, Ring};
+use super::RangeSet;
+use super::table::Table;
 
 /// How many rings [`Handoff`] remembers to tell which ranges a peer's older acknowledgement
 /// covers (a peer acknowledging a ring not remembered blocks every range being taken).
@@ -41,6 +45,9 @@ pub struct RingView {
     pub member: bool,
     /// The live members (this one included when a member), sorted.
     pub members: Vec<String>,
+    /// The ring's published table, as read after `acked` was written (none yet: nobody owns
+    /// anything).
+    pub table: Option<Arc<Table>>,
     /// The ring id this replica's Lease acknowledges, written before `peers` were read.
     pub acked: Option<u64>,
     /// Every other live member's acknowledged ring id (`None`: none yet), by identity.
@@ -60,7 +67,6 @@ pub struct Transition {
 #[derive(Debug, Clone)]
 pub struct Handoff {
     me: String,
-    virtual_points: usize,
     /// Rings seen, newest last: `(ring id, every member's ranges)`.
     rings: VecDeque<(u64, BTreeMap<String, RangeSet>)>,
     /// The current view's ring id and this replica's share of it (none: not a member).
@@ -71,11 +77,9 @@ pub struct Handoff {
 
 impl Handoff {
     /// The state of replica `me` before it has seen any ring: nothing allowed. Every replica
-    /// of a ring must use the same `virtual_points`.
-    pub fn new(me: impl Into<String>, virtual_points: usize) -> Self {
+    pub fn new(me: impl Into<String>) -> Self {
         Handoff {
             me: me.into(),
-            virtual_points,
             rings: VecDeque::new(),
             view: None,
             acked: None,
@@ -114,19 +118,14 @@ impl Handoff {
         (self.acked != Some(*id)).then_some(*id)
     }
 
-    /// Every member's ranges in ring `id`, computed once per ring.
-    fn ring(&mut self, id: u64, members: &[String]) -> &BTreeMap<String, RangeSet> {
+    /// Every member's ranges in table `id`, computed once per table.
+    fn ring(&mut self, id: u64, table: &Table) -> &BTreeMap<String, RangeSet> {
         if let Some(i) = self.rings.iter().position(|(r, _)| *r == id) {
             // Most recently used last.
             let entry = self.rings.remove(i).expect("index from position");
             self.rings.push_back(entry);
         } else {
-            let ring = Ring::new(members.iter().cloned(), self.virtual_points);
-            let shares = ring
-                .assignments()
-                .into_iter()
-                .map(|(m, r)| (m.to_owned(), r))
-                .collect();
+            let shares = table.assignments();
             if self.rings.len() == REMEMBERED_RINGS {
                 self.rings.pop_front();
             }
@@ -150,21 +149,23 @@ impl Handoff {
     pub fn observe(&mut self, view: &RingView) -> Transition {
         let before = self.allowed.clone();
         self.acked = view.acked;
-        if !view.member || !view.members.contains(&self.me) {
+        // A live member the table leaves out (it joined since) owns nothing in it, and still
+        // acknowledges it, so that an older acknowledgement of its holds nobody back.
+        let table = view
+            .table
+            .as_ref()
+            .filter(|_| view.member && view.members.contains(&self.me));
+        let Some(table) = table else {
             self.view = None;
             self.allowed = RangeSet::empty();
             return Transition {
                 revoked: before,
                 gained: RangeSet::empty(),
             };
-        }
-        let id = Ring::new(view.members.iter().cloned(), 1).id();
+        };
+        let id = table.id();
         let me = self.me.clone();
-        let mine = self
-            .ring(id, &view.members)
-            .get(&me)
-            .cloned()
-            .unwrap_or_default();
+        let mine = self.ring(id, table).get(&me).cloned().unwrap_or_default();
         // What is kept across the change.
         let mut allowed = before.intersection(&mine);
         if view.acked == Some(id) {
@@ -190,21 +191,25 @@ impl Handoff {
 mod tests {
     use super::*;
 
-    /// Few points: the tests are about ranges moving, not balance, and run many rings.
-    const POINTS: usize = 16;
+    use crate::shard::table::{Load, rebalance};
+
+    fn table(members: &[&str]) -> Arc<Table> {
+        Arc::new(Table::even(members))
+    }
 
     fn id(members: &[&str]) -> u64 {
-        Ring::new(members.iter().copied(), 1).id()
+        table(members).id()
     }
 
     fn share(members: &[&str], me: &str) -> RangeSet {
-        Ring::new(members.iter().copied(), POINTS).ranges_of(me)
+        table(members).ranges_of(me)
     }
 
     fn view(members: &[&str], acked: Option<u64>, peers: &[(&str, Option<u64>)]) -> RingView {
         RingView {
             member: true,
             members: members.iter().map(|m| m.to_string()).collect(),
+            table: Some(table(members)),
             acked,
             peers: peers.iter().map(|(p, a)| (p.to_string(), *a)).collect(),
         }
@@ -212,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_lone_replica_takes_everything_after_its_acknowledgement() {
-        let mut h = Handoff::new("a", POINTS);
+        let mut h = Handoff::new("a");
         let t = h.observe(&view(&["a"], None, &[]));
         assert_eq!(t, Transition::default());
         assert!(h.allowed().is_empty());
@@ -227,7 +232,7 @@ mod tests {
     #[test]
     fn a_join_gives_up_the_joiners_ranges_at_once_and_takes_nothing_until_acknowledged() {
         let (one, two) = (id(&["a"]), id(&["a", "b"]));
-        let mut a = Handoff::new("a", POINTS);
+        let mut a = Handoff::new("a");
         a.observe(&view(&["a"], Some(one), &[]));
         // b joined (no acknowledgement yet): a stops b's ranges at once.
         let t = a.observe(&view(&["a", "b"], Some(one), &[("b", None)]));
@@ -235,7 +240,7 @@ mod tests {
         assert_eq!(a.allowed(), &share(&["a", "b"], "a"));
         assert_eq!(a.pending_ack(), Some(two));
         // b: its share is blocked while a still acknowledges the one-member ring.
-        let mut b = Handoff::new("b", POINTS);
+        let mut b = Handoff::new("b");
         b.observe(&view(&["a", "b"], None, &[("a", Some(one))]));
         assert!(b.allowed().is_empty());
         assert_eq!(b.cacheable(), share(&["a", "b"], "b"));
@@ -251,7 +256,7 @@ mod tests {
         // {a, b}: they may work on their shares of it, which c's share overlaps, so c waits.
         let ab = id(&["a", "b"]);
         let abc = id(&["a", "b", "c"]);
-        let mut c = Handoff::new("c", POINTS);
+        let mut c = Handoff::new("c");
         // c has seen {a, b}? No: a claim of an unknown ring blocks all.
         c.observe(&view(
             &["a", "b", "c"],
@@ -271,7 +276,7 @@ mod tests {
     #[test]
     fn an_older_known_ring_blocks_only_that_peers_share_of_it() {
         let (ab, abc) = (id(&["a", "b"]), id(&["a", "b", "c"]));
-        let mut a = Handoff::new("a", POINTS);
+        let mut a = Handoff::new("a");
         a.observe(&view(&["a", "b"], Some(ab), &[("b", Some(ab))]));
         assert_eq!(a.allowed(), &share(&["a", "b"], "a"));
         // A ring of three: a acknowledged it, b not yet. c acknowledges nothing. a keeps what it
@@ -296,7 +301,7 @@ mod tests {
     #[test]
     fn a_peer_that_never_acknowledges_keeps_its_ranges_until_its_lease_expires() {
         let (abc, ab) = (id(&["a", "b", "c"]), id(&["a", "b"]));
-        let mut a = Handoff::new("a", POINTS);
+        let mut a = Handoff::new("a");
         a.observe(&view(
             &["a", "b", "c"],
             Some(abc),
@@ -329,7 +334,7 @@ mod tests {
 
     #[test]
     fn losing_membership_revokes_everything() {
-        let mut a = Handoff::new("a", POINTS);
+        let mut a = Handoff::new("a");
         a.observe(&view(&["a"], Some(id(&["a"])), &[]));
         let t = a.observe(&RingView {
             member: false,
@@ -354,9 +359,47 @@ mod tests {
         }
     }
 
-    /// The Leases: holder -> acknowledged ring; present while live.
+    /// The Leases: holder -> acknowledged ring; present while live. Beside them the published
+    /// table: republished by whoever steps when it names other members than the live ones, and,
+    /// while `shuffle` is set, rebalanced under random loads at random steps (handoff safety
+    /// must not depend on which tables are published, nor how often).
     #[derive(Default)]
-    struct Leases(BTreeMap<String, Option<u64>>);
+    struct Leases(
+        BTreeMap<String, Option<u64>>,
+        Option<Arc<Table>>,
+        Option<Rng>,
+    );
+
+    impl Leases {
+        fn shuffled(seed: u64) -> Self {
+            Leases(BTreeMap::new(), None, Some(Rng(seed | 1)))
+        }
+
+        fn publish(&mut self) {
+            let members: Vec<String> = self.0.keys().cloned().collect();
+            let stale = self.1.as_ref().is_none_or(|t| t.members() != members);
+            let mut load = if stale { Some(Load::default()) } else { None };
+            if let Some(rng) = &mut self.2
+                && (stale || rng.below(4) == 0)
+            {
+                let n = 1 + rng.below(30);
+                load = Some(Load::new((0..n).map(|_| {
+                    let h = ((rng.below(1 << 20) as u64) << 44) | rng.below(1 << 30) as u64;
+                    (h, 1 + rng.below(9) as u64)
+                })));
+            }
+            let Some(load) = load else {
+                return;
+            };
+            let generation = self.1.as_ref().map_or(0, |t| t.generation() + 1);
+            self.1 = Some(Arc::new(rebalance(
+                self.1.as_deref(),
+                &members,
+                &load,
+                generation,
+            )));
+        }
+    }
 
     struct Replica {
         handoff: Handoff,
@@ -370,7 +413,7 @@ mod tests {
     impl Replica {
         fn new(name: &str) -> Self {
             Replica {
-                handoff: Handoff::new(name, POINTS),
+                handoff: Handoff::new(name),
                 up: true,
                 to_ack: None,
             }
@@ -392,6 +435,7 @@ mod tests {
             *entry = Some(a);
         }
         let acked = *entry;
+        leases.publish();
         let peers = leases
             .0
             .iter()
@@ -401,6 +445,7 @@ mod tests {
         r.handoff.observe(&RingView {
             member: true,
             members: leases.0.keys().cloned().collect(),
+            table: leases.1.clone(),
             acked,
             peers,
         });
@@ -429,7 +474,9 @@ mod tests {
         }
     }
 
-    fn settle(leases: &mut Leases, rs: &mut BTreeMap<String, Replica>) {
+    /// Steps everyone without new rebalances until they converge; returns the table.
+    fn settle(leases: &mut Leases, rs: &mut BTreeMap<String, Replica>) -> Arc<Table> {
+        let shuffle = leases.2.take();
         for _ in 0..4 {
             for r in rs.values_mut() {
                 step(leases, r);
@@ -441,13 +488,15 @@ mod tests {
             .iter()
             .fold(RangeSet::empty(), |u, r| u.union(r.handoff.allowed()));
         assert_eq!(total, RangeSet::full(), "the live replicas cover the space");
+        leases.2 = shuffle;
+        leases.1.clone().expect("a table")
     }
 
     #[test]
     fn scale_3_to_4_to_2_in_every_order() {
         for seed in 1..=200u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-            let mut leases = Leases::default();
+            let mut leases = Leases::shuffled(seed);
             let mut rs: BTreeMap<String, Replica> = ["a", "b", "c"]
                 .iter()
                 .map(|n| (n.to_string(), Replica::new(n)))
@@ -478,11 +527,12 @@ mod tests {
                 assert_disjoint(&rs, &format!("seed {seed} shrinking"));
             }
             leases.0.remove("b");
-            settle(&mut leases, &mut rs);
+            let table = settle(&mut leases, &mut rs);
+            assert_eq!(table.members(), ["a", "d"]);
             for n in ["a", "d"] {
                 assert_eq!(
                     rs[n].handoff.allowed(),
-                    &share(&["a", "d"], n),
+                    &table.ranges_of(n),
                     "seed {seed}: {n} owns its share of the ring of two"
                 );
             }
@@ -494,7 +544,7 @@ mod tests {
         let pool = ["a", "b", "c", "d", "e"];
         for seed in 1..=300u64 {
             let mut rng = Rng(seed.wrapping_mul(0xbf58_476d_1ce4_e5b9) | 1);
-            let mut leases = Leases::default();
+            let mut leases = Leases::shuffled(seed);
             let mut rs: BTreeMap<String, Replica> = BTreeMap::new();
             for _ in 0..60 {
                 match rng.below(10) {
@@ -558,10 +608,11 @@ mod tests {
             if rs.is_empty() {
                 continue;
             }
-            settle(&mut leases, &mut rs);
+            let table = settle(&mut leases, &mut rs);
             let members: Vec<&str> = rs.keys().map(String::as_str).collect();
+            assert_eq!(table.members(), members);
             for n in &members {
-                assert_eq!(rs[*n].handoff.allowed(), &share(&members, n), "seed {seed}");
+                assert_eq!(rs[*n].handoff.allowed(), &table.ranges_of(n), "seed {seed}");
             }
         }
     }

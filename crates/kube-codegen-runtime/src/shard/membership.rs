@@ -1,8 +1,17 @@
 //! Ring membership through Leases: every replica holds its own `coordination.k8s.io/v1` Lease
 //! labelled [`RING_LABEL`]`=<ring>`, renewed like leader election's (15 s duration, 10 s renew
 //! deadline, 2 s retry: [`crate::leaderelection`]'s defaults); the ring is the set of those
-//! Leases that are not expired; the replica's share of the hash space follows from it
-//! ([`Ring`]) and is published on a `tokio::sync::watch` channel of [`Assignment`]s.
+//! Leases that are not expired. Who owns which ranges is the ring's [`Table`] (issue 34), kept
+//! on one more Lease of the ring (`<ring>.ring`, no holder, annotation [`RING_TABLE_ANNOTATION`])
+//! and written by one member, the live member with the lowest identity: when the live members
+//! differ from the table's, at once; when the shares drifted past [`table::REBALANCE_BOUND`] of
+//! the even share, once every member published its load for the current table and the table is
+//! `rebalance_interval` old. Each member publishes the hashes of the keys it caches, weighted by
+//! objects, on its own Lease ([`RING_LOAD_ANNOTATION`]; sources added with
+//! [`Membership::add_load_source`]). The replica's share of the table is published on a
+//! `tokio::sync::watch` channel of [`Assignment`]s. Two members writing the table at once is
+//! harmless: the writes are conditional on the Lease's `resourceVersion`, and the handoff is safe
+//! whatever tables are published (members act on a table only once they acknowledged it).
 //!
 //! Expiry is judged as client-go's leader election judges it, by when this replica last saw a
 //! Lease change (its own clock), never by comparing another replica's `renewTime` with it: clock
@@ -31,7 +40,8 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::{Assignment, Ring, RingView};
+use super::table::{self, Load, Table};
+use super::{Assignment, RingView};
 use crate::leaderelection::{DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD};
 
 /// The label naming the ring a Lease belongs to.
@@ -39,6 +49,14 @@ pub const RING_LABEL: &str = "kube-codegen.io/shard-ring";
 /// The annotation holding the last ring (its [`Assignment::ring_id`], hex) the member
 /// acknowledged.
 pub const RING_ACK_ANNOTATION: &str = "kube-codegen.io/shard-ring-acknowledged";
+/// The annotation of the ring's table Lease holding the published [`Table`] (JSON).
+pub const RING_TABLE_ANNOTATION: &str = "kube-codegen.io/shard-ring-table";
+/// The annotation holding a member's load: the table id (hex) it was observed under, `;`, then
+/// [`Load::encode`] of its summary ([`table::SUMMARY_POINTS`] points at most).
+pub const RING_LOAD_ANNOTATION: &str = "kube-codegen.io/shard-ring-load";
+
+/// Where a member's load comes from: `(hash, objects)` of the keys it caches.
+pub type LoadSource = Box<dyn Fn() -> Vec<(u64, u64)> + Send + Sync>;
 
 /// How a replica takes part in a ring.
 #[derive(Debug, Clone)]
@@ -56,8 +74,9 @@ pub struct MembershipConfig {
     pub renew_deadline: Duration,
     /// How often the Lease is renewed and the ring read.
     pub retry_period: Duration,
-    /// Points per member on the ring ([`super::DEFAULT_VIRTUAL_POINTS`]).
-    pub virtual_points: usize,
+    /// The least time between two rebalances for drift (not for membership changes, which
+    /// are published at once); the lease duration by default.
+    pub rebalance_interval: Duration,
 }
 
 impl MembershipConfig {
@@ -74,7 +93,7 @@ impl MembershipConfig {
             lease_duration: DEFAULT_LEASE_DURATION,
             renew_deadline: DEFAULT_RENEW_DEADLINE,
             retry_period: DEFAULT_RETRY_PERIOD,
-            virtual_points: super::DEFAULT_VIRTUAL_POINTS,
+            rebalance_interval: DEFAULT_LEASE_DURATION,
         }
     }
 
@@ -83,7 +102,14 @@ impl MembershipConfig {
         self.lease_duration = lease;
         self.renew_deadline = renew_deadline.min(lease);
         self.retry_period = retry;
+        self.rebalance_interval = lease;
         self
+    }
+
+    /// The name of the ring's table Lease: `<ring>.ring` (a member's Lease name has no dot, so
+    /// the two never meet).
+    pub fn table_lease_name(&self) -> String {
+        format!("{}.ring", object_name(&self.ring, 240))
     }
 
     /// The Lease's name: `<ring>-<identity>`, made a valid object name (a DNS subdomain, as
@@ -92,7 +118,14 @@ impl MembershipConfig {
     /// identity's hash appended so that two identities never share a Lease. The identity
     /// itself is the Lease's `holderIdentity`, unchanged.
     pub fn lease_name(&self) -> String {
-        let raw = format!("{}-{}", self.ring, self.identity);
+        object_name(&format!("{}-{}", self.ring, self.identity), 253)
+    }
+}
+
+/// `raw` made a DNS label-like name of at most `max` bytes (see
+/// [`MembershipConfig::lease_name`]).
+fn object_name(raw: &str, max: usize) -> String {
+    {
         let mut name: String = raw
             .chars()
             .map(|c| match c {
@@ -102,9 +135,9 @@ impl MembershipConfig {
             })
             .collect();
         // 253 characters at most; begins and ends alphanumeric.
-        if name != raw || name.len() > 253 || name.ends_with('-') {
+        if name != raw || name.len() > max || name.ends_with('-') {
             let hash = kube_codegen_crd::shard::fnv1a64(raw.as_bytes());
-            name.truncate(253 - 17);
+            name.truncate(max - 17);
             name = format!("{}-{hash:016x}", name.trim_end_matches('-'));
         }
         let trimmed = name.trim_start_matches('-');
@@ -124,6 +157,8 @@ struct Seen {
     renew: Option<String>,
     holder: String,
     ack: Option<u64>,
+    /// The load it published, and the table id it was observed under.
+    load: Option<(u64, Load)>,
     at: Instant,
 }
 
@@ -139,6 +174,10 @@ struct State {
     /// reading first (as leader election renews); `None` after a failed write, so the next one
     /// reads the Lease again.
     written: Option<Lease>,
+    /// The table Lease as last read or written, and its table.
+    table: Option<(Lease, Option<Arc<Table>>)>,
+    /// The current table's id and when this replica first saw it (the rebalance interval).
+    table_since: Option<(u64, Instant)>,
 }
 
 /// One replica's membership of a ring.
@@ -149,6 +188,7 @@ pub struct Membership {
     tx: Arc<watch::Sender<Assignment>>,
     view: Arc<watch::Sender<RingView>>,
     state: Arc<Mutex<State>>,
+    sources: Arc<Mutex<Vec<LoadSource>>>,
 }
 
 impl std::fmt::Debug for Membership {
@@ -174,8 +214,26 @@ impl Membership {
                 ack: None,
                 written_ack: None,
                 written: None,
+                table: None,
+                table_since: None,
             })),
+            sources: Arc::default(),
         }
+    }
+
+    /// Adds where this replica's load comes from (a controller adds its cache: the hash of
+    /// each cached object, 1); the sources' keys are summed.
+    pub fn add_load_source(&self, f: impl Fn() -> Vec<(u64, u64)> + Send + Sync + 'static) {
+        self.sources.lock().push(Box::new(f));
+    }
+
+    /// The ring's published table, as last read (none before one is published).
+    pub fn table(&self) -> Option<Arc<Table>> {
+        self.state
+            .lock()
+            .table
+            .as_ref()
+            .and_then(|(_, t)| t.clone())
     }
 
     /// This replica's assignment, updated whenever the ring or its own membership changes.
@@ -233,7 +291,7 @@ impl Membership {
             st.last_renewed = None;
             st.written = None;
         }
-        self.publish(Vec::new(), false);
+        self.publish(None, false);
         self.view.send_replace(RingView::default());
         let name = self.config.lease_name();
         if let Err(e) = self.api.delete(&name, &Default::default()).await {
@@ -244,10 +302,12 @@ impl Membership {
         }
     }
 
-    /// One renewal and one read of the ring.
+    /// One renewal and one read of the ring (and, on the coordinating member, the table
+    /// published when it must be).
     pub async fn step(&self) {
+        let load = self.own_load();
         let sent = Instant::now();
-        match self.renew().await {
+        match self.renew(&load).await {
             Ok(ack) => {
                 let mut st = self.state.lock();
                 st.last_renewed = Some(sent);
@@ -263,66 +323,138 @@ impl Membership {
             .list(&ListParams::default().labels(&format!("{RING_LABEL}={}", self.config.ring)))
             .await;
         let now = Instant::now();
-        let mut st = self.state.lock();
-        match leases {
-            Ok(list) => {
-                let mut fresh = HashMap::new();
-                for lease in list.items {
-                    let Some(name) = lease.metadata.name.clone() else {
-                        continue;
-                    };
-                    let spec = lease.spec.unwrap_or_default();
-                    let Some(holder) = spec.holder_identity.filter(|h| !h.is_empty()) else {
-                        continue;
-                    };
-                    let renew = spec.renew_time.map(|t| t.0.to_string());
-                    let ack = lease
-                        .metadata
-                        .annotations
-                        .as_ref()
-                        .and_then(|a| a.get(RING_ACK_ANNOTATION))
-                        .and_then(|v| u64::from_str_radix(v, 16).ok());
-                    let at = match st.seen.remove(&name) {
-                        Some(s) if s.renew == renew && s.holder == holder => s.at,
-                        _ => now,
-                    };
-                    fresh.insert(
-                        name,
-                        Seen {
-                            renew,
-                            holder,
-                            ack,
-                            at,
-                        },
-                    );
-                }
-                st.seen = fresh;
-            }
-            Err(e) => tracing::warn!("shard ring {}: leases not listed: {e}", self.config.ring),
-        }
+        let table_name = self.config.table_lease_name();
         let me = &self.config.identity;
-        let member = st
-            .last_renewed
-            .is_some_and(|t| now.duration_since(t) < self.config.renew_deadline);
-        let peers: std::collections::BTreeMap<String, Option<u64>> = st
-            .seen
-            .values()
-            .filter(|s| &s.holder != me && now.duration_since(s.at) < self.config.lease_duration)
-            .map(|s| (s.holder.clone(), s.ack))
-            .collect();
-        drop(st);
+        let (member, peers, mut loads, all_loaded, table, table_since, table_lease) = {
+            let mut st = self.state.lock();
+            match leases {
+                Ok(list) => {
+                    let mut fresh = HashMap::new();
+                    let mut table_lease = None;
+                    for lease in list.items {
+                        let Some(name) = lease.metadata.name.clone() else {
+                            continue;
+                        };
+                        if name == table_name {
+                            table_lease = Some(lease);
+                            continue;
+                        }
+                        let annotation = |key: &str| {
+                            lease
+                                .metadata
+                                .annotations
+                                .as_ref()
+                                .and_then(|a| a.get(key))
+                                .cloned()
+                        };
+                        let ack = annotation(RING_ACK_ANNOTATION)
+                            .and_then(|v| u64::from_str_radix(&v, 16).ok());
+                        let load = annotation(RING_LOAD_ANNOTATION).and_then(|v| {
+                            let (id, load) = v.split_once(';')?;
+                            Some((u64::from_str_radix(id, 16).ok()?, Load::decode(load)?))
+                        });
+                        let spec = lease.spec.unwrap_or_default();
+                        let Some(holder) = spec.holder_identity.filter(|h| !h.is_empty()) else {
+                            continue;
+                        };
+                        let renew = spec.renew_time.map(|t| t.0.to_string());
+                        let at = match st.seen.remove(&name) {
+                            Some(s) if s.renew == renew && s.holder == holder => s.at,
+                            _ => now,
+                        };
+                        fresh.insert(
+                            name,
+                            Seen {
+                                renew,
+                                holder,
+                                ack,
+                                load,
+                                at,
+                            },
+                        );
+                    }
+                    st.seen = fresh;
+                    st.table = table_lease.map(|l| {
+                        let t = l
+                            .metadata
+                            .annotations
+                            .as_ref()
+                            .and_then(|a| a.get(RING_TABLE_ANNOTATION))
+                            .and_then(|t| Table::decode(t))
+                            .map(Arc::new);
+                        (l, t)
+                    });
+                }
+                Err(e) => tracing::warn!("shard ring {}: leases not listed: {e}", self.config.ring),
+            }
+            let member = st
+                .last_renewed
+                .is_some_and(|t| now.duration_since(t) < self.config.renew_deadline);
+            let live: Vec<&Seen> = st
+                .seen
+                .values()
+                .filter(|s| {
+                    &s.holder != me && now.duration_since(s.at) < self.config.lease_duration
+                })
+                .collect();
+            let peers: std::collections::BTreeMap<String, Option<u64>> =
+                live.iter().map(|s| (s.holder.clone(), s.ack)).collect();
+            let loads: Vec<(u64, Load)> = live.iter().filter_map(|s| s.load.clone()).collect();
+            let all_loaded = loads.len() == live.len();
+            let table = st.table.as_ref().and_then(|(_, t)| t.clone());
+            if let Some(t) = &table {
+                let id = t.id();
+                if st.table_since.is_none_or(|(seen, _)| seen != id) {
+                    st.table_since = Some((id, now));
+                }
+            }
+            let table_since = st.table_since;
+            let table_lease = st.table.as_ref().map(|(l, _)| l.clone());
+            (
+                member,
+                peers,
+                loads,
+                all_loaded,
+                table,
+                table_since,
+                table_lease,
+            )
+        };
         let mut members: Vec<String> = peers.keys().cloned().collect();
         if member {
             members.push(me.clone());
         }
         members.sort();
+        let mut table = table;
+        // The coordinator: the lowest live identity, when it counts itself a member.
+        if member && members.first() == Some(me) {
+            let current = table.as_ref().map(|t| t.id());
+            loads.push((current.unwrap_or_default(), load));
+            let next = self.next_table(table.as_deref(), &members, &loads, all_loaded, table_since);
+            if let Some(next) = next {
+                match self.write_table(table_lease, &next).await {
+                    Ok(lease) => {
+                        let next = Arc::new(next);
+                        let mut st = self.state.lock();
+                        st.table = Some((lease, Some(next.clone())));
+                        st.table_since = Some((next.id(), Instant::now()));
+                        table = Some(next);
+                    }
+                    Err(e) => tracing::debug!(
+                        "shard ring {}: table not written (another member's write won?): {e}",
+                        self.config.ring
+                    ),
+                }
+            }
+        }
         let view = RingView {
             member,
             members: members.clone(),
+            table: table.clone(),
             acked,
             peers,
         };
-        self.publish(members, member);
+        self.publish(table.as_deref(), member);
         self.view.send_if_modified(|v| {
             let changed = *v != view;
             *v = view;
@@ -330,26 +462,105 @@ impl Membership {
         });
     }
 
-    /// Publishes the assignment for `members` when it differs from the last one.
-    fn publish(&self, mut members: Vec<String>, member: bool) {
-        members.sort();
-        members.dedup();
-        let ring = Ring::new(members, self.config.virtual_points);
-        let ranges = if member {
-            ring.ranges_of(&self.config.identity)
-        } else {
-            Default::default()
+    /// This replica's load now (the sources summed, summarised), tagged on the next renewal
+    /// with the table it was observed under.
+    fn own_load(&self) -> Load {
+        let keys: Vec<(u64, u64)> = self.sources.lock().iter().flat_map(|f| f()).collect();
+        Load::new(keys).summary(table::SUMMARY_POINTS)
+    }
+
+    /// The table the coordinator publishes now, if any: a new one when the live members are
+    /// not the table's; a rebalanced one when the shares drifted past the bound, every member's
+    /// load is of the current table, the table is `rebalance_interval` old, and the rebalance
+    /// makes the worst share better.
+    fn next_table(
+        &self,
+        current: Option<&Table>,
+        members: &[String],
+        loads: &[(u64, Load)],
+        all_loaded: bool,
+        since: Option<(u64, Instant)>,
+    ) -> Option<Table> {
+        let generation = current.map_or(1, |t| t.generation() + 1);
+        let merged = Load::merge(loads.iter().map(|(_, l)| l));
+        let Some(t) = current.filter(|t| t.members() == members) else {
+            return Some(table::rebalance(current, members, &merged, generation));
+        };
+        let id = t.id();
+        let settled = all_loaded
+            && loads.iter().all(|(of, _)| *of == id)
+            && since
+                .is_some_and(|(s, at)| s == id && at.elapsed() >= self.config.rebalance_interval);
+        let drift = t.drift(&merged);
+        if !settled || drift <= table::REBALANCE_BOUND {
+            return None;
+        }
+        let next = table::rebalance(Some(t), members, &merged, generation);
+        (next.drift(&merged) < drift && next.assignments() != t.assignments()).then(|| {
+            tracing::info!(
+                "shard ring {}: rebalancing, worst share {:.1}% off even, {:.1}% after",
+                self.config.ring,
+                drift * 100.0,
+                next.drift(&merged) * 100.0
+            );
+            next
+        })
+    }
+
+    /// Writes `table` on the ring's table Lease (created when missing), conditional on the
+    /// `resourceVersion` it was read at.
+    async fn write_table(&self, read: Option<Lease>, table: &Table) -> Result<Lease, kube::Error> {
+        let c = &self.config;
+        let name = c.table_lease_name();
+        let mut lease = read.clone().unwrap_or_else(|| Lease {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(c.namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(LeaseSpec::default()),
+        });
+        lease
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(RING_LABEL.into(), c.ring.clone());
+        lease
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(RING_TABLE_ANNOTATION.into(), table.encode());
+        match read {
+            None => self.api.create(&PostParams::default(), &lease).await,
+            Some(_) => {
+                self.api
+                    .replace(&name, &PostParams::default(), &lease)
+                    .await
+            }
+        }
+    }
+
+    /// Publishes the assignment for `table` when it differs from the last one.
+    fn publish(&self, table: Option<&Table>, member: bool) {
+        let (ring_id, members, ranges) = match table {
+            Some(t) if member => (
+                t.id(),
+                t.members().to_vec(),
+                t.ranges_of(&self.config.identity),
+            ),
+            Some(t) => (t.id(), t.members().to_vec(), Default::default()),
+            None => (0, Vec::new(), Default::default()),
         };
         self.tx.send_if_modified(|a| {
-            if a.members == ring.members() && a.ranges == ranges {
+            if a.ring_id == ring_id && a.ranges == ranges {
                 return false;
             }
             a.generation += 1;
-            a.ring_id = ring.id();
-            a.members = ring.members().to_vec();
+            a.ring_id = ring_id;
+            a.members = members;
             a.ranges = ranges;
             tracing::info!(
-                "shard ring {}: generation {}, {} members, this replica owns {:.1}%",
+                "shard ring {}: generation {}, {} members, this replica owns {:.1}% of the space",
                 self.config.ring,
                 a.generation,
                 a.members.len(),
@@ -362,13 +573,13 @@ impl Membership {
     /// Creates or renews this replica's Lease, from the object last written when there is one
     /// (optimistic: a conflict waits for the next tick, which reads the Lease again); returns
     /// the acknowledgement the Lease now carries.
-    async fn renew(&self) -> Result<Option<u64>, kube::Error> {
+    async fn renew(&self, load: &Load) -> Result<Option<u64>, kube::Error> {
         let c = &self.config;
         let name = c.lease_name();
         let now = MicroTime(Timestamp::now());
-        let (ack, written) = {
+        let (ack, written, table) = {
             let mut st = self.state.lock();
-            (st.ack, st.written.take())
+            (st.ack, st.written.take(), st.table_since.map(|(id, _)| id))
         };
         let existing = match written {
             Some(lease) => Some(lease),
@@ -390,6 +601,14 @@ impl Membership {
             .labels
             .get_or_insert_with(Default::default)
             .insert(RING_LABEL.into(), c.ring.clone());
+        lease
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                RING_LOAD_ANNOTATION.into(),
+                format!("{:016x};{}", table.unwrap_or_default(), load.encode()),
+            );
         match ack {
             Some(ack) => {
                 lease

@@ -6,7 +6,10 @@
 //! - [`hash`]: the 64-bit FNV-1a hash of an object's uid or namespace, as the API server
 //!   computes it for `shardSelector`.
 //! - [`range`]: half-open hash ranges, sets of them, and the `shardSelector` text.
-//! - [`ring`]: which replica owns which ranges, derived from the member set alone.
+//! - [`table`]: which replica owns which ranges: cuts at observed key hashes, weighted by
+//!   objects, published by one member and acknowledged by all (issue 34).
+//! - [`ring`]: consistent hashing derived from the member set alone (issue 30's split of the
+//!   space, no longer what members use: kept for comparison in tests and benches).
 //! - [`membership`]: each replica's Lease, the live set of them, and the replica's
 //!   [`Assignment`] published on a `tokio::sync::watch` channel.
 //! - [`runner`]: [`ShardRing`], a replica's membership, handoff and reconcile gate at run time
@@ -24,13 +27,18 @@ pub mod range;
 pub mod ring;
 pub mod runner;
 pub(crate) mod source;
+pub mod table;
 
 pub use handoff::{Handoff, RingView, Transition};
 pub use hash::{ShardKey, object_hash};
-pub use membership::{Membership, MembershipConfig, RING_ACK_ANNOTATION, RING_LABEL};
+pub use membership::{
+    LoadSource, Membership, MembershipConfig, RING_ACK_ANNOTATION, RING_LABEL,
+    RING_LOAD_ANNOTATION, RING_TABLE_ANNOTATION,
+};
 pub use range::{HashRange, RangeSet, ShardSelector, ShardSelectorError};
 pub use ring::{DEFAULT_VIRTUAL_POINTS, Ring};
 pub use runner::{Admission, DEFAULT_HANDOFF_TIMEOUT, Permit, ShardRing, ShardStats};
+pub use table::{Load, Table};
 
 use tokio::sync::watch;
 
@@ -41,8 +49,8 @@ pub use crate::cache::SHARD_INFO_ANNOTATION;
 pub struct Assignment {
     /// Bumped every time this replica's view of the ring changes (local to the replica).
     pub generation: u64,
-    /// The ring this view is of: a hash of the sorted member identities, the same on every
-    /// replica that sees the same members (what a member acknowledges on its Lease).
+    /// The table this view is of ([`Table::id`], the same on every replica that reads the same
+    /// table: what a member acknowledges on its Lease); 0 before a table is published.
     pub ring_id: u64,
     /// The live members, sorted.
     pub members: Vec<String>,

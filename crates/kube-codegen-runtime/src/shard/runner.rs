@@ -262,10 +262,7 @@ impl ShardRing {
         let mut renewing = std::pin::pin!(async move { membership.run().await });
         let mut views = self.inner.membership.view();
         let mut drained = self.inner.changed.subscribe();
-        let mut handoff = Handoff::new(
-            self.inner.membership.config().identity.clone(),
-            self.inner.membership.config().virtual_points,
-        );
+        let mut handoff = Handoff::new(self.inner.membership.config().identity.clone());
         let retry = self.inner.membership.config().retry_period;
         let mut applied: Option<RingView> = None;
         // Since when a ring waits for running reconciles outside the allowed ranges.

@@ -36,6 +36,41 @@ struct ShardInfo {
     selector: String,
 }
 
+/// A list answer read in one pass: kube's `ObjectList` flattens its type fields (serde then
+/// buffers the whole body first), and the echo would need a second parse of the text.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "K: DeserializeOwned"))]
+struct ShardedList<K> {
+    #[serde(default, rename = "apiVersion")]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: ShardedListMeta,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    items: Vec<K>,
+}
+
+#[derive(Deserialize, Default)]
+struct ShardedListMeta {
+    #[serde(default, rename = "resourceVersion")]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_: Option<String>,
+    #[serde(default, rename = "remainingItemCount")]
+    remaining_item_count: Option<i64>,
+    #[serde(default, rename = "shardInfo")]
+    shard_info: Option<ShardInfo>,
+}
+
+fn null_as_empty<'de, D, K>(d: D) -> Result<Vec<K>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    K: DeserializeOwned,
+{
+    Ok(Option::<Vec<K>>::deserialize(d)?.unwrap_or_default())
+}
+
 /// A watch line's object only, for the echo on a bookmark.
 #[derive(Deserialize)]
 struct EchoLine {
@@ -88,9 +123,29 @@ where
         .map_err(kube::Error::BuildRequest)?;
     let req = with_selector(req, selector)?;
     let text = api.clone().into_client().request_text(req).await?;
-    let list: ObjectList<K> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
-    let echo: Echo = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
-    Ok((list, echo.metadata.shard_info.map(|s| s.selector)))
+    let read: ShardedList<K> = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+    let list = ObjectList {
+        types: kube::core::TypeMeta {
+            api_version: if read.api_version.is_empty() {
+                "v1".into()
+            } else {
+                read.api_version
+            },
+            kind: if read.kind.is_empty() {
+                "List".into()
+            } else {
+                read.kind
+            },
+        },
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta {
+            resource_version: read.metadata.resource_version,
+            continue_: read.metadata.continue_,
+            remaining_item_count: read.metadata.remaining_item_count,
+            ..Default::default()
+        },
+        items: read.items,
+    };
+    Ok((list, read.metadata.shard_info.map(|s| s.selector)))
 }
 
 /// A watch with `shardSelector`; the echo on a bookmark is passed on as its
@@ -107,26 +162,59 @@ where
     let req = kube::core::Request::new(api.resource_url())
         .watch(params, resource_version)
         .map_err(kube::Error::BuildRequest)?;
-    let req = with_selector(req, selector)?;
+    let mut req = with_selector(req, selector)?;
+    // As kube's own watches: no compressed watch streams (a 1.37 server gzips each event as a
+    // gzip member of its own, which the client's decoder does not read past the first).
+    req.headers_mut()
+        .entry(http::header::ACCEPT_ENCODING)
+        .or_insert(http::HeaderValue::from_static("identity"));
     let body = api.clone().into_client().request_stream(req).await?;
-    let lines = body.lines().map_err(kube::Error::ReadEvents);
-    let events = lines.try_filter_map(|line| async move {
-        if line.trim().is_empty() {
-            return Ok(None);
-        }
-        let mut event: WatchEvent<K> =
-            serde_json::from_str(&line).map_err(kube::Error::SerdeError)?;
-        if let WatchEvent::Bookmark(b) = &mut event
-            && let Ok(EchoLine { object }) = serde_json::from_str::<EchoLine>(&line)
-            && let Some(info) = object.metadata.shard_info
-        {
-            b.metadata
-                .annotations
-                .insert(SHARD_INFO_ANNOTATION.into(), info.selector);
-        }
-        Ok(Some(event))
-    });
+    // As kube's `request_events`: a read timeout or an unexpected end of the body ends the
+    // stream (the reflector watches again from where it was), other read errors are errors.
+    let lines = body
+        .lines()
+        .take_while(|l| {
+            let end = matches!(l, Err(e) if matches!(
+                e.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::UnexpectedEof
+            ));
+            if let Err(e) = l
+                && end
+            {
+                tracing::debug!("shard watch ended: {e}");
+            }
+            futures::future::ready(!end)
+        })
+        .map_err(kube::Error::ReadEvents);
+    let events = lines.try_filter_map(|line| async move { event_of::<K>(&line) });
     Ok(events.boxed())
+}
+
+/// One line of a shard watch: an event (a bookmark's echo passed on as its
+/// [`SHARD_INFO_ANNOTATION`] annotation), nothing for a blank line, or, for a line that is no
+/// event but a `Status`, the server's error as kube reports it (`Error::Api`).
+fn event_of<K: DeserializeOwned + Clone>(line: &str) -> Result<Option<WatchEvent<K>>, kube::Error> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let mut event: WatchEvent<K> = match serde_json::from_str(line) {
+        Ok(event) => event,
+        Err(e) => {
+            return match serde_json::from_str::<kube::core::Status>(line) {
+                Ok(status) => Err(kube::Error::Api(status.boxed())),
+                Err(_) => Err(kube::Error::SerdeError(e)),
+            };
+        }
+    };
+    if let WatchEvent::Bookmark(b) = &mut event
+        && let Ok(EchoLine { object }) = serde_json::from_str::<EchoLine>(line)
+        && let Some(info) = object.metadata.shard_info
+    {
+        b.metadata
+            .annotations
+            .insert(SHARD_INFO_ANNOTATION.into(), info.selector);
+    }
+    Ok(Some(event))
 }
 
 /// Which objects a sharded reflector keeps: the ranges of the current round, and whether the
@@ -215,6 +303,31 @@ impl<K: Resource + Send + Sync> ReflectorStore<K> for FilteredStore<K> {
 mod tests {
     use super::*;
     use crate::shard::{HashRange, range::MAX_SELECTOR_TERMS};
+
+    #[test]
+    fn a_status_line_is_the_servers_error_and_a_bookmark_keeps_the_echo() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let line = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}"#;
+        match event_of::<ConfigMap>(line) {
+            Err(kube::Error::Api(s)) => {
+                assert_eq!(s.code, 410);
+                assert_eq!(s.reason, "Expired");
+            }
+            other => panic!("expected Error::Api, got {other:?}"),
+        }
+        assert!(matches!(
+            event_of::<ConfigMap>("{not json"),
+            Err(kube::Error::SerdeError(_))
+        ));
+        assert!(event_of::<ConfigMap>("  ").unwrap().is_none());
+        let bookmark = r#"{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"7","annotations":{"k8s.io/initial-events-end":"true"},"shardInfo":{"selector":"x"}}}}"#;
+        match event_of::<ConfigMap>(bookmark) {
+            Ok(Some(WatchEvent::Bookmark(b))) => {
+                assert_eq!(b.metadata.annotations[SHARD_INFO_ANNOTATION], "x");
+            }
+            other => panic!("expected a bookmark, got {other:?}"),
+        }
+    }
 
     #[test]
     fn encoding_round_trips_through_a_query_decoder() {

@@ -131,6 +131,9 @@ pub async fn delete(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
 
 pub async fn delete_collection(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = super::read::selectors(ctx)?;
+    // Its list options are a list's: `shardSelector` too (kube-apiserver's registry lists with
+    // them, then deletes what the list returned, and answers that list, echo included).
+    let shard = crate::shard_selector::from_request(ctx)?;
     let mut opts = delete_options(ctx)?;
     // Preconditions name one object; a collection delete has none.
     opts.preconditions = Default::default();
@@ -140,7 +143,9 @@ pub async fn delete_collection(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError
             .list(ctx.res.storage().0, ctx.res.storage().1, ctx.ns())
             .into_iter()
             .filter(|(_, o)| {
-                labels.matches(o) && fields.matches(&crate::events::selectable(&ctx.res, o))
+                labels.matches(o)
+                    && fields.matches(&crate::events::selectable(&ctx.res, o))
+                    && shard.as_ref().is_none_or(|(s, _)| s.matches_object(o))
             })
             .collect()
     };
@@ -169,10 +174,14 @@ pub async fn delete_collection(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError
         (items, db.store.rv().to_string())
     };
     let items = shown(ctx, items).await?;
+    let mut meta = json!({"resourceVersion": rv});
+    if let Some((_, raw)) = &shard {
+        crate::shard_selector::echo(&mut meta, raw);
+    }
     let list = json!({
         "kind": ctx.res.list_kind,
         "apiVersion": ctx.res.api_version(ctx.version()),
-        "metadata": {"resourceVersion": rv},
+        "metadata": meta,
         "items": items,
     });
     Ok(json_response(200, &list))

@@ -1,0 +1,213 @@
+//! Issue 34: shares of the objects, not of the hash space. Namespaces named as clusters name
+//! them (`s0` .. `s19`) hash close together under FNV-1a (the same top bits), so a ring that
+//! cuts the hash space evenly gave one replica all twenty and the others none. Three replicas
+//! in ring mode, sharded by namespace, on the in-memory server: each ends with 6 or 7
+//! namespaces, every object is reconciled by the replica that owns it at the end, and no
+//! object is ever reconciled by two replicas at once while the ranges move.
+#![cfg(feature = "sharding")]
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, PostParams};
+use kube_codegen_runtime::SharedInformerFactory;
+use kube_codegen_runtime::controller::{Action, Context, Controller, Reconciler};
+use kube_codegen_runtime::shard::{MembershipConfig, RangeSet, ShardKey, ShardRing};
+use kube_fake_apiserver::FakeApiServer;
+use parking_lot::Mutex;
+use support::{cm, fast_reflector};
+
+const LEASE: Duration = Duration::from_millis(1500);
+const RENEW_DEADLINE: Duration = Duration::from_millis(1000);
+const RETRY: Duration = Duration::from_millis(100);
+
+/// One reconcile: replica, `namespace/name`, start, end.
+type Log = Arc<Mutex<Vec<(String, String, Instant, Option<Instant>)>>>;
+
+struct Recorder {
+    me: String,
+    log: Log,
+}
+
+impl Reconciler<ConfigMap> for Recorder {
+    type Error = String;
+
+    async fn reconcile(&self, obj: Arc<ConfigMap>, _: &Context) -> Result<Action, String> {
+        let key = format!(
+            "{}/{}",
+            obj.metadata.namespace.as_deref().unwrap_or(""),
+            obj.metadata.name.as_deref().unwrap_or("")
+        );
+        let i = {
+            let mut log = self.log.lock();
+            log.push((self.me.clone(), key, Instant::now(), None));
+            log.len() - 1
+        };
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        self.log.lock()[i].3 = Some(Instant::now());
+        Ok(Action::requeue_after(Duration::from_secs(3600)))
+    }
+}
+
+/// A replica in a runtime of its own; dropped, it stops where it is.
+struct Replica {
+    rt: Option<tokio::runtime::Runtime>,
+    ring: ShardRing,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+fn start(server: &FakeApiServer, id: &str, log: &Log) -> Replica {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let ring = {
+        let _in = rt.enter();
+        ShardRing::new(
+            support::client(server),
+            MembershipConfig::new("cms", id, "default").timing(LEASE, RENEW_DEADLINE, RETRY),
+        )
+        .key(ShardKey::Namespace)
+        .handoff_timeout(Duration::from_millis(500))
+    };
+    let reconciler = Recorder {
+        me: id.to_owned(),
+        log: log.clone(),
+    };
+    let client = support::client(server);
+    let r = ring.clone();
+    rt.spawn(async move {
+        let factory = SharedInformerFactory::builder(client)
+            .reflector(fast_reflector())
+            .sharded(r.scope())
+            .build();
+        let _ = Controller::<ConfigMap>::for_kind(&factory)
+            .workers(2)
+            .shard_ring(r)
+            .run(reconciler, std::future::pending::<()>())
+            .await;
+    });
+    Replica { rt: Some(rt), ring }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_namespaces_are_shared_six_or_seven_each() {
+    let server = FakeApiServer::builder()
+        .shard_selectors(true)
+        .start()
+        .await
+        .unwrap();
+    let client = support::client(&server);
+    let namespaces: Vec<String> = (0..20).map(|i| format!("s{i}")).collect();
+    let mut keys = BTreeSet::new();
+    for ns in &namespaces {
+        let mut n = Namespace::default();
+        n.metadata.name = Some(ns.clone());
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &n)
+            .await
+            .unwrap();
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+        for j in 0..10 {
+            let name = format!("cm-{j}");
+            api.create(&PostParams::default(), &cm(&name, "0"))
+                .await
+                .unwrap();
+            keys.insert(format!("{ns}/{name}"));
+        }
+    }
+    let log: Log = Arc::default();
+    let replicas: BTreeMap<&str, Replica> = ["a", "b", "c"]
+        .into_iter()
+        .map(|id| (id, start(&server, id, &log)))
+        .collect();
+    let hash = |ns: &str| ShardKey::Namespace.hash("", ns);
+    // The namespaces each replica may reconcile, once the allowed ranges partition the space.
+    let shares = || -> Option<BTreeMap<&str, Vec<&str>>> {
+        let sets: Vec<(&str, RangeSet)> = replicas
+            .iter()
+            .map(|(id, r)| (*id, r.ring.allowed()))
+            .collect();
+        let total: u128 = sets.iter().map(|(_, s)| s.size()).sum();
+        (total == 1 << 64).then(|| {
+            sets.iter()
+                .map(|(id, s)| {
+                    let mine = namespaces
+                        .iter()
+                        .filter(|ns| s.contains(hash(ns)))
+                        .map(String::as_str)
+                        .collect();
+                    (*id, mine)
+                })
+                .collect()
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let settled = loop {
+        let s = shares();
+        if let Some(s) = &s
+            && s.values().all(|n| (6..=7).contains(&n.len()))
+        {
+            break s.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "namespaces per replica never 6 or 7: {s:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    eprintln!("namespaces per replica: {settled:?}");
+    // Every object reconciled by its final owner (the gained ranges' objects are queued).
+    let owner: BTreeMap<&str, &str> = settled
+        .iter()
+        .flat_map(|(id, nss)| nss.iter().map(move |ns| (*ns, *id)))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let done: BTreeSet<String> = log
+            .lock()
+            .iter()
+            .filter(|(r, k, _, end)| {
+                end.is_some() && owner.get(k.split('/').next().unwrap()) == Some(&r.as_str())
+            })
+            .map(|(_, k, _, _)| k.clone())
+            .collect();
+        if done == keys {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} of {} objects not reconciled by their owner",
+            keys.len() - done.len(),
+            keys.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // No object in two replicas' reconciles at once.
+    let log = log.lock().clone();
+    let now = Instant::now();
+    let mut by_key: BTreeMap<&str, Vec<(Instant, Instant, &str)>> = BTreeMap::new();
+    for (r, k, s, e) in &log {
+        by_key.entry(k).or_default().push((*s, e.unwrap_or(now), r));
+    }
+    for (k, mut spans) in by_key {
+        spans.sort();
+        for (i, a) in spans.iter().enumerate() {
+            for b in spans[i + 1..].iter().take_while(|b| b.0 < a.1) {
+                assert_eq!(a.2, b.2, "{k} reconciled by {} and {} at once", a.2, b.2);
+            }
+        }
+    }
+}
