@@ -133,7 +133,9 @@ pub(crate) fn queue_gains<K>(
                 if gained.contains(hash(&o))
                     && let Ok(k) = key_of(&*o)
                 {
-                    queue.add(k);
+                    // A gained range's objects are a backlog like an initial list's: live
+                    // changes go first (controller-runtime's `LowPriority`).
+                    queue.add_with_priority(k, crate::workqueue::LOW_PRIORITY);
                     n += 1;
                 }
             }
