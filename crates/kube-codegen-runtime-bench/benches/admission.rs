@@ -26,12 +26,10 @@
 //! 127.0.0.1 (rcgen certificate), one keep-alive HTTP/1.1 connection over tokio-rustls, one
 //! request at a time, a two-worker Tokio runtime for both ends.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use kube_codegen_runtime::conversion::WebhookServer;
 use kube_codegen_runtime::webhook::{
     self,
@@ -40,6 +38,7 @@ use kube_codegen_runtime::webhook::{
     },
 };
 use kube_codegen_runtime_bench::bench::v1::Gadget;
+use kube_codegen_runtime_bench::https::TestCert;
 use kube_codegen_runtime_bench::measure::{runs_value, thread_cpu_seconds};
 use kube_codegen_runtime_bench::runs::Gathered;
 use serde_json::{Value, json};
@@ -274,10 +273,7 @@ fn main() {
 
 fn https_latency(requests: usize, body: &Bytes) {
     let dir = std::env::temp_dir().join(format!("a1-admission-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    std::fs::write(dir.join("tls.crt"), ck.cert.pem()).unwrap();
-    std::fs::write(dir.join("tls.key"), ck.signing_key.serialize_pem()).unwrap();
+    let cert = TestCert::write(&dir);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -286,7 +282,7 @@ fn https_latency(requests: usize, body: &Bytes) {
     let latencies = runtime.block_on(async {
         let server = WebhookServer::builder_without_conversion()
             .listen("127.0.0.1:0".parse().unwrap())
-            .tls_files(dir.join("tls.crt"), dir.join("tls.key"))
+            .tls_files(cert.crt.clone(), cert.key.clone())
             .admission(defaulting())
             .bind()
             .await
@@ -297,28 +293,7 @@ fn https_latency(requests: usize, body: &Bytes) {
             let _ = stopped.await;
         }));
 
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(ck.cert.der().clone()).unwrap();
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        tcp.set_nodelay(true).unwrap();
-        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect(
-                rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap(),
-                tcp,
-            )
-            .await
-            .unwrap();
-        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-            .await
-            .unwrap();
-        tokio::spawn(conn);
+        let mut send = cert.connect(addr).await;
 
         let mut latencies = Vec::with_capacity(requests);
         for i in 0..requests + 500 {

@@ -36,15 +36,14 @@
 //! one keep-alive connection, one request at a time; a two-worker Tokio runtime runs both.
 //! Latency is from sending the request to the last byte of the answer.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use kube_codegen_runtime::conversion::{
     self, ConversionError, Converter, KindConversion, WebhookServer,
 };
+use kube_codegen_runtime_bench::https::TestCert;
 use kube_codegen_runtime_bench::measure::{runs_value, thread_cpu_seconds};
 use kube_codegen_runtime_bench::runs::Gathered;
 use serde_json::{Value, json};
@@ -422,10 +421,7 @@ fn main() {
 
 fn https_latency(requests: usize) {
     let dir = std::env::temp_dir().join(format!("c1-conversion-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-    std::fs::write(dir.join("tls.crt"), ck.cert.pem()).unwrap();
-    std::fs::write(dir.join("tls.key"), ck.signing_key.serialize_pem()).unwrap();
+    let cert = TestCert::write(&dir);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -434,7 +430,7 @@ fn https_latency(requests: usize) {
     let latencies = runtime.block_on(async {
         let server = WebhookServer::builder(Converter::new().with(FooConversion))
             .listen("127.0.0.1:0".parse().unwrap())
-            .tls_files(dir.join("tls.crt"), dir.join("tls.key"))
+            .tls_files(cert.crt.clone(), cert.key.clone())
             .bind()
             .await
             .unwrap();
@@ -444,28 +440,7 @@ fn https_latency(requests: usize) {
             let _ = stopped.await;
         }));
 
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(ck.cert.der().clone()).unwrap();
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        tcp.set_nodelay(true).unwrap();
-        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect(
-                rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap(),
-                tcp,
-            )
-            .await
-            .unwrap();
-        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-            .await
-            .unwrap();
-        tokio::spawn(conn);
+        let mut send = cert.connect(addr).await;
 
         let body = review_body(vec![foo(1)]);
         let mut latencies = Vec::with_capacity(requests);

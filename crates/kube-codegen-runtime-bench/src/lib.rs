@@ -123,6 +123,7 @@ pub mod measure {
 }
 
 pub mod cluster;
+pub mod https;
 pub mod objects;
 pub mod process;
 pub mod reconcile;
