@@ -147,6 +147,24 @@ fn csv_record(line: &str) -> Result<Vec<String>, String> {
     }
 }
 
+/// A `UserInfo` as the review APIs (and admission reviews) carry it.
+pub fn user_info(user: Option<&User>) -> Value {
+    let Some(u) = user else {
+        return json!({});
+    };
+    let mut info = json!({"username": u.name});
+    if !u.uid.is_empty() {
+        info["uid"] = json!(u.uid);
+    }
+    if !u.groups.is_empty() {
+        info["groups"] = json!(u.groups);
+    }
+    if !u.extra.is_empty() {
+        info["extra"] = json!(u.extra);
+    }
+    info
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,22 +183,4 @@ mod tests {
         assert!(e.contains("at least 3 columns"), "{e}");
         assert!(parse_token_file("t1,\"alice,1\n").is_err());
     }
-}
-
-/// A `UserInfo` as the review APIs (and admission reviews) carry it.
-pub fn user_info(user: Option<&User>) -> Value {
-    let Some(u) = user else {
-        return json!({});
-    };
-    let mut info = json!({"username": u.name});
-    if !u.uid.is_empty() {
-        info["uid"] = json!(u.uid);
-    }
-    if !u.groups.is_empty() {
-        info["groups"] = json!(u.groups);
-    }
-    if !u.extra.is_empty() {
-        info["extra"] = json!(u.extra);
-    }
-    info
 }
