@@ -26,7 +26,7 @@
 //! 127.0.0.1 (rcgen certificate), one keep-alive HTTP/1.1 connection over tokio-rustls, one
 //! request at a time, a two-worker Tokio runtime for both ends.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -38,7 +38,7 @@ use kube_codegen_runtime::webhook::{
     },
 };
 use kube_codegen_runtime_bench::bench::v1::Gadget;
-use kube_codegen_runtime_bench::https::TestCert;
+use kube_codegen_runtime_bench::https::{TestCert, WARM_UP, quantile, round_trips_us};
 use kube_codegen_runtime_bench::measure::{runs_value, thread_cpu_seconds};
 use kube_codegen_runtime_bench::runs::Gathered;
 use serde_json::{Value, json};
@@ -295,19 +295,7 @@ fn https_latency(requests: usize, body: &Bytes) {
 
         let mut send = cert.connect(addr).await;
 
-        let mut latencies = Vec::with_capacity(requests);
-        for i in 0..requests + 500 {
-            let started = Instant::now();
-            send.ready().await.unwrap();
-            let response = send.send_request(request(body)).await.unwrap();
-            assert_eq!(response.status(), http::StatusCode::OK);
-            let answer = response.into_body().collect().await.unwrap().to_bytes();
-            let took = started.elapsed();
-            std::hint::black_box(answer);
-            if i >= 500 {
-                latencies.push(took);
-            }
-        }
+        let latencies = round_trips_us(&mut send, requests, || request(body)).await;
         stop.send(()).unwrap();
         tokio::time::timeout(Duration::from_secs(5), serving)
             .await
@@ -316,11 +304,10 @@ fn https_latency(requests: usize, body: &Bytes) {
         latencies
     });
     let _ = std::fs::remove_dir_all(&dir);
-    let mut us: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64() * 1e6).collect();
-    us.sort_by(f64::total_cmp);
-    let at = |q: f64| us[((us.len() as f64 * q) as usize).min(us.len() - 1)];
+    let us = latencies;
+    let at = |q: f64| quantile(&us, q);
     println!(
-        "# a1 https: {requests} defaulting reviews on one keep-alive TLS connection (after 500 warm-up)"
+        "# a1 https: {requests} defaulting reviews on one keep-alive TLS connection (after {WARM_UP} warm-up)"
     );
     println!("a1_https_p50_us {:.0} us", at(0.50));
     println!("a1_https_p99_us {:.0} us", at(0.99));

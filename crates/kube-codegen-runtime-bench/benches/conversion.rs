@@ -36,14 +36,14 @@
 //! one keep-alive connection, one request at a time; a two-worker Tokio runtime runs both.
 //! Latency is from sending the request to the last byte of the answer.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use kube_codegen_runtime::conversion::{
     self, ConversionError, Converter, KindConversion, WebhookServer,
 };
-use kube_codegen_runtime_bench::https::TestCert;
+use kube_codegen_runtime_bench::https::{TestCert, WARM_UP, quantile, round_trips_us};
 use kube_codegen_runtime_bench::measure::{runs_value, thread_cpu_seconds};
 use kube_codegen_runtime_bench::runs::Gathered;
 use serde_json::{Value, json};
@@ -443,19 +443,7 @@ fn https_latency(requests: usize) {
         let mut send = cert.connect(addr).await;
 
         let body = review_body(vec![foo(1)]);
-        let mut latencies = Vec::with_capacity(requests);
-        for i in 0..requests + 500 {
-            let started = Instant::now();
-            send.ready().await.unwrap();
-            let response = send.send_request(request(&body)).await.unwrap();
-            assert_eq!(response.status(), http::StatusCode::OK);
-            let answer = response.into_body().collect().await.unwrap().to_bytes();
-            let took = started.elapsed();
-            std::hint::black_box(answer);
-            if i >= 500 {
-                latencies.push(took);
-            }
-        }
+        let latencies = round_trips_us(&mut send, requests, || request(&body)).await;
         stop.send(()).unwrap();
         tokio::time::timeout(Duration::from_secs(5), serving)
             .await
@@ -464,11 +452,10 @@ fn https_latency(requests: usize) {
         latencies
     });
     let _ = std::fs::remove_dir_all(&dir);
-    let mut us: Vec<f64> = latencies.iter().map(|d| d.as_secs_f64() * 1e6).collect();
-    us.sort_by(f64::total_cmp);
-    let at = |q: f64| us[((us.len() as f64 * q) as usize).min(us.len() - 1)];
+    let us = latencies;
+    let at = |q: f64| quantile(&us, q);
     println!(
-        "# c1 https: {requests} single-object reviews on one keep-alive TLS connection (after 500 warm-up)"
+        "# c1 https: {requests} single-object reviews on one keep-alive TLS connection (after {WARM_UP} warm-up)"
     );
     println!("c1_https_single_p50_us {:.0} us", at(0.50));
     println!("c1_https_single_p99_us {:.0} us", at(0.99));

@@ -66,3 +66,41 @@ impl TestCert {
         send
     }
 }
+
+/// Requests sent one after another on `send` before timing starts.
+pub const WARM_UP: usize = 500;
+
+/// Sends `requests` requests (after [`WARM_UP`] untimed ones), each answered 200 and read
+/// whole; returns each round trip in microseconds, sorted.
+pub async fn round_trips_us(
+    send: &mut SendRequest<Full<Bytes>>,
+    requests: usize,
+    request: impl Fn() -> http::Request<Full<Bytes>>,
+) -> Vec<f64> {
+    use http_body_util::BodyExt;
+    let mut us = Vec::with_capacity(requests);
+    for i in 0..requests + WARM_UP {
+        let started = std::time::Instant::now();
+        send.ready().await.expect("connection ready");
+        let response = send.send_request(request()).await.expect("an answer");
+        assert_eq!(response.status(), http::StatusCode::OK);
+        let answer = response
+            .into_body()
+            .collect()
+            .await
+            .expect("the body")
+            .to_bytes();
+        let took = started.elapsed();
+        std::hint::black_box(answer);
+        if i >= WARM_UP {
+            us.push(took.as_secs_f64() * 1e6);
+        }
+    }
+    us.sort_by(f64::total_cmp);
+    us
+}
+
+/// The `q`-quantile of sorted `us`.
+pub fn quantile(us: &[f64], q: f64) -> f64 {
+    us[((us.len() as f64 * q) as usize).min(us.len() - 1)]
+}
