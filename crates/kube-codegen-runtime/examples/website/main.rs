@@ -1,7 +1,9 @@
 //! A complete controller (the repository README quotes this file): every Website
 //! (`crd.yaml`) gets a ConfigMap holding its `spec.content`, owned by it; the Website's
 //! `Ready` condition says whether the ConfigMap is in place; a finalizer runs a cleanup before
-//! a Website goes; only the holder of a Lease reconciles.
+//! a Website goes; only the holder of a Lease reconciles. `website --print-rbac NS/NAME` prints
+//! the RBAC objects it needs, run as that ServiceAccount (the runtime's tests run it with
+//! exactly those).
 //!
 //! The API was generated with `kube-codegen gen crd.yaml -o generated`.
 
@@ -25,6 +27,7 @@ use kube_codegen_runtime::controller::{
     Action, Context, Controller, FinalizerError, FinalizerEvent, LeaderElection, Manager,
     Reconciler, finalizer, shutdown_signal, unique_identity,
 };
+use kube_codegen_runtime::events::{Event, EventType};
 use kube_codegen_runtime::{LeaderElectionConfig, LeaseLock, SharedInformerFactory};
 
 const NAME: &str = "website-controller";
@@ -116,6 +119,25 @@ async fn apply(site: &Website, sites: &Api<Website>, ctx: &Context) -> Result<Ac
         }
         Some(_) => ("True", "UpToDate", "ConfigMap up to date"),
     };
+    if reason != "UpToDate" {
+        let type_ = match status {
+            "True" => EventType::Normal,
+            _ => EventType::Warning,
+        };
+        let (reason, note) = (reason.to_owned(), Some(message.to_owned()));
+        let action = "Reconcile".to_owned();
+        let event = Event {
+            type_,
+            reason,
+            note,
+            action,
+            secondary: None,
+        };
+        // As client-go's recorder: a lost event is logged, it never fails the reconcile.
+        if let Err(e) = ctx.recorder().publish_for(&event, site).await {
+            tracing::warn!(site = ctx.key(), "could not record an event: {e}");
+        }
+    }
     let mut conditions = site
         .status
         .clone()
@@ -132,15 +154,16 @@ async fn apply(site: &Website, sites: &Api<Website>, ctx: &Context) -> Result<Ac
     Ok(Action::requeue_after(Duration::from_secs(300)))
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let shutdown = shutdown_signal()?; // first: SIGTERM during startup is seen
-    let client = kube::Client::try_default().await?;
+/// The program: the controller and its manager. `main` runs it; the tests build the same one
+/// (hence `pub`).
+pub fn manager(client: kube::Client) -> Manager {
     let factory = SharedInformerFactory::builder(Clientset::new(client)).build();
     let websites = factory.example().v1().websites();
     let controller = Controller::new(&factory, websites.informer())
         .name(NAME)
         .owns::<ConfigMap>() // a ConfigMap's change reconciles the Website controlling it
+        .writes::<Website>(&["patch"]) // the finalizer (for the derived RBAC)
+        .writes_subresource::<Website>("status", &["patch"]) // the Ready condition
         .generation_changed() // our own status writes do not come back as work
         .workers(4);
     let lock = LeaseLock {
@@ -151,7 +174,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     Manager::new(&factory)
         .add(controller.build(Websites))
         .leader_election(LeaderElection::new(lock, LeaderElectionConfig::default()))
-        .run(shutdown)
-        .await?;
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let shutdown = shutdown_signal()?; // first: SIGTERM during startup is seen
+    let client = kube::Client::try_default().await?;
+    let manager = manager(client);
+    // `--print-rbac NS/NAME`: the permissions it needs, for `kubectl apply -f -`; nothing is sent.
+    if let Some(sa) = std::env::args().skip_while(|a| a != "--print-rbac").nth(1) {
+        let (namespace, name) = sa.split_once('/').ok_or("--print-rbac takes NS/NAME")?;
+        let items = manager.rbac_manifests(NAME, namespace, name);
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    manager.run(shutdown).await?;
     Ok(())
 }
