@@ -14,9 +14,21 @@ thread_local! {
     static BASE: RefCell<Context<'static>> = RefCell::new({
         let mut ctx = Context::default();
         ctx.register_all();
+        // The JSON Patch library of mutating policies (`jsonpatch.escapeKey`, RFC 6901's
+        // escaping of a key for a path); `compile_mutation` renames the call to this.
+        ctx.add_function(ESCAPE_KEY, |key: std::sync::Arc<String>| {
+            key.replace('~', "~0").replace('/', "~1")
+        });
         ctx
     });
 }
+
+/// The name `jsonpatch.escapeKey(k)` is evaluated under.
+const ESCAPE_KEY: &str = "jsonpatch.escapeKey";
+
+/// The key that carries an object construction's type name (`Object.spec`, `JSONPatch`) in
+/// the map it evaluates to: no CEL field name can spell it.
+pub const TYPE_KEY: &str = "@type";
 
 /// cel-go's parser recursion limit, which kube-apiserver keeps.
 const MAX_RECURSION: u16 = 250;
@@ -36,8 +48,7 @@ pub fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, CEL_STACK, f)
 }
 
-/// A parsed expression.
-pub fn compile(source: &str) -> Result<Expression, String> {
+fn parse(source: &str) -> Result<Expression, String> {
     on_a_deep_stack(|| {
         Parser::new()
             .enable_optional_syntax(true)
@@ -47,9 +58,163 @@ pub fn compile(source: &str) -> Result<Expression, String> {
     .map_err(|e| format!("compilation failed: {e}"))
 }
 
-/// JSON as a CEL value (`null` stays null; numbers that are integers are `int`).
+/// A parsed expression. An object construction (`Object{...}`), which only a mutating
+/// policy's mutations declare types for, is refused here: the interpreter cannot evaluate one
+/// (it would panic), and cel-go's type check refuses the undeclared type name.
+pub fn compile(source: &str) -> Result<Expression, String> {
+    let e = parse(source)?;
+    match on_a_deep_stack(|| first_struct(&e)) {
+        Some(name) => Err(format!(
+            "compilation failed: undeclared reference to '{name}' (in container '')"
+        )),
+        None => Ok(e),
+    }
+}
+
+/// A mutation's expression (`applyConfiguration` or `jsonPatch`): parsed, with every object
+/// construction `T{f: v}` rewritten as the map literal `{"@type": "T", "f": v}` (optional
+/// fields stay optional), which the interpreter evaluates, and `jsonpatch.escapeKey(k)` as a
+/// call of the function registered for it.
+pub fn compile_mutation(source: &str) -> Result<Expression, String> {
+    let mut e = parse(source)?;
+    on_a_deep_stack(|| rewrite(&mut e));
+    Ok(e)
+}
+
+/// The type name of the first object construction in `e`.
+fn first_struct(e: &Expression) -> Option<String> {
+    use kube_cel::cel::common::ast::{EntryExpr, Expr};
+    let entry_value = |en: &kube_cel::cel::common::ast::IdedEntryExpr| match &en.expr {
+        EntryExpr::StructField(f) => first_struct(&f.value),
+        EntryExpr::MapEntry(m) => first_struct(&m.key).or_else(|| first_struct(&m.value)),
+    };
+    match &e.expr {
+        Expr::Struct(s) => Some(s.type_name.clone()),
+        Expr::Call(c) => c
+            .target
+            .as_deref()
+            .and_then(first_struct)
+            .or_else(|| c.args.iter().find_map(first_struct)),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .find_map(first_struct),
+        Expr::List(l) => l.elements.iter().find_map(first_struct),
+        Expr::Map(m) => m.entries.iter().find_map(entry_value),
+        Expr::Select(s) => first_struct(&s.operand),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => None,
+    }
+}
+
+fn rewrite(e: &mut Expression) {
+    use kube_cel::cel::common::ast::{
+        EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue, MapEntryExpr, MapExpr,
+    };
+    let string = |id: u64, s: &str| IdedExpr {
+        id,
+        expr: Expr::Literal(LiteralValue::String(s.into())),
+    };
+    match &mut e.expr {
+        Expr::Struct(st) => {
+            let id = e.id;
+            let mut entries = vec![IdedEntryExpr {
+                id,
+                expr: EntryExpr::MapEntry(MapEntryExpr {
+                    key: string(id, TYPE_KEY),
+                    value: string(id, &st.type_name),
+                    optional: false,
+                }),
+            }];
+            for en in std::mem::take(&mut st.entries) {
+                let entry = match en.expr {
+                    EntryExpr::StructField(mut f) => {
+                        rewrite(&mut f.value);
+                        MapEntryExpr {
+                            key: string(en.id, &f.field),
+                            value: f.value,
+                            optional: f.optional,
+                        }
+                    }
+                    EntryExpr::MapEntry(mut m) => {
+                        rewrite(&mut m.key);
+                        rewrite(&mut m.value);
+                        m
+                    }
+                };
+                entries.push(IdedEntryExpr {
+                    id: en.id,
+                    expr: EntryExpr::MapEntry(entry),
+                });
+            }
+            e.expr = Expr::Map(MapExpr { entries });
+        }
+        Expr::Call(c) => {
+            let is_escape = c.func_name == "escapeKey"
+                && matches!(c.target.as_deref(), Some(IdedExpr { expr: Expr::Ident(t), .. }) if t == "jsonpatch");
+            if is_escape {
+                c.func_name = ESCAPE_KEY.to_string();
+                c.target = None;
+            }
+            if let Some(t) = c.target.as_deref_mut() {
+                rewrite(t);
+            }
+            c.args.iter_mut().for_each(rewrite);
+        }
+        Expr::Comprehension(c) => {
+            for x in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                rewrite(x);
+            }
+        }
+        Expr::List(l) => l.elements.iter_mut().for_each(rewrite),
+        Expr::Map(m) => {
+            for en in &mut m.entries {
+                match &mut en.expr {
+                    EntryExpr::StructField(f) => rewrite(&mut f.value),
+                    EntryExpr::MapEntry(me) => {
+                        rewrite(&mut me.key);
+                        rewrite(&mut me.value);
+                    }
+                }
+            }
+        }
+        Expr::Select(s) => rewrite(&mut s.operand),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+/// JSON as a CEL value (`null` stays null; numbers that are integers are `int`, as Kubernetes'
+/// `int64` fields are: the interpreter's serde conversion would make a positive one `uint`,
+/// which `+` with an `int` literal refuses).
 pub fn to_cel(v: &Value) -> Cel {
-    kube_cel::cel::to_value(v).unwrap_or(Cel::Null)
+    match v {
+        Value::Null => Cel::Null,
+        Value::Bool(b) => Cel::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Cel::Int(i),
+            None => n
+                .as_u64()
+                .map(Cel::UInt)
+                .unwrap_or_else(|| Cel::Float(n.as_f64().unwrap_or(0.0))),
+        },
+        Value::String(s) => Cel::String(std::sync::Arc::new(s.clone())),
+        Value::Array(items) => items.iter().map(to_cel).collect::<Vec<Cel>>().into(),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| (k.clone(), to_cel(v)))
+            .collect::<std::collections::HashMap<String, Cel>>()
+            .into(),
+    }
 }
 
 /// A CEL value back as JSON (what a `messageExpression` or a variable produced).
@@ -143,6 +308,32 @@ mod tests {
         let e = compile("object.spec.replicas").unwrap();
         assert!(eval_bool(&e, &[("object", to_cel(&obj))]).is_err());
         assert!(compile("object.(").is_err());
+    }
+
+    #[test]
+    fn object_constructions_evaluate_only_in_mutations() {
+        let obj = json!({"spec": {"replicas": 1}});
+        let source = "Object{spec: Object.spec{replicas: object.spec.replicas + 2, ?paused: optional.none()}}";
+        // Outside a mutation: a clear error, not the interpreter's panic.
+        assert_eq!(
+            compile(source).unwrap_err(),
+            "compilation failed: undeclared reference to 'Object' (in container '')"
+        );
+        assert!(compile("[1].map(x, JSONPatch{op: 'add'})").is_err());
+        let e = compile_mutation(source).unwrap();
+        let v = to_json(&eval(&e, &[("object", to_cel(&obj))]).unwrap());
+        assert_eq!(
+            v,
+            json!({"@type": "Object", "spec": {"@type": "Object.spec", "replicas": 3}})
+        );
+        let e = compile_mutation(
+            "[JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey('a.io/b~c'), value: 'x'}]",
+        )
+        .unwrap();
+        assert_eq!(
+            to_json(&eval(&e, &[]).unwrap()),
+            json!([{"@type": "JSONPatch", "op": "add", "path": "/metadata/labels/a.io~1b~0c", "value": "x"}])
+        );
     }
 
     #[test]
