@@ -22,7 +22,7 @@ pub struct Bound {
     pub binding: Value,
 }
 
-fn name_of(v: &Value) -> &str {
+pub(super) fn name_of(v: &Value) -> &str {
     str_of(v.pointer("/metadata/name"))
 }
 
@@ -61,7 +61,7 @@ impl Bound {
 /// configuration under the store lock: the objects to evaluate with (`[Null]` without
 /// `paramKind`), or the configuration error.
 #[derive(Debug, Default)]
-pub struct Params(Vec<Result<Vec<Value>, String>>);
+pub struct Params(pub(super) Vec<Result<Vec<Value>, String>>);
 
 impl Params {
     /// `namespace` is the request's (a namespace's own name for a namespace).
@@ -72,7 +72,7 @@ impl Params {
 
 /// Whether a `MatchResources` covers the request: the version to see it through (the request's,
 /// or an equivalent one), or `None`.
-fn resources_match(
+pub(super) fn resources_match(
     m: &Value,
     attrs: &Attributes,
     namespace: Option<&Value>,
@@ -196,7 +196,7 @@ fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, St
 }
 
 /// `namespaceObject`: the request's namespace as policies see it (no managed fields).
-fn namespace_object(config: &Config, attrs: &Attributes) -> Value {
+pub(super) fn namespace_object(config: &Config, attrs: &Attributes) -> Value {
     if attrs.is_namespace() {
         return Value::Null;
     }
@@ -422,7 +422,7 @@ pub async fn validate(
 
 /// The `request` variable: the admission request without its objects (they are variables of
 /// their own).
-fn strip_objects(mut request: Value) -> Value {
+pub(super) fn strip_objects(mut request: Value) -> Value {
     if let Some(m) = request.as_object_mut() {
         m.remove("object");
         m.remove("oldObject");

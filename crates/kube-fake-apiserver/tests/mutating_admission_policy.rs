@@ -1,0 +1,324 @@
+//! MutatingAdmissionPolicy (admissionregistration.k8s.io/v1beta1) as kube-apiserver 1.35
+//! serves and applies it with the `MutatingAdmissionPolicy` gate and the beta API turned on.
+mod common;
+
+use common::{Resp, get, post, put};
+use kube_fake_apiserver::FakeApiServer;
+use kube_fake_apiserver::feature_gates::FeatureGates;
+use serde_json::{Value, json};
+
+const MAP: &str = "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies";
+const MAPB: &str = "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings";
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+async fn server(gate: bool, api: bool) -> (FakeApiServer, kube::Client) {
+    let gates = FeatureGates {
+        mutating_admission_policy: gate,
+        ..FeatureGates::default()
+    };
+    let versions = if api {
+        vec!["admissionregistration.k8s.io/v1beta1".to_string()]
+    } else {
+        Vec::new()
+    };
+    let srv = FakeApiServer::builder()
+        .feature_gates(gates)
+        .runtime_config(versions)
+        .start()
+        .await
+        .expect("server starts");
+    let c = srv.client();
+    (srv, c)
+}
+
+fn configmap_rules() -> Value {
+    json!({"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]})
+}
+
+/// A policy on ConfigMaps with `spec` merged in, bound by `<name>-binding` with `binding`.
+async fn policy(c: &kube::Client, name: &str, spec: Value, binding: Value) {
+    let mut full = json!({"matchConstraints": configmap_rules()});
+    for (k, v) in spec.as_object().unwrap() {
+        full[k] = v.clone();
+    }
+    let r = post(
+        c,
+        MAP,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": name}, "spec": full}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "policy {name}: {}", r.body);
+    let mut spec = json!({"policyName": name});
+    for (k, v) in binding.as_object().unwrap() {
+        spec[k] = v.clone();
+    }
+    let r = post(
+        c,
+        MAPB,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicyBinding", "metadata": {"name": format!("{name}-binding")}, "spec": spec}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "binding {name}: {}", r.body);
+}
+
+fn apply_configuration(expression: &str) -> Value {
+    json!({"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": expression}})
+}
+
+fn json_patch(expression: &str) -> Value {
+    json!({"patchType": "JSONPatch", "jsonPatch": {"expression": expression}})
+}
+
+fn configmap(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"app": "demo"}}, "data": {"a": "1"}})
+}
+
+async fn create(c: &kube::Client, obj: Value) -> Resp {
+    post(c, CMS, obj).await
+}
+
+#[tokio::test]
+async fn served_only_with_the_gate_and_the_beta_version() {
+    for (gate, api, code) in [
+        (false, false, 404),
+        (true, false, 404),
+        (false, true, 404),
+        (true, true, 200),
+    ] {
+        let (_srv, c) = server(gate, api).await;
+        assert_eq!(get(&c, MAP).await.code, code, "gate {gate}, api {api}");
+        assert_eq!(get(&c, MAPB).await.code, code, "gate {gate}, api {api}");
+    }
+}
+
+#[tokio::test]
+async fn an_apply_configuration_merges_as_server_side_apply_does() {
+    let (_srv, c) = server(true, true).await;
+    policy(
+        &c,
+        "add-team",
+        json!({"mutations": [apply_configuration(
+            "Object{metadata: Object.metadata{labels: {'team': 'blue'}}, data: {'b': string(size(object.data))}}",
+        )]}),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("one")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // Granular maps merge key by key: the request's label and data stay.
+    assert_eq!(
+        r.body["metadata"]["labels"],
+        json!({"app": "demo", "team": "blue"})
+    );
+    assert_eq!(r.body["data"], json!({"a": "1", "b": "1"}));
+    // An update is mutated too (the object it sees is the new one).
+    let mut updated = r.body.clone();
+    updated["data"] = json!({"x": "1", "y": "2"});
+    let r = put(&c, &format!("{CMS}/one"), updated).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["data"], json!({"x": "1", "y": "2", "b": "2"}));
+}
+
+#[tokio::test]
+async fn json_patches_with_params_variables_and_match_conditions() {
+    let (_srv, c) = server(true, true).await;
+    let r = create(
+        &c,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"owner": "web"}}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    policy(
+        &c,
+        "owner",
+        json!({
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConditions": [{"name": "not-settings", "expression": "object.metadata.name != 'settings'"}],
+            "variables": [{"name": "key", "expression": "'example.com/' + params.data.owner"}],
+            "mutations": [json_patch(
+                "[JSONPatch{op: 'add', path: '/metadata/annotations', value: {}}, JSONPatch{op: 'add', path: '/metadata/annotations/' + jsonpatch.escapeKey(variables.key), value: 'yes'}]",
+            )],
+        }),
+        json!({"paramRef": {"name": "settings", "parameterNotFoundAction": "Deny"}}),
+    )
+    .await;
+    let r = create(&c, configmap("two")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(
+        r.body["metadata"]["annotations"],
+        json!({"example.com/web": "yes"})
+    );
+    // A JSON Patch whose `test` fails leaves the object as it was, without an error.
+    policy(
+        &c,
+        "tested",
+        json!({"mutations": [json_patch(
+            "[JSONPatch{op: 'test', path: '/data/a', value: 'other'}, JSONPatch{op: 'replace', path: '/data/a', value: 'changed'}]",
+        )]}),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("three")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["data"], json!({"a": "1"}));
+}
+
+#[tokio::test]
+async fn failed_mutations_are_refused_with_the_servers_message_unless_ignored() {
+    let (_srv, c) = server(true, true).await;
+    policy(
+        &c,
+        "broken",
+        json!({"mutations": [json_patch("[JSONPatch{op: 'remove', path: '/data/missing'}]")]}),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("one")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(r.body["reason"], "Invalid");
+    let message = r.body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "policy 'broken' with binding 'broken-binding' denied request: JSONPath: "
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        r.body["details"],
+        json!({"name": "one", "kind": "configmaps", "causes": [{"message": message}]})
+    );
+    assert_eq!(get(&c, &format!("{CMS}/one")).await.code, 404);
+
+    // Under `failurePolicy: Ignore` the same failure lets the request through unchanged.
+    let r = get(&c, &format!("{MAP}/broken")).await;
+    let mut p = r.body.clone();
+    p["spec"]["failurePolicy"] = json!("Ignore");
+    let r = put(&c, &format!("{MAP}/broken"), p).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let r = create(&c, configmap("one")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["data"], json!({"a": "1"}));
+}
+
+#[tokio::test]
+async fn an_apply_configuration_may_not_touch_atomic_lists() {
+    let (_srv, c) = server(true, true).await;
+    let rules = json!({"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]});
+    policy(
+        &c,
+        "args",
+        json!({
+            "matchConstraints": rules,
+            "mutations": [apply_configuration(
+                "Object{spec: Object.spec{containers: [Object.spec.containers{name: 'app', args: ['--debug']}]}}",
+            )],
+        }),
+        json!({}),
+    )
+    .await;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}});
+    let r = post(&c, "/api/v1/namespaces/default/pods", pod).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "policy 'args' with binding 'args-binding' denied request: error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.containers[0].args"
+    );
+    assert_eq!(r.body["reason"], "Invalid");
+    assert_eq!(r.body["code"], 403);
+}
+
+#[tokio::test]
+async fn a_wrong_construction_type_or_a_cel_error_is_the_policys_error() {
+    let (_srv, c) = server(true, true).await;
+    policy(
+        &c,
+        "typo",
+        json!({"mutations": [apply_configuration(
+            "Object{metadata: Object.meta{labels: {'a': 'b'}}}",
+        )]}),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("one")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "policy 'typo' with binding 'typo-binding' denied request: type mismatch: unexpected type name \"Object.meta\", expected \"Object.metadata\", which matches field name path from root Object type"
+    );
+    // Outside a mutation an object construction is a compile error, not a crash.
+    policy(
+        &c,
+        "typo2",
+        json!({
+            "failurePolicy": "Fail",
+            "matchConditions": [{"name": "c", "expression": "Object{} == Object{}"}],
+            "mutations": [json_patch("[]")],
+        }),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("two")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    let causes: Vec<String> = r.body["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        causes[1],
+        "policy 'typo2' with binding 'typo2-binding' denied request: expression 'Object{} == Object{}' resulted in error: compilation failed: undeclared reference to 'Object' (in container '')"
+    );
+}
+
+#[tokio::test]
+async fn if_needed_policies_are_reinvoked_after_a_later_change() {
+    for (policy_of_a, expected) in [("IfNeeded", "late"), ("Never", "none")] {
+        let (_srv, c) = server(true, true).await;
+        // `a` runs first (policies in name order) and copies a label `b` adds after it.
+        policy(
+            &c,
+            "a",
+            json!({
+                "reinvocationPolicy": policy_of_a,
+                "mutations": [apply_configuration(
+                    "Object{metadata: Object.metadata{labels: {'copy': 'source' in object.metadata.labels ? object.metadata.labels['source'] : 'none'}}}",
+                )],
+            }),
+            json!({}),
+        )
+        .await;
+        policy(
+            &c,
+            "b",
+            json!({"mutations": [apply_configuration(
+                "Object{metadata: Object.metadata{labels: {'source': 'late'}}}",
+            )]}),
+            json!({}),
+        )
+        .await;
+        let r = create(&c, configmap("one")).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        assert_eq!(r.body["metadata"]["labels"]["source"], "late");
+        assert_eq!(
+            r.body["metadata"]["labels"]["copy"], expected,
+            "{policy_of_a}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn policies_without_mutations_are_invalid() {
+    let (_srv, c) = server(true, true).await;
+    let r = post(
+        &c,
+        MAP,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": "empty"}, "spec": {"matchConstraints": configmap_rules()}}),
+    )
+    .await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "MutatingAdmissionPolicy.admissionregistration.k8s.io \"empty\" is invalid: spec.mutations: Required value: mutations must contain at least one item"
+    );
+}
