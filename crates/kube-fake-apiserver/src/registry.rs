@@ -388,7 +388,7 @@ const V1: &[&str] = &["v1"];
 /// Every resource a kube-apiserver 1.35 serves by default with a store behind it, but the
 /// CRD resource ([`crd_resource`]). Left out, as documented in ARCHITECTURE.md: the create-only
 /// review kinds (`authentication.k8s.io`, `authorization.k8s.io`), `bindings` and
-/// `componentstatuses`, beta and alpha versions (off by default in 1.35).
+/// `componentstatuses`, beta and alpha versions (off by default in 1.35; the gated beta kinds are in [`BETA`]).
 #[rustfmt::skip] // one row per kind
 const BUILTINS: &[Builtin] = &[
     Builtin("",                                V1, "namespaces",             "Namespace",             &["ns"],     STATUS | RETURN_DELETED | NO_COLLECTION_DELETE),

@@ -80,9 +80,10 @@ pub fn default_kind(kind: &str, o: &mut Value) {
     }
 }
 
-/// `ValidatingAdmissionPolicyStrategy.PrepareForCreate`: an empty status.
+/// `ValidatingAdmissionPolicyStrategy.PrepareForCreate`: an empty status (a
+/// MutatingAdmissionPolicy has none in v1beta1).
 pub fn prepare_create(kind: &str, o: &mut Value) {
-    if kind == "ValidatingAdmissionPolicy" || kind == "MutatingAdmissionPolicy" {
+    if kind == "ValidatingAdmissionPolicy" {
         o["status"] = json!({});
     }
 }
