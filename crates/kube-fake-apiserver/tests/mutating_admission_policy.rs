@@ -322,3 +322,42 @@ async fn policies_without_mutations_are_invalid() {
         "MutatingAdmissionPolicy.admissionregistration.k8s.io \"empty\" is invalid: spec.mutations: Required value: mutations must contain at least one item"
     );
 }
+
+#[tokio::test]
+async fn validating_policies_judge_the_mutated_object() {
+    let (_srv, c) = server(true, true).await;
+    let vap = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "needs-team"},
+        "spec": {"matchConstraints": configmap_rules(), "validations": [{"expression": "has(object.metadata.labels) && 'team' in object.metadata.labels", "message": "no team"}]}});
+    let r = post(
+        &c,
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+        vap,
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let b = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "needs-team"},
+        "spec": {"policyName": "needs-team", "validationActions": ["Deny"]}});
+    let r = post(
+        &c,
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+        b,
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let r = create(&c, configmap("before")).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "configmaps \"before\" is forbidden: ValidatingAdmissionPolicy 'needs-team' with binding 'needs-team' denied request: no team"
+    );
+    policy(
+        &c,
+        "add-team",
+        json!({"mutations": [apply_configuration("Object{metadata: Object.metadata{labels: {'team': 'blue'}}}")]}),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("after")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["team"], "blue");
+}
