@@ -37,7 +37,7 @@ fn configmap_rules() -> Value {
 
 /// A policy on ConfigMaps with `spec` merged in, bound by `<name>-binding` with `binding`.
 async fn policy(c: &kube::Client, name: &str, spec: Value, binding: Value) {
-    let mut full = json!({"matchConstraints": configmap_rules()});
+    let mut full = json!({"matchConstraints": configmap_rules(), "reinvocationPolicy": "Never"});
     for (k, v) in spec.as_object().unwrap() {
         full[k] = v.clone();
     }
@@ -308,18 +308,72 @@ async fn if_needed_policies_are_reinvoked_after_a_later_change() {
 }
 
 #[tokio::test]
-async fn policies_without_mutations_are_invalid() {
+async fn policies_and_bindings_are_validated_with_the_servers_messages() {
     let (_srv, c) = server(true, true).await;
+    let post_policy = |name: &str, spec: Value| {
+        let body = json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": name}, "spec": spec});
+        let c = c.clone();
+        async move { post(&c, MAP, body).await }
+    };
+    let r = post_policy("empty", json!({"matchConstraints": configmap_rules()})).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "MutatingAdmissionPolicy.admissionregistration.k8s.io \"empty\" is invalid: [spec.mutations: Required value: mutations must contain at least one item, spec.reinvocationPolicy: Required value]"
+    );
+    let rules = json!({"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "DELETE"], "resources": ["configmaps"]}]});
+    let r = post_policy(
+        "bad",
+        json!({
+            "matchConstraints": rules,
+            "reinvocationPolicy": "Always",
+            "variables": [{"name": "not-an-ident", "expression": "1"}, {"name": "ok", "expression": " "}],
+            "mutations": [
+                {"patchType": "JSONPatch"},
+                {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}, "jsonPatch": {"expression": "[]"}},
+                {"patchType": "Merge"},
+                {},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    let causes: Vec<String> = r.body["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap(),
+                c["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            "spec.matchConstraints.resourceRules.operations: Unsupported value: \"DELETE\": supported values: \"*\", \"CONNECT\", \"CREATE\", \"UPDATE\"",
+            "spec.variables[0].name: Invalid value: \"not-an-ident\": name is not a valid CEL identifier",
+            "spec.variables[1].expression: Required value: expression is not specified",
+            "spec.mutations[0].jsonPatch: Required value: must be specified when patchType is JSONPatch",
+            "spec.mutations[1].jsonPatch: Invalid value: admissionregistration.JSONPatch{Expression:\"[]\"}: must not be specified when patchType is ApplyConfiguration",
+            "spec.mutations[2].patchType: Unsupported value: \"Merge\": supported values: \"ApplyConfiguration\", \"JSONPatch\"",
+            "spec.mutations[3].patchType: Required value",
+            "spec.reinvocationPolicy: Unsupported value: \"Always\": supported values: \"Never\", \"IfNeeded\"",
+        ]
+    );
     let r = post(
         &c,
-        MAP,
-        json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": "empty"}, "spec": {"matchConstraints": configmap_rules()}}),
+        MAPB,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicyBinding", "metadata": {"name": "b"},
+            "spec": {"policyName": "p", "matchResources": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}]}}}),
     )
     .await;
     assert_eq!(r.code, 422, "{}", r.body);
     assert_eq!(
         r.body["message"],
-        "MutatingAdmissionPolicy.admissionregistration.k8s.io \"empty\" is invalid: spec.mutations: Required value: mutations must contain at least one item"
+        "MutatingAdmissionPolicyBinding.admissionregistration.k8s.io \"b\" is invalid: spec.matchResources.resourceRules.operations: Unsupported value: \"DELETE\": supported values: \"*\", \"CONNECT\", \"CREATE\", \"UPDATE\""
     );
 }
 
