@@ -116,12 +116,17 @@ pub async fn mutate(
                 Some(o) => Some(to_version(shared, attrs, o.clone(), &version).await?),
                 None => None,
             };
-            let base = Base {
+            let mut base = Base {
                 old,
                 request: policies::strip_objects(review::request("", attrs, &version, None, None)),
                 namespace: policies::namespace_object(config, attrs),
                 param: param.clone(),
+                variables: json!({}),
             };
+            // One composition context per invocation: its variables are computed once (with
+            // the object as the invocation found it) and shared by its match conditions and
+            // mutations.
+            base.variables = cel::on_a_deep_stack(|| variables(&spec, base.vars(&object)));
             match cel::on_a_deep_stack(|| matches(&spec, &base, &object)) {
                 Ok(true) => {}
                 Ok(false) => continue,
@@ -140,7 +145,7 @@ pub async fn mutate(
                 .into_iter()
                 .flatten()
             {
-                match cel::on_a_deep_stack(|| apply(attrs, &version, m, &spec, &base, &object)) {
+                match cel::on_a_deep_stack(|| apply(attrs, &version, m, &base, &object)) {
                     Ok(Some(new)) => object = new,
                     Ok(None) => {}
                     Err(e) => errors.push(error(e, Some("Invalid"))),
@@ -235,12 +240,14 @@ async fn from_version(
     crate::conversion::convert_one(shared, &attrs.res, obj, &attrs.version).await
 }
 
-/// The variables an invocation's expressions see, but `object` and `variables`.
+/// The variables an invocation's expressions see, but `object`.
 struct Base {
     old: Option<Value>,
     request: Value,
     namespace: Value,
     param: Value,
+    /// The policy's `variables`, computed once per invocation.
+    variables: Value,
 }
 
 impl Base {
@@ -254,6 +261,7 @@ impl Base {
             ("request", cel::to_cel(&self.request)),
             ("namespaceObject", cel::to_cel(&self.namespace)),
             ("params", cel::to_cel(&self.param)),
+            ("variables", cel::to_cel(&self.variables)),
         ]
     }
 }
@@ -262,7 +270,7 @@ impl Base {
 /// errors (all of them, when none is false) are the invocation's error under `Fail`, a skip
 /// under `Ignore`.
 fn matches(spec: &Value, base: &Base, object: &Value) -> Result<bool, String> {
-    let vars = with_variables(spec, base.vars(object));
+    let vars = base.vars(object);
     let mut errors = Vec::new();
     for c in spec
         .get("matchConditions")
@@ -286,13 +294,10 @@ fn matches(spec: &Value, base: &Base, object: &Value) -> Result<bool, String> {
     Err(cel::aggregate(&errors))
 }
 
-/// `vars` with `variables` bound: the policy's variables in order, each seeing the ones before.
-fn with_variables(
-    spec: &Value,
-    mut vars: Vec<(&'static str, kube_cel::cel::Value)>,
-) -> Vec<(&'static str, kube_cel::cel::Value)> {
+/// The policy's variables in order, each seeing the ones before (`vars` binds `variables`
+/// last, empty); one whose expression fails is left out.
+fn variables(spec: &Value, mut vars: Vec<(&'static str, kube_cel::cel::Value)>) -> Value {
     let mut variables = serde_json::Map::new();
-    vars.push(("variables", cel::to_cel(&json!({}))));
     for v in spec
         .get("variables")
         .and_then(Value::as_array)
@@ -306,7 +311,7 @@ fn with_variables(
             vars[last].1 = cel::to_cel(&Value::Object(variables.clone()));
         }
     }
-    vars
+    Value::Object(variables)
 }
 
 /// One mutation applied to `object` (in the matched `version`): the new object, `None` when
@@ -315,11 +320,10 @@ fn apply(
     attrs: &Attributes,
     version: &str,
     mutation: &Value,
-    spec: &Value,
     base: &Base,
     object: &Value,
 ) -> Result<Option<Value>, String> {
-    let vars = with_variables(spec, base.vars(object));
+    let vars = base.vars(object);
     match str_of(mutation.get("patchType")) {
         "JSONPatch" => {
             let expr = str_of(mutation.pointer("/jsonPatch/expression"));
