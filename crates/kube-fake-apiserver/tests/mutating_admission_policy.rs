@@ -415,3 +415,52 @@ async fn validating_policies_judge_the_mutated_object() {
     assert_eq!(r.code, 201, "{}", r.body);
     assert_eq!(r.body["metadata"]["labels"]["team"], "blue");
 }
+
+/// What a MutatingAdmissionPolicy costs a create (debug build; run with `--ignored
+/// --nocapture`): the median of 100 ConfigMap creates per run, min/median/max over 5 runs.
+#[tokio::test]
+#[ignore]
+async fn measure_mutating_policy_cost() {
+    const RUNS: usize = 5;
+    const CREATES: usize = 100;
+    let setups = [
+        ("none", None),
+        (
+            "apply configuration",
+            Some(apply_configuration(
+                "Object{metadata: Object.metadata{labels: {'team': 'blue'}}}",
+            )),
+        ),
+        (
+            "JSON patch",
+            Some(json_patch(
+                "[JSONPatch{op: 'add', path: '/metadata/labels/team', value: 'blue'}]",
+            )),
+        ),
+    ];
+    for (setup, mutation) in setups {
+        let (_srv, c) = server(true, true).await;
+        if let Some(m) = mutation {
+            policy(&c, "p", json!({"mutations": [m]}), json!({})).await;
+        }
+        let mut medians = Vec::new();
+        for run in 0..RUNS {
+            let mut times = Vec::with_capacity(CREATES);
+            for n in 0..CREATES {
+                let t = std::time::Instant::now();
+                let r = create(&c, configmap(&format!("cm-{run}-{n}"))).await;
+                times.push(t.elapsed());
+                assert_eq!(r.code, 201);
+            }
+            times.sort();
+            medians.push(times[CREATES / 2]);
+        }
+        medians.sort();
+        println!(
+            "{setup:<20} create median per run: min {:?} median {:?} max {:?}",
+            medians[0],
+            medians[RUNS / 2],
+            medians[RUNS - 1]
+        );
+    }
+}
