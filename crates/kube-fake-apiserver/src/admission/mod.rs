@@ -1,7 +1,7 @@
-//! Admission as kube-apiserver 1.35 runs it on a write: mutating admission webhooks (in
-//! configuration-name order, reinvoked once under `reinvocationPolicy: IfNeeded`), then the
-//! pipeline's own defaulting and validation, then validating webhooks and
-//! ValidatingAdmissionPolicies. Webhook calls are HTTP and never run under the store lock:
+//! Admission as kube-apiserver 1.35 runs it on a write: MutatingAdmissionPolicies (when their
+//! gate and API are on) and mutating admission webhooks (in configuration-name order, both
+//! reinvoked once under `reinvocationPolicy: IfNeeded`), then the pipeline's own defaulting
+//! and validation, then ValidatingAdmissionPolicies and validating webhooks. Webhook calls are HTTP and never run under the store lock:
 //! `handlers::converted` runs a write in steps around them (`objects::AdmissionStep`).
 //!
 //! The configuration is read from the store at the start of every write ([`Config::load`]),

@@ -448,6 +448,15 @@ fn json_patch(object: &Value, result: &Value) -> Result<Option<Value>, String> {
             if field == "from" && v.as_str() == Some("") {
                 continue;
             }
+            // An `Object.x{...}` value is checked as an apply configuration's is, from its own
+            // type name.
+            if let Some(name) = type_of(v).filter(|_| field == "value") {
+                let mut errors = Vec::new();
+                check_type_names(v, &mut vec![name.to_string()], &mut errors);
+                if !errors.is_empty() {
+                    return Err(format!("type mismatch: {}", errors.join("\n")));
+                }
+            }
             op.insert(field.to_string(), untagged(v));
         }
         // `path` is always sent, empty if unset, as the Go struct marshals it.
@@ -510,6 +519,20 @@ mod tests {
             )
             .unwrap_err(),
             "unexpected type int for JSONPatchType 'op' field"
+        );
+        let typed = json!([{"@type": "JSONPatch", "op": "add", "path": "/spec/template",
+            "value": {"@type": "Object.spec.template", "spec": {"@type": "Object.spec.template.spec", "a": 1}}}]);
+        assert_eq!(
+            json_patch(&obj, &typed).unwrap(),
+            Some(
+                json!({"metadata": {"name": "a"}, "spec": {"replicas": 1, "template": {"spec": {"a": 1}}}})
+            )
+        );
+        let mistyped = json!([{"@type": "JSONPatch", "op": "add", "path": "/spec/template",
+            "value": {"@type": "Object.spec.template", "spec": {"@type": "Object.spec.tmpl.spec"}}}]);
+        assert_eq!(
+            json_patch(&obj, &mistyped).unwrap_err(),
+            "type mismatch: unexpected type name \"Object.spec.tmpl.spec\", expected \"Object.spec.template.spec\", which matches field name path from root Object type"
         );
         let bad = json!([{"@type": "JSONPatch", "op": "remove", "path": "/spec/missing"}]);
         assert!(
