@@ -377,6 +377,47 @@ async fn policies_and_bindings_are_validated_with_the_servers_messages() {
     );
 }
 
+/// Variables are computed for each expression with the object it sees (a composition
+/// context's lazy map per evaluation), and one that fails only fails the expressions using it.
+#[tokio::test]
+async fn variables_follow_the_object_and_fail_only_where_used() {
+    let (_srv, c) = server(true, true).await;
+    policy(
+        &c,
+        "vars",
+        json!({
+            "variables": [
+                {"name": "a", "expression": "object.data.a"},
+                {"name": "twice", "expression": "variables.a + variables.a"},
+                {"name": "bad", "expression": "object.data.missing"},
+            ],
+            "mutations": [
+                json_patch("[JSONPatch{op: 'replace', path: '/data/a', value: '2'}]"),
+                apply_configuration("Object{data: {'seen': variables.twice}}"),
+            ],
+        }),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("one")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["data"], json!({"a": "2", "seen": "22"}));
+
+    let expression = "Object{data: {'x': variables.bad}}";
+    let r = get(&c, &format!("{MAP}/vars")).await;
+    let mut p = r.body.clone();
+    p["spec"]["mutations"] = json!([apply_configuration(expression)]);
+    let r = put(&c, &format!("{MAP}/vars"), p).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let r = create(&c, configmap("two")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    let message = r.body["message"].as_str().unwrap();
+    let expected = format!(
+        "policy 'vars' with binding 'vars-binding' denied request: expression '{expression}' resulted in error: composited variable \"bad\" fails to evaluate: "
+    );
+    assert!(message.starts_with(&expected), "{message}");
+}
+
 #[tokio::test]
 async fn validating_policies_judge_the_mutated_object() {
     let (_srv, c) = server(true, true).await;

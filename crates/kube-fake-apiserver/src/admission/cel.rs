@@ -81,6 +81,75 @@ pub fn compile_mutation(source: &str) -> Result<Expression, String> {
     Ok(e)
 }
 
+/// Every node of `e`, depth first.
+fn for_each_node(e: &Expression, f: &mut dyn FnMut(&Expression)) {
+    use kube_cel::cel::common::ast::{EntryExpr, Expr};
+    f(e);
+    match &e.expr {
+        Expr::Call(c) => {
+            if let Some(t) = c.target.as_deref() {
+                for_each_node(t, f);
+            }
+            c.args.iter().for_each(|a| for_each_node(a, f));
+        }
+        Expr::Comprehension(c) => {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                for_each_node(x, f);
+            }
+        }
+        Expr::List(l) => l.elements.iter().for_each(|x| for_each_node(x, f)),
+        Expr::Map(m) => m.entries.iter().for_each(|en| match &en.expr {
+            EntryExpr::StructField(sf) => for_each_node(&sf.value, f),
+            EntryExpr::MapEntry(me) => {
+                for_each_node(&me.key, f);
+                for_each_node(&me.value, f);
+            }
+        }),
+        Expr::Struct(st) => st.entries.iter().for_each(|en| match &en.expr {
+            EntryExpr::StructField(sf) => for_each_node(&sf.value, f),
+            EntryExpr::MapEntry(me) => {
+                for_each_node(&me.key, f);
+                for_each_node(&me.value, f);
+            }
+        }),
+        Expr::Select(sel) => for_each_node(&sel.operand, f),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+/// The names `e` reads as `variables.<name>` or `variables['<name>']` (in first-use order).
+pub fn variables_used(e: &Expression) -> Vec<String> {
+    use kube_cel::cel::common::ast::{Expr, LiteralValue};
+    let is_variables = |x: &Expression| matches!(&x.expr, Expr::Ident(n) if n == "variables");
+    let mut out: Vec<String> = Vec::new();
+    on_a_deep_stack(|| {
+        for_each_node(e, &mut |n| {
+            let name = match &n.expr {
+                Expr::Select(sel) if is_variables(&sel.operand) => Some(sel.field.clone()),
+                Expr::Call(c)
+                    if c.func_name == "_[_]" && c.args.len() == 2 && is_variables(&c.args[0]) =>
+                {
+                    match &c.args[1].expr {
+                        Expr::Literal(LiteralValue::String(k)) => Some(k.to_string()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(name) = name.filter(|x| !out.contains(x)) {
+                out.push(name);
+            }
+        })
+    });
+    out
+}
+
 /// The type name of the first object construction in `e`.
 fn first_struct(e: &Expression) -> Option<String> {
     use kube_cel::cel::common::ast::{EntryExpr, Expr};
@@ -264,7 +333,12 @@ fn eval_here(expr: &Expression, vars: &[(&str, Cel)]) -> Result<Cel, String> {
 
 /// Evaluates a boolean expression (a match condition, a validation).
 pub fn eval_bool(expr: &Expression, vars: &[(&str, Cel)]) -> Result<bool, String> {
-    match eval(expr, vars)? {
+    bool_of(eval(expr, vars)?)
+}
+
+/// A condition's result: a `bool`, else the error.
+pub fn bool_of(v: Cel) -> Result<bool, String> {
+    match v {
         Cel::Bool(b) => Ok(b),
         other => Err(format!("expected boolean, got {}", type_name(&other))),
     }
@@ -334,6 +408,15 @@ mod tests {
             to_json(&eval(&e, &[]).unwrap()),
             json!([{"@type": "JSONPatch", "op": "add", "path": "/metadata/labels/a.io~1b~0c", "value": "x"}])
         );
+    }
+
+    #[test]
+    fn variables_used_are_found_in_selects_and_indexes() {
+        let e = compile_mutation(
+            "variables.a + [1].map(x, variables['b']).size() + object.variables.c + variables.a",
+        )
+        .unwrap();
+        assert_eq!(variables_used(&e), ["a", "b"]);
     }
 
     #[test]

@@ -116,17 +116,13 @@ pub async fn mutate(
                 Some(o) => Some(to_version(shared, attrs, o.clone(), &version).await?),
                 None => None,
             };
-            let mut base = Base {
+            let base = Base {
+                spec: &spec,
                 old,
                 request: policies::strip_objects(review::request("", attrs, &version, None, None)),
                 namespace: policies::namespace_object(config, attrs),
                 param: param.clone(),
-                variables: json!({}),
             };
-            // One composition context per invocation: its variables are computed once (with
-            // the object as the invocation found it) and shared by its match conditions and
-            // mutations.
-            base.variables = cel::on_a_deep_stack(|| variables(&spec, base.vars(&object)));
             match cel::on_a_deep_stack(|| matches(&spec, &base, &object)) {
                 Ok(true) => {}
                 Ok(false) => continue,
@@ -240,17 +236,17 @@ async fn from_version(
     crate::conversion::convert_one(shared, &attrs.res, obj, &attrs.version).await
 }
 
-/// The variables an invocation's expressions see, but `object`.
-struct Base {
+/// The variables an invocation's expressions see, but `object` and `variables` (and the
+/// policy's spec, which declares the variables).
+struct Base<'a> {
+    spec: &'a Value,
     old: Option<Value>,
     request: Value,
     namespace: Value,
     param: Value,
-    /// The policy's `variables`, computed once per invocation.
-    variables: Value,
 }
 
-impl Base {
+impl Base<'_> {
     fn vars(&self, object: &Value) -> Vec<(&'static str, kube_cel::cel::Value)> {
         vec![
             ("object", cel::to_cel(object)),
@@ -261,9 +257,87 @@ impl Base {
             ("request", cel::to_cel(&self.request)),
             ("namespaceObject", cel::to_cel(&self.namespace)),
             ("params", cel::to_cel(&self.param)),
-            ("variables", cel::to_cel(&self.variables)),
         ]
     }
+}
+
+/// Evaluates `expr` with `vars` and the policy's `variables` as cel-go's composition gives
+/// them: each one `expr` uses (and each one those use) computed with this same activation,
+/// once; one that fails to compile or evaluate fails `expr` with its own error
+/// (`composited variable "<n>" fails to evaluate: <err>`) if `expr` then fails.
+fn eval_composited(
+    spec: &Value,
+    expr: &kube_cel::cel::parser::Expression,
+    vars: &[(&'static str, kube_cel::cel::Value)],
+) -> Result<kube_cel::cel::Value, String> {
+    let defs: Vec<(&str, &str)> = spec
+        .get("variables")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|v| (str_of(v.get("name")), str_of(v.get("expression"))))
+        .collect();
+    let mut done: Vec<(String, Result<Value, String>)> = Vec::new();
+    let used = cel::variables_used(expr);
+    for name in &used {
+        resolve(name, &defs, vars, &mut done, 0);
+    }
+    let bound = |done: &[(String, Result<Value, String>)]| {
+        let ok: serde_json::Map<String, Value> = done
+            .iter()
+            .filter_map(|(n, r)| r.as_ref().ok().map(|v| (n.clone(), v.clone())))
+            .collect();
+        let mut all = vars.to_vec();
+        all.push(("variables", cel::to_cel(&Value::Object(ok))));
+        all
+    };
+    cel::eval(expr, &bound(&done)).map_err(|e| {
+        used.iter()
+            .find_map(|n| {
+                done.iter()
+                    .find(|(d, _)| d == n)
+                    .and_then(|(_, r)| r.clone().err())
+            })
+            .unwrap_or(e)
+    })
+}
+
+/// Computes the variable `name` (and first those its expression uses) into `done`.
+fn resolve(
+    name: &str,
+    defs: &[(&str, &str)],
+    vars: &[(&'static str, kube_cel::cel::Value)],
+    done: &mut Vec<(String, Result<Value, String>)>,
+    depth: usize,
+) {
+    // A variable can only use those declared before it, so the chain is at most as long as
+    // the list; anything longer is a cycle through an undeclared name.
+    if done.iter().any(|(d, _)| d == name) || depth > defs.len() {
+        return;
+    }
+    let Some(&(_, source)) = defs.iter().find(|(n, _)| *n == name) else {
+        return;
+    };
+    let result = match cel::compile_mutation(source) {
+        Err(e) => Err(format!(
+            "composited variable {name:?} fails to compile: {e}"
+        )),
+        Ok(e) => {
+            for inner in cel::variables_used(&e) {
+                resolve(&inner, defs, vars, done, depth + 1);
+            }
+            let ok: serde_json::Map<String, Value> = done
+                .iter()
+                .filter_map(|(n, r)| r.as_ref().ok().map(|v| (n.clone(), v.clone())))
+                .collect();
+            let mut all = vars.to_vec();
+            all.push(("variables", cel::to_cel(&Value::Object(ok))));
+            cel::eval(&e, &all)
+                .map(|v| cel::to_json(&v))
+                .map_err(|err| format!("composited variable {name:?} fails to evaluate: {err}"))
+        }
+    };
+    done.push((name.to_string(), result));
 }
 
 /// The policy's match conditions (`matchconditions.Matcher`): any false skips the invocation;
@@ -279,7 +353,10 @@ fn matches(spec: &Value, base: &Base, object: &Value) -> Result<bool, String> {
         .flatten()
     {
         let expr = str_of(c.get("expression"));
-        match cel::compile(expr).and_then(|e| cel::eval_bool(&e, &vars)) {
+        match cel::compile(expr)
+            .and_then(|e| eval_composited(spec, &e, &vars))
+            .and_then(cel::bool_of)
+        {
             Ok(true) => {}
             Ok(false) => return Ok(false),
             Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
@@ -292,26 +369,6 @@ fn matches(spec: &Value, base: &Base, object: &Value) -> Result<bool, String> {
         return Ok(false);
     }
     Err(cel::aggregate(&errors))
-}
-
-/// The policy's variables in order, each seeing the ones before (`vars` binds `variables`
-/// last, empty); one whose expression fails is left out.
-fn variables(spec: &Value, mut vars: Vec<(&'static str, kube_cel::cel::Value)>) -> Value {
-    let mut variables = serde_json::Map::new();
-    for v in spec
-        .get("variables")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let expr = str_of(v.get("expression"));
-        if let Ok(value) = cel::compile_mutation(expr).and_then(|e| cel::eval(&e, &vars)) {
-            variables.insert(str_of(v.get("name")).to_string(), cel::to_json(&value));
-            let last = vars.len() - 1;
-            vars[last].1 = cel::to_cel(&Value::Object(variables.clone()));
-        }
-    }
-    Value::Object(variables)
 }
 
 /// One mutation applied to `object` (in the matched `version`): the new object, `None` when
@@ -327,12 +384,12 @@ fn apply(
     match str_of(mutation.get("patchType")) {
         "JSONPatch" => {
             let expr = str_of(mutation.pointer("/jsonPatch/expression"));
-            let result = evaluate(expr, &vars)?;
+            let result = evaluate(base.spec, expr, &vars)?;
             json_patch(object, &result)
         }
         "ApplyConfiguration" => {
             let expr = str_of(mutation.pointer("/applyConfiguration/expression"));
-            let result = evaluate(expr, &vars)?;
+            let result = evaluate(base.spec, expr, &vars)?;
             apply_configuration(attrs, version, object, &result).map(Some)
         }
         // Validation refuses any other type; nothing to do for one stored before.
@@ -341,9 +398,13 @@ fn apply(
 }
 
 /// A mutation's expression evaluated, as JSON with the construction type tags in place.
-fn evaluate(expr: &str, vars: &[(&str, kube_cel::cel::Value)]) -> Result<Value, String> {
+fn evaluate(
+    spec: &Value,
+    expr: &str,
+    vars: &[(&'static str, kube_cel::cel::Value)],
+) -> Result<Value, String> {
     let e = cel::compile_mutation(expr).map_err(|e| format!("compilation error: {e}"))?;
-    cel::eval(&e, vars)
+    eval_composited(spec, &e, vars)
         .map(|v| cel::to_json(&v))
         .map_err(|e| format!("expression '{expr}' resulted in error: {e}"))
 }
