@@ -344,6 +344,97 @@ pub fn bool_of(v: Cel) -> Result<bool, String> {
     }
 }
 
+/// A policy's `variables` as cel-go's composition gives them to an expression: a lazy map
+/// per evaluated expression, so each variable the expression names (and each one those name)
+/// is computed with that expression's activation, once for it; one that fails to compile or
+/// evaluate fails the expression with its own error (`composited variable "<n>" fails to
+/// evaluate: <err>`) if the expression then fails. Computed before the expression rather
+/// than on first access.
+pub struct Composition<'a> {
+    defs: Vec<(&'a str, &'a str)>,
+    /// Mutating policies' expressions may construct objects.
+    mutation: bool,
+}
+
+type Done = Vec<(String, Result<Value, String>)>;
+
+impl<'a> Composition<'a> {
+    /// The `variables` of a policy `spec`.
+    pub fn of(spec: &'a Value, mutation: bool) -> Composition<'a> {
+        let defs = spec
+            .get("variables")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|v| {
+                let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+                (s("name"), s("expression"))
+            })
+            .collect();
+        Composition { defs, mutation }
+    }
+
+    /// Evaluates `expr` with `vars` and `variables`.
+    pub fn eval(&self, expr: &Expression, vars: &[(&'static str, Cel)]) -> Result<Cel, String> {
+        let mut done: Done = Vec::new();
+        let used = variables_used(expr);
+        for name in &used {
+            self.resolve(name, vars, &mut done, 0);
+        }
+        eval(expr, &with_variables(vars, &done)).map_err(|e| {
+            used.iter()
+                .find_map(|n| {
+                    done.iter()
+                        .find(|(d, _)| d == n)
+                        .and_then(|(_, r)| r.clone().err())
+                })
+                .unwrap_or(e)
+        })
+    }
+
+    /// Computes the variable `name` (and first those its expression uses) into `done`.
+    fn resolve(&self, name: &str, vars: &[(&'static str, Cel)], done: &mut Done, depth: usize) {
+        // A variable can only use those declared before it, so a chain is at most as long as
+        // the list; anything longer is a cycle through undeclared names.
+        if done.iter().any(|(d, _)| d == name) || depth > self.defs.len() {
+            return;
+        }
+        let Some(&(_, source)) = self.defs.iter().find(|(n, _)| *n == name) else {
+            return;
+        };
+        let compiled = if self.mutation {
+            compile_mutation(source)
+        } else {
+            compile(source)
+        };
+        let result = match compiled {
+            Err(e) => Err(format!(
+                "composited variable {name:?} fails to compile: {e}"
+            )),
+            Ok(e) => {
+                for inner in variables_used(&e) {
+                    self.resolve(&inner, vars, done, depth + 1);
+                }
+                eval(&e, &with_variables(vars, done))
+                    .map(|v| to_json(&v))
+                    .map_err(|err| format!("composited variable {name:?} fails to evaluate: {err}"))
+            }
+        };
+        done.push((name.to_string(), result));
+    }
+}
+
+/// `vars` and `variables`: the computed variables that did not fail.
+fn with_variables(vars: &[(&'static str, Cel)], done: &Done) -> Vec<(&'static str, Cel)> {
+    let ok: serde_json::Map<String, Value> = done
+        .iter()
+        .filter_map(|(n, r)| r.as_ref().ok().map(|v| (n.clone(), v.clone())))
+        .collect();
+    let mut all = vars.to_vec();
+    all.push(("variables", to_cel(&Value::Object(ok))));
+    all
+}
+
 /// Go's `utilerrors.NewAggregate(...).Error()`: one error as itself, more as `[a, b]`.
 pub fn aggregate(errors: &[String]) -> String {
     match errors {
@@ -417,6 +508,40 @@ mod tests {
         )
         .unwrap();
         assert_eq!(variables_used(&e), ["a", "b"]);
+    }
+
+    #[test]
+    fn composed_variables_are_computed_for_the_expression_using_them() {
+        let spec = json!({"variables": [
+            {"name": "a", "expression": "object.n"},
+            {"name": "b", "expression": "variables.a * 10"},
+            {"name": "bad", "expression": "object.missing"},
+            {"name": "broken", "expression": "object.("},
+        ]});
+        let c = Composition::of(&spec, false);
+        let vars = |n: i64| vec![("object", to_cel(&json!({"n": n})))];
+        let e = compile("variables.b + 1").unwrap();
+        assert_eq!(to_json(&c.eval(&e, &vars(2)).unwrap()), json!(21));
+        assert_eq!(to_json(&c.eval(&e, &vars(3)).unwrap()), json!(31));
+        // A failing variable fails only what uses it, with its own error.
+        assert_eq!(
+            to_json(&c.eval(&compile("variables.a").unwrap(), &vars(1)).unwrap()),
+            json!(1)
+        );
+        let err = c
+            .eval(&compile("variables.bad == 1").unwrap(), &vars(1))
+            .unwrap_err();
+        assert!(
+            err.starts_with("composited variable \"bad\" fails to evaluate: "),
+            "{err}"
+        );
+        let err = c
+            .eval(&compile("variables.broken").unwrap(), &vars(1))
+            .unwrap_err();
+        assert!(
+            err.starts_with("composited variable \"broken\" fails to compile: "),
+            "{err}"
+        );
     }
 
     #[test]

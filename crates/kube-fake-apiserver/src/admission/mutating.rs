@@ -261,85 +261,6 @@ impl Base<'_> {
     }
 }
 
-/// Evaluates `expr` with `vars` and the policy's `variables` as cel-go's composition gives
-/// them: each one `expr` uses (and each one those use) computed with this same activation,
-/// once; one that fails to compile or evaluate fails `expr` with its own error
-/// (`composited variable "<n>" fails to evaluate: <err>`) if `expr` then fails.
-fn eval_composited(
-    spec: &Value,
-    expr: &kube_cel::cel::parser::Expression,
-    vars: &[(&'static str, kube_cel::cel::Value)],
-) -> Result<kube_cel::cel::Value, String> {
-    let defs: Vec<(&str, &str)> = spec
-        .get("variables")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|v| (str_of(v.get("name")), str_of(v.get("expression"))))
-        .collect();
-    let mut done: Vec<(String, Result<Value, String>)> = Vec::new();
-    let used = cel::variables_used(expr);
-    for name in &used {
-        resolve(name, &defs, vars, &mut done, 0);
-    }
-    let bound = |done: &[(String, Result<Value, String>)]| {
-        let ok: serde_json::Map<String, Value> = done
-            .iter()
-            .filter_map(|(n, r)| r.as_ref().ok().map(|v| (n.clone(), v.clone())))
-            .collect();
-        let mut all = vars.to_vec();
-        all.push(("variables", cel::to_cel(&Value::Object(ok))));
-        all
-    };
-    cel::eval(expr, &bound(&done)).map_err(|e| {
-        used.iter()
-            .find_map(|n| {
-                done.iter()
-                    .find(|(d, _)| d == n)
-                    .and_then(|(_, r)| r.clone().err())
-            })
-            .unwrap_or(e)
-    })
-}
-
-/// Computes the variable `name` (and first those its expression uses) into `done`.
-fn resolve(
-    name: &str,
-    defs: &[(&str, &str)],
-    vars: &[(&'static str, kube_cel::cel::Value)],
-    done: &mut Vec<(String, Result<Value, String>)>,
-    depth: usize,
-) {
-    // A variable can only use those declared before it, so the chain is at most as long as
-    // the list; anything longer is a cycle through an undeclared name.
-    if done.iter().any(|(d, _)| d == name) || depth > defs.len() {
-        return;
-    }
-    let Some(&(_, source)) = defs.iter().find(|(n, _)| *n == name) else {
-        return;
-    };
-    let result = match cel::compile_mutation(source) {
-        Err(e) => Err(format!(
-            "composited variable {name:?} fails to compile: {e}"
-        )),
-        Ok(e) => {
-            for inner in cel::variables_used(&e) {
-                resolve(&inner, defs, vars, done, depth + 1);
-            }
-            let ok: serde_json::Map<String, Value> = done
-                .iter()
-                .filter_map(|(n, r)| r.as_ref().ok().map(|v| (n.clone(), v.clone())))
-                .collect();
-            let mut all = vars.to_vec();
-            all.push(("variables", cel::to_cel(&Value::Object(ok))));
-            cel::eval(&e, &all)
-                .map(|v| cel::to_json(&v))
-                .map_err(|err| format!("composited variable {name:?} fails to evaluate: {err}"))
-        }
-    };
-    done.push((name.to_string(), result));
-}
-
 /// The policy's match conditions (`matchconditions.Matcher`): any false skips the invocation;
 /// errors (all of them, when none is false) are the invocation's error under `Fail`, a skip
 /// under `Ignore`.
@@ -354,7 +275,7 @@ fn matches(spec: &Value, base: &Base, object: &Value) -> Result<bool, String> {
     {
         let expr = str_of(c.get("expression"));
         match cel::compile(expr)
-            .and_then(|e| eval_composited(spec, &e, &vars))
+            .and_then(|e| cel::Composition::of(spec, true).eval(&e, &vars))
             .and_then(cel::bool_of)
         {
             Ok(true) => {}
@@ -404,7 +325,8 @@ fn evaluate(
     vars: &[(&'static str, kube_cel::cel::Value)],
 ) -> Result<Value, String> {
     let e = cel::compile_mutation(expr).map_err(|e| format!("compilation error: {e}"))?;
-    eval_composited(spec, &e, vars)
+    cel::Composition::of(spec, true)
+        .eval(&e, vars)
         .map(|v| cel::to_json(&v))
         .map_err(|e| format!("expression '{expr}' resulted in error: {e}"))
 }

@@ -4,7 +4,6 @@
 //! `matchConditions`, params (`paramKind` / `paramRef`), `variables`, validations with
 //! `message` / `messageExpression` / `reason`, `validationActions` and `failurePolicy`, with
 //! the real server's messages and the status code its reason carries.
-use std::collections::BTreeMap;
 
 use kube_cel::cel::Value as Cel;
 use serde_json::{Value, json};
@@ -209,7 +208,7 @@ pub(super) fn namespace_object(config: &Config, attrs: &Attributes) -> Value {
 
 /// Evaluates one binding with one param: the failed validations, with their actions applied
 /// by the caller.
-fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
+fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Vec<Decision> {
     let on_error = |message: String| -> Vec<Decision> {
         if ignore {
             Vec::new()
@@ -220,6 +219,9 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
             }]
         }
     };
+    // Variables as cel-go's composition gives them: computed per expression, with it.
+    let composition = cel::Composition::of(spec, false);
+    let vars: Vec<(&'static str, Cel)> = base.to_vec();
     // Match conditions: any false skips the binding; errors go by the failure policy.
     let mut errors = Vec::new();
     for c in spec
@@ -229,7 +231,10 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
         .flatten()
     {
         let expr = str_of(c.get("expression"));
-        match cel::compile(expr).and_then(|e| cel::eval_bool(&e, base)) {
+        match cel::compile(expr)
+            .and_then(|e| composition.eval(&e, &vars))
+            .and_then(cel::bool_of)
+        {
             Ok(true) => {}
             Ok(false) => return Vec::new(),
             Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
@@ -237,23 +242,6 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
     }
     if !errors.is_empty() {
         return on_error(cel::aggregate(&errors));
-    }
-    // Variables, in order; a later one sees the earlier ones.
-    let mut variables: BTreeMap<String, Value> = BTreeMap::new();
-    let mut vars: Vec<(&str, Cel)> = base.to_vec();
-    vars.push(("variables", cel::to_cel(&json!({}))));
-    for v in spec
-        .get("variables")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let expr = str_of(v.get("expression"));
-        if let Ok(value) = cel::compile(expr).and_then(|e| cel::eval(&e, &vars)) {
-            variables.insert(str_of(v.get("name")).to_string(), cel::to_json(&value));
-            let last = vars.len() - 1;
-            vars[last].1 = cel::to_cel(&json!(variables));
-        }
     }
     let mut out = Vec::new();
     for v in spec
@@ -263,13 +251,20 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
         .flatten()
     {
         let expr = str_of(v.get("expression"));
-        match cel::compile(expr).and_then(|e| cel::eval_bool(&e, &vars)) {
+        match cel::compile(expr)
+            .and_then(|e| composition.eval(&e, &vars))
+            .and_then(cel::bool_of)
+        {
             Ok(true) => {}
             Ok(false) => {
                 let from_expression = v
                     .get("messageExpression")
                     .and_then(Value::as_str)
-                    .and_then(|m| cel::compile(m).and_then(|e| cel::eval(&e, &vars)).ok())
+                    .and_then(|m| {
+                        cel::compile(m)
+                            .and_then(|e| composition.eval(&e, &vars))
+                            .ok()
+                    })
                     .and_then(|m| match m {
                         Cel::String(s) => Some(s.trim().to_string()),
                         _ => None,
