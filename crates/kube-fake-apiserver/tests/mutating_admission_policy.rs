@@ -418,6 +418,43 @@ async fn variables_follow_the_object_and_fail_only_where_used() {
     assert!(message.starts_with(&expected), "{message}");
 }
 
+/// A binding whose `paramRef` selects several params invokes the policy once per param; with
+/// none found and `parameterNotFoundAction: Allow` it does nothing.
+#[tokio::test]
+async fn each_selected_param_is_one_invocation() {
+    let (_srv, c) = server(true, true).await;
+    policy(
+        &c,
+        "per-param",
+        json!({
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConditions": [{"name": "not-a-param", "expression": "!has(object.metadata.labels) || !('role' in object.metadata.labels)"}],
+            "mutations": [apply_configuration(
+                "Object{metadata: Object.metadata{labels: {params.data.key: params.data.value}}}",
+            )],
+        }),
+        json!({"paramRef": {"selector": {"matchLabels": {"role": "param"}}, "parameterNotFoundAction": "Allow"}}),
+    )
+    .await;
+    let r = create(&c, configmap("none-yet")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"], json!({"app": "demo"}));
+    for (name, key, value) in [("p1", "tier", "web"), ("p2", "zone", "a")] {
+        let r = create(
+            &c,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"role": "param"}}, "data": {"key": key, "value": value}}),
+        )
+        .await;
+        assert_eq!(r.code, 201, "{}", r.body);
+    }
+    let r = create(&c, configmap("two-params")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(
+        r.body["metadata"]["labels"],
+        json!({"app": "demo", "tier": "web", "zone": "a"})
+    );
+}
+
 #[tokio::test]
 async fn validating_policies_judge_the_mutated_object() {
     let (_srv, c) = server(true, true).await;
