@@ -455,6 +455,35 @@ async fn each_selected_param_is_one_invocation() {
     );
 }
 
+/// `matchPolicy: Equivalent`: a policy naming only `v2` of a two-version CRD mutates a `v1`
+/// request, seeing (and mutating) the object converted to `v2`; `Exact` leaves it alone.
+#[tokio::test]
+async fn equivalent_versions_are_mutated_through_conversion() {
+    let (srv, c) = server(true, true).await;
+    srv.register_crd(common::widget_crd())
+        .expect("CRD registers");
+    for (name, match_policy) in [("exact", "Exact"), ("equivalent", "Equivalent")] {
+        policy(
+            &c,
+            name,
+            json!({
+                "matchConstraints": {"matchPolicy": match_policy, "resourceRules": [{"apiGroups": ["example.com"], "apiVersions": ["v2"], "operations": ["CREATE"], "resources": ["widgets"]}]},
+                "matchConditions": [{"name": "v2", "expression": "object.apiVersion == 'example.com/v2' && request.kind.version == 'v2'"}],
+                "mutations": [apply_configuration(&format!("Object{{spec: Object.spec{{color: '{name}'}}}}"))],
+            }),
+            json!({}),
+        )
+        .await;
+    }
+    let r = post(&c, common::WIDGETS, common::widget("w1", 1)).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["apiVersion"], "example.com/v1");
+    assert_eq!(
+        r.body["spec"],
+        json!({"replicas": 1, "color": "equivalent"})
+    );
+}
+
 #[tokio::test]
 async fn validating_policies_judge_the_mutated_object() {
     let (_srv, c) = server(true, true).await;
