@@ -296,6 +296,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unrecognized feature gate: Nope"), "{e}");
+        let beta = Args::try_parse_from([
+            "kube-fake-apiserver",
+            "--feature-gates=MutatingAdmissionPolicy=true",
+            "--runtime-config=api/beta=true",
+            "--runtime-config",
+            "admissionregistration.k8s.io/v1beta1=false,admissionregistration.k8s.io/v1beta1",
+        ])
+        .unwrap();
+        assert!(beta.gates().mutating_admission_policy);
+        assert_eq!(
+            beta.beta_versions(),
+            ["admissionregistration.k8s.io/v1beta1"]
+        );
+        assert!(d.beta_versions().is_empty());
+        let e = Args::try_parse_from([
+            "kube-fake-apiserver",
+            "--runtime-config",
+            "nope.io/v1beta1=true",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown api groups nope.io/v1beta1"), "{e}");
         assert_eq!(
             (d.max_resource_write_bytes, d.etcd_max_request_bytes),
             (3_145_728, 1_572_864)
