@@ -48,14 +48,36 @@ pub fn on_a_deep_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, CEL_STACK, f)
 }
 
+thread_local! {
+    /// Expressions parsed on this thread, by source: policies and match conditions are read
+    /// from the store on every write, and parsing dominates their cost (cel-go keeps them
+    /// compiled with the configuration). Emptied when full.
+    static PARSED: RefCell<std::collections::HashMap<String, Result<Expression, String>>> =
+        RefCell::new(std::collections::HashMap::new());
+}
+
+/// How many parsed expressions a thread keeps.
+const PARSED_MAX: usize = 512;
+
 fn parse(source: &str) -> Result<Expression, String> {
-    on_a_deep_stack(|| {
+    if let Some(hit) = PARSED.with(|p| p.borrow().get(source).cloned()) {
+        return hit;
+    }
+    let parsed = on_a_deep_stack(|| {
         Parser::new()
             .enable_optional_syntax(true)
             .max_recursion_depth(MAX_RECURSION)
             .parse(source)
     })
-    .map_err(|e| format!("compilation failed: {e}"))
+    .map_err(|e| format!("compilation failed: {e}"));
+    PARSED.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() >= PARSED_MAX {
+            p.clear();
+        }
+        p.insert(source.to_string(), parsed.clone());
+    });
+    parsed
 }
 
 /// A parsed expression. An object construction (`Object{...}`), which only a mutating
