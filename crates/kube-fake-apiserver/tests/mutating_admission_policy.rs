@@ -484,6 +484,36 @@ async fn equivalent_versions_are_mutated_through_conversion() {
     );
 }
 
+/// What a mutation returns is defaulted before the next mutation sees it.
+#[tokio::test]
+async fn each_mutation_sees_the_previous_one_defaulted() {
+    let (_srv, c) = server(true, true).await;
+    let rules = json!({"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]});
+    policy(
+        &c,
+        "sidecar",
+        json!({
+            "matchConstraints": rules,
+            "mutations": [
+                apply_configuration(
+                    "Object{spec: Object.spec{initContainers: [Object.spec.initContainers{name: 'proxy', image: 'proxy:1', restartPolicy: 'Always'}]}}",
+                ),
+                apply_configuration(
+                    "Object{metadata: Object.metadata{labels: {'proxy-termination': object.spec.initContainers[0].terminationMessagePolicy}}}",
+                ),
+            ],
+        }),
+        json!({}),
+    )
+    .await;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}});
+    let r = post(&c, "/api/v1/namespaces/default/pods", pod).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["proxy-termination"], "File");
+    assert_eq!(r.body["spec"]["initContainers"][0]["name"], "proxy");
+    assert_eq!(r.body["spec"]["containers"][0]["name"], "app");
+}
+
 #[tokio::test]
 async fn validating_policies_judge_the_mutated_object() {
     let (_srv, c) = server(true, true).await;

@@ -142,7 +142,11 @@ pub async fn mutate(
                 .flatten()
             {
                 match cel::on_a_deep_stack(|| apply(attrs, &version, m, &base, &object)) {
-                    Ok(Some(new)) => object = new,
+                    Ok(Some(mut new)) => {
+                        // `dispatchOne` defaults what a mutation returns before the next one.
+                        crate::objects::apply_kind_defaults(&attrs.res, &version, &mut new);
+                        object = new;
+                    }
                     Ok(None) => {}
                     Err(e) => errors.push(error(e, Some("Invalid"))),
                 }
