@@ -514,6 +514,44 @@ async fn each_mutation_sees_the_previous_one_defaulted() {
     assert_eq!(r.body["spec"]["containers"][0]["name"], "app");
 }
 
+/// A `paramKind` naming no served kind is an error of the policy (reported once, without a
+/// binding); a binding without `paramRef` runs the policy with null params.
+#[tokio::test]
+async fn param_kind_errors_belong_to_the_policy_and_a_missing_param_ref_means_null_params() {
+    let (_srv, c) = server(true, true).await;
+    policy(
+        &c,
+        "no-ref",
+        json!({
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "mutations": [apply_configuration("Object{metadata: Object.metadata{labels: {'params': params == null ? 'null' : 'set'}}}")],
+        }),
+        json!({}),
+    )
+    .await;
+    let r = create(&c, configmap("one")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["labels"]["params"], "null");
+
+    policy(
+        &c,
+        "unknown",
+        json!({
+            "paramKind": {"apiVersion": "example.com/v1", "kind": "Nope"},
+            "mutations": [json_patch("[]")],
+        }),
+        json!({"paramRef": {"name": "x", "parameterNotFoundAction": "Deny"}}),
+    )
+    .await;
+    let r = create(&c, configmap("two")).await;
+    assert_eq!(r.code, 403, "{}", r.body);
+    assert_eq!(r.body["reason"], "Forbidden");
+    assert_eq!(
+        r.body["message"],
+        "policy \"unknown\" denied request: failed to configure policy: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Nope'"
+    );
+}
+
 #[tokio::test]
 async fn validating_policies_judge_the_mutated_object() {
     let (_srv, c) = server(true, true).await;

@@ -38,7 +38,8 @@ impl Reinvocation {
 /// A configuration or evaluation error of one binding (`generic.PolicyError`).
 struct PolicyError {
     policy: String,
-    binding: String,
+    /// None for an error of the policy itself.
+    binding: Option<String>,
     message: String,
     /// `Invalid` for what the mutating dispatcher reports, none (the 403's `Forbidden`) for
     /// what the generic dispatcher reports (params).
@@ -72,7 +73,7 @@ pub async fn mutate(
         let ignore = str_of(spec.get("failurePolicy")) == "Ignore";
         let error = |message: String, reason: Option<&'static str>| PolicyError {
             policy: policy.clone(),
-            binding: binding.clone(),
+            binding: Some(binding.clone()),
             message,
             reason,
             ignore,
@@ -85,6 +86,27 @@ pub async fn mutate(
         else {
             continue;
         };
+        let params = config
+            .mutating_params
+            .0
+            .get(i)
+            .cloned()
+            .unwrap_or(Ok(Vec::new()));
+        // An error of the policy is reported once for it, before any binding is looked at.
+        if let Err(e) = &params
+            && e.policy_level
+        {
+            if !errors
+                .iter()
+                .any(|x| x.policy == policy && x.binding.is_none())
+            {
+                errors.push(PolicyError {
+                    binding: None,
+                    ..error(e.message.clone(), None)
+                });
+            }
+            continue;
+        }
         if let Some(m) = bound
             .binding
             .pointer("/spec/matchResources")
@@ -93,16 +115,10 @@ pub async fn mutate(
         {
             continue;
         }
-        let params = match config
-            .mutating_params
-            .0
-            .get(i)
-            .cloned()
-            .unwrap_or(Ok(Vec::new()))
-        {
+        let params = match params {
             Ok(p) => p,
             Err(e) => {
-                errors.push(error(format!("failed to configure binding: {e}"), None));
+                errors.push(error(e.message, None));
                 continue;
             }
         };
@@ -174,11 +190,12 @@ pub async fn mutate(
 /// The refusal: `admission.NewForbidden`'s Status with the first error as its message (and
 /// its reason, if it has one) and every error as a cause.
 fn denial(attrs: &Attributes, first: &PolicyError, all: &[PolicyError]) -> ApiError {
-    let text = |e: &PolicyError| {
-        format!(
-            "policy '{}' with binding '{}' denied request: {}",
-            e.policy, e.binding, e.message
-        )
+    let text = |e: &PolicyError| match &e.binding {
+        Some(b) => format!(
+            "policy '{}' with binding '{b}' denied request: {}",
+            e.policy, e.message
+        ),
+        None => format!("policy {:?} denied request: {}", e.policy, e.message),
     };
     let name = if attrs.name.is_empty() {
         attrs

@@ -60,7 +60,17 @@ impl Bound {
 /// configuration under the store lock: the objects to evaluate with (`[Null]` without
 /// `paramKind`), or the configuration error.
 #[derive(Debug, Default)]
-pub struct Params(pub(super) Vec<Result<Vec<Value>, String>>);
+pub struct Params(pub(super) Vec<Result<Vec<Value>, ParamError>>);
+
+/// Why a binding has no params: the policy's `paramKind` names no served kind (an error of the
+/// policy, reported once for it: `failed to configure policy: ...`), or the binding's
+/// `paramRef` finds nothing it may use (`failed to configure binding: ...`).
+#[derive(Debug, Clone)]
+pub struct ParamError {
+    pub policy_level: bool,
+    /// With its `failed to configure policy|binding: ` prefix.
+    pub message: String,
+}
 
 impl Params {
     /// `namespace` is the request's (a namespace's own name for a namespace).
@@ -118,7 +128,11 @@ struct Decision {
 
 /// The params a binding evaluates with (`[Null]`: the policy has no `paramKind`), or the
 /// configuration error (`generic.CollectParams`).
-fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, String> {
+fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, ParamError> {
+    let binding_error = |e: String| ParamError {
+        policy_level: false,
+        message: format!("failed to configure binding: {e}"),
+    };
     let Some(pk) = bound
         .policy
         .pointer("/spec/paramKind")
@@ -128,15 +142,6 @@ fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, St
     };
     let api_version = str_of(pk.get("apiVersion"));
     let kind = str_of(pk.get("kind"));
-    let Some(pref) = bound
-        .binding
-        .pointer("/spec/paramRef")
-        .filter(|v| v.is_object())
-    else {
-        return Err(format!(
-            "paramKind kind `{api_version}, Kind={kind}` is defined but paramRef is missing in binding"
-        ));
-    };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let Some(res) = db
         .registry
@@ -144,18 +149,30 @@ fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, St
         .filter(|r| r.version(version).is_some())
         .cloned()
     else {
-        return Err(format!(
-            "failed to find resource referenced by paramKind: '{api_version}, Kind={kind}'"
-        ));
+        // `schema.GroupVersionKind`'s `String()`: `/v1, Kind=X` for the core group.
+        return Err(ParamError {
+            policy_level: true,
+            message: format!(
+                "failed to configure policy: failed to find resource referenced by paramKind: '{group}/{version}, Kind={kind}'"
+            ),
+        });
+    };
+    // A binding without `paramRef` evaluates the policy with null params (`CollectParams`).
+    let Some(pref) = bound
+        .binding
+        .pointer("/spec/paramRef")
+        .filter(|v| v.is_object())
+    else {
+        return Ok(vec![Value::Null]);
     };
     let namespace = if res.namespaced {
         let ns = str_of(pref.get("namespace"));
         let ns = if ns.is_empty() { request_ns } else { ns };
         if ns.is_empty() {
-            return Err(
+            return Err(binding_error(
                 "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
                     .into(),
-            );
+            ));
         }
         Some(ns)
     } else {
@@ -187,9 +204,9 @@ fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, St
             .collect()
     };
     if found.is_empty() && str_of(pref.get("parameterNotFoundAction")) == "Deny" {
-        return Err(
+        return Err(binding_error(
             "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
-        );
+        ));
     }
     Ok(found)
 }
@@ -306,7 +323,9 @@ pub async fn validate(
     config: &Config,
     attrs: &Attributes,
 ) -> Result<(), ApiError> {
-    let mut denied: Option<(String, String, Decision)> = None;
+    // (policy, binding — none for an error of the policy —, decision)
+    let mut denied: Option<(String, Option<String>, Decision)> = None;
+    let mut policy_errors: Vec<String> = Vec::new();
     for (i, bound) in config.policies.iter().enumerate() {
         let policy_name = name_of(&bound.policy).to_string();
         let binding_name = name_of(&bound.binding).to_string();
@@ -320,6 +339,21 @@ pub async fn validate(
         else {
             continue;
         };
+        let params = config.params.0.get(i).cloned().unwrap_or(Ok(Vec::new()));
+        // An error of the policy is reported once for it, before any binding is looked at.
+        if let Err(e) = &params
+            && e.policy_level
+        {
+            if !ignore && !policy_errors.contains(&policy_name) {
+                policy_errors.push(policy_name.clone());
+                let d = Decision {
+                    message: e.message.clone(),
+                    reason: "Invalid".into(),
+                };
+                denied.get_or_insert((policy_name, None, d));
+            }
+            continue;
+        }
         if let Some(m) = bound
             .binding
             .pointer("/spec/matchResources")
@@ -329,15 +363,15 @@ pub async fn validate(
             continue;
         }
         let actions = str_list(bound.binding.pointer("/spec/validationActions"));
-        let params = match config.params.0.get(i).cloned().unwrap_or(Ok(Vec::new())) {
+        let params = match params {
             Ok(p) => p,
             Err(_) if ignore => continue,
             Err(e) => {
                 let d = Decision {
-                    message: format!("failed to configure binding: {e}"),
+                    message: e.message,
                     reason: "Invalid".into(),
                 };
-                denied.get_or_insert((policy_name, binding_name, d));
+                denied.get_or_insert((policy_name, Some(binding_name), d));
                 continue;
             }
         };
@@ -385,7 +419,7 @@ pub async fn validate(
                     ));
                 }
                 if actions.iter().any(|a| a == "Deny") && denied.is_none() {
-                    denied = Some((policy_name.clone(), binding_name.clone(), d));
+                    denied = Some((policy_name.clone(), Some(binding_name.clone()), d));
                 }
             }
         }
@@ -393,10 +427,16 @@ pub async fn validate(
     let Some((policy, binding, d)) = denied else {
         return Ok(());
     };
-    let message = format!(
-        "ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: {}",
-        d.message
-    );
+    let message = match binding {
+        Some(binding) => format!(
+            "ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: {}",
+            d.message
+        ),
+        None => format!(
+            "ValidatingAdmissionPolicy '{policy}' denied request: {}",
+            d.message
+        ),
+    };
     let name = if attrs.name.is_empty() {
         attrs
             .object
