@@ -8,16 +8,33 @@ pub struct FeatureGates {
     /// `ShardedListAndWatch` (KEP-5866, alpha in 1.35, off by default): the `shardSelector`
     /// parameter of list and watch.
     pub sharded_list_and_watch: bool,
+    /// `MutatingAdmissionPolicy` (beta in 1.35, off by default): the admission plugin, and with
+    /// `--runtime-config=admissionregistration.k8s.io/v1beta1=true` its API.
+    pub mutating_admission_policy: bool,
 }
 
 /// (name, alpha): every gate this server knows. `AllAlpha`/`AllBeta` set the gates of their
 /// stage that the same value does not name.
-const GATES: &[(&str, bool)] = &[("ShardedListAndWatch", true)];
+const GATES: &[(&str, bool)] = &[
+    ("ShardedListAndWatch", true),
+    ("MutatingAdmissionPolicy", false),
+];
 
 impl FeatureGates {
+    /// Whether the gate `name` is on.
+    pub fn is_on(&self, name: &str) -> bool {
+        match name {
+            "ShardedListAndWatch" => self.sharded_list_and_watch,
+            "MutatingAdmissionPolicy" => self.mutating_admission_policy,
+            _ => false,
+        }
+    }
+
     fn set(&mut self, name: &str, on: bool) {
-        if name == "ShardedListAndWatch" {
-            self.sharded_list_and_watch = on;
+        match name {
+            "ShardedListAndWatch" => self.sharded_list_and_watch = on,
+            "MutatingAdmissionPolicy" => self.mutating_admission_policy = on,
+            _ => {}
         }
     }
 }
@@ -75,6 +92,41 @@ impl FromStr for FeatureGates {
     }
 }
 
+/// The beta API versions this server can serve, off by default as in kube-apiserver 1.35.
+pub const BETA_VERSIONS: &[&str] = &["admissionregistration.k8s.io/v1beta1"];
+
+/// kube-apiserver's `--runtime-config` (`group/version=bool` pairs, a bare key meaning `true`;
+/// `api/beta` and `api/all` name every beta version), for the beta versions this server has:
+/// the versions turned on. A group version this server does not serve is refused.
+pub fn parse_runtime_config(value: &str) -> Result<Vec<String>, String> {
+    let mut on: Vec<String> = Vec::new();
+    for pair in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, v) = pair.split_once('=').unwrap_or((pair, "true"));
+        let key = key.trim();
+        let enabled = parse_bool(v.trim()).ok_or_else(|| {
+            format!(
+                "invalid value of {key}: {}, err: strconv.ParseBool: parsing {:?}: invalid syntax",
+                v.trim(),
+                v.trim()
+            )
+        })?;
+        let keys: Vec<&str> = match key {
+            "api/all" | "api/beta" => BETA_VERSIONS.to_vec(),
+            k if BETA_VERSIONS.contains(&k) => vec![k],
+            // GA versions are on already; nothing else is served here.
+            k if k.ends_with("/v1") || k == "v1" || k == "api/v1" || k == "api/ga" => vec![],
+            other => return Err(format!("unknown api groups {other}")),
+        };
+        for k in keys {
+            on.retain(|x| x != k);
+            if enabled {
+                on.push(k.to_string());
+            }
+        }
+    }
+    Ok(on)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,7 +135,14 @@ mod tests {
     fn parses_as_kube_apiserver_does() {
         let on = FeatureGates {
             sharded_list_and_watch: true,
+            ..FeatureGates::default()
         };
+        let map = FeatureGates {
+            mutating_admission_policy: true,
+            ..FeatureGates::default()
+        };
+        assert_eq!("AllBeta=true".parse(), Ok(map));
+        assert_eq!("MutatingAdmissionPolicy=true".parse(), Ok(map));
         assert_eq!("ShardedListAndWatch=true".parse(), Ok(on));
         assert_eq!(" ShardedListAndWatch = T ,".parse(), Ok(on));
         assert_eq!("".parse(), Ok(FeatureGates::default()));
@@ -104,5 +163,26 @@ mod tests {
             "ShardedListAndWatch=yes".parse::<FeatureGates>(),
             Err("invalid value of ShardedListAndWatch=yes, err: strconv.ParseBool: parsing \"yes\": invalid syntax".into())
         );
+    }
+
+    #[test]
+    fn runtime_config_turns_beta_versions_on() {
+        let gv = "admissionregistration.k8s.io/v1beta1";
+        assert_eq!(
+            parse_runtime_config(&format!("{gv}=true")),
+            Ok(vec![gv.to_string()])
+        );
+        assert_eq!(parse_runtime_config(gv), Ok(vec![gv.to_string()]));
+        assert_eq!(
+            parse_runtime_config("api/beta=true"),
+            Ok(vec![gv.to_string()])
+        );
+        assert_eq!(
+            parse_runtime_config(&format!("api/all=true,{gv}=false")),
+            Ok(vec![])
+        );
+        assert_eq!(parse_runtime_config("apps/v1=true"), Ok(vec![]));
+        assert!(parse_runtime_config("nope.io/v2=true").is_err());
+        assert!(parse_runtime_config(&format!("{gv}=yes")).is_err());
     }
 }

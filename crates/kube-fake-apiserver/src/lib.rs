@@ -141,6 +141,8 @@ pub struct ServerBuilder {
     shard_selectors: bool,
     auth: auth_config::AuthConfig,
     token_file: Option<String>,
+    gates: feature_gates::FeatureGates,
+    beta_versions: Vec<String>,
 }
 
 impl Default for ServerBuilder {
@@ -159,6 +161,8 @@ impl Default for ServerBuilder {
             shard_selectors: false,
             auth: auth_config::AuthConfig::default(),
             token_file: None,
+            gates: feature_gates::FeatureGates::default(),
+            beta_versions: Vec::new(),
         }
     }
 }
@@ -281,9 +285,19 @@ impl ServerBuilder {
         self
     }
     /// kube-apiserver's `--feature-gates` (see [`feature_gates::FeatureGates`]):
-    /// `ShardedListAndWatch` turns on [`ServerBuilder::shard_selectors`].
-    pub fn feature_gates(self, gates: feature_gates::FeatureGates) -> Self {
+    /// `ShardedListAndWatch` turns on [`ServerBuilder::shard_selectors`];
+    /// `MutatingAdmissionPolicy` the MutatingAdmissionPolicy admission plugin and, with
+    /// [`runtime_config`](Self::runtime_config) serving `admissionregistration.k8s.io/v1beta1`,
+    /// its two kinds.
+    pub fn feature_gates(mut self, gates: feature_gates::FeatureGates) -> Self {
+        self.gates = gates;
         self.shard_selectors(gates.sharded_list_and_watch)
+    }
+    /// kube-apiserver's `--runtime-config`: the beta group versions to serve (see
+    /// [`feature_gates::parse_runtime_config`]; 1.35 serves none by default).
+    pub fn runtime_config(mut self, beta_versions: Vec<String>) -> Self {
+        self.beta_versions = beta_versions;
+        self
     }
     /// Serves `shardSelector` on lists and watches as Kubernetes 1.36 with the
     /// `ShardedListAndWatch` feature gate does (KEP-5866): objects outside the selector's hash
@@ -343,6 +357,8 @@ impl ServerBuilder {
             limits: self.limits,
             shard_selectors: self.shard_selectors,
             auth: self.auth.clone(),
+            gates: self.gates,
+            beta_versions: self.beta_versions.clone(),
         });
         if self.builtins {
             // The namespaces a cluster starts with, before anything can watch.

@@ -68,6 +68,11 @@ struct Args {
     /// Repeated, later pairs win, as pflag sets the flag once per occurrence.
     #[arg(long, value_parser = check_feature_gates, action = ArgAction::Append)]
     feature_gates: Vec<String>,
+    /// kube-apiserver's flag: `group/version=bool` pairs (`api/beta`, `api/all`) for the beta
+    /// versions this server has (`admissionregistration.k8s.io/v1beta1`: MutatingAdmissionPolicy
+    /// with its gate); repeated, later pairs win.
+    #[arg(long, value_parser = check_runtime_config, action = ArgAction::Append)]
+    runtime_config: Vec<String>,
     /// The longest request body of a create, update, patch or delete (kube-apiserver's flag of
     /// the same name; 0: no limit); a longer one is a 413.
     #[arg(long, default_value_t = 3 * 1024 * 1024)]
@@ -113,11 +118,22 @@ fn check_feature_gates(text: &str) -> Result<String, String> {
     FeatureGates::from_str(text).map(|_| text.to_string())
 }
 
+/// One `--runtime-config` value, checked.
+fn check_runtime_config(text: &str) -> Result<String, String> {
+    kube_fake_apiserver::feature_gates::parse_runtime_config(text).map(|_| text.to_string())
+}
+
 impl Args {
     /// Every `--feature-gates` value in order, one set of gates.
     fn gates(&self) -> FeatureGates {
         // Each value parsed alone; joined they parse too.
         self.feature_gates.join(",").parse().unwrap_or_default()
+    }
+
+    /// The beta versions every `--runtime-config` value turns on, later pairs winning.
+    fn beta_versions(&self) -> Vec<String> {
+        kube_fake_apiserver::feature_gates::parse_runtime_config(&self.runtime_config.join(","))
+            .unwrap_or_default()
     }
 }
 
@@ -164,6 +180,7 @@ async fn main() -> anyhow::Result<()> {
         .replicasets_become_ready(args.replicasets_ready_after)
         .jobs_complete_after(args.jobs_complete_after)
         .feature_gates(args.gates())
+        .runtime_config(args.beta_versions())
         .max_request_body_bytes(args.max_resource_write_bytes)
         .etcd_max_request_bytes(args.etcd_max_request_bytes)
         .rbac(args.authorization_mode == "RBAC")
@@ -279,6 +296,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unrecognized feature gate: Nope"), "{e}");
+        let beta = Args::try_parse_from([
+            "kube-fake-apiserver",
+            "--feature-gates=MutatingAdmissionPolicy=true",
+            "--runtime-config=api/beta=true",
+            "--runtime-config",
+            "admissionregistration.k8s.io/v1beta1=false,admissionregistration.k8s.io/v1beta1",
+        ])
+        .unwrap();
+        assert!(beta.gates().mutating_admission_policy);
+        assert_eq!(
+            beta.beta_versions(),
+            ["admissionregistration.k8s.io/v1beta1"]
+        );
+        assert!(d.beta_versions().is_empty());
+        let e = Args::try_parse_from([
+            "kube-fake-apiserver",
+            "--runtime-config",
+            "nope.io/v1beta1=true",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown api groups nope.io/v1beta1"), "{e}");
         assert_eq!(
             (d.max_resource_write_bytes, d.etcd_max_request_bytes),
             (3_145_728, 1_572_864)

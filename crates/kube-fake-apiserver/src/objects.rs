@@ -120,6 +120,18 @@ fn decoded_for_admission(
     Ok(())
 }
 
+/// The kind's defaults applied to `obj` served as `version` (`SetDefaults_*` of a built-in
+/// kind, a structural schema's `default`s), as the object defaulter applies them to what a
+/// MutatingAdmissionPolicy's mutation returns.
+pub fn apply_kind_defaults(res: &Resource, version: &str, obj: &mut Value) {
+    if crate::builtin::handles(&res.group, res.custom) {
+        crate::builtin::default(&res.group, &res.kind, obj);
+    }
+    if let Some(s) = res.version(version).and_then(|v| v.schema.as_ref()) {
+        s.apply_defaults(obj);
+    }
+}
+
 pub use crate::ssa::Mode;
 
 /// One write: the resource and version it goes through, the namespace it is in, and on whose

@@ -19,6 +19,10 @@ pub enum Printer {
     Pod,
     Job,
     CronJob,
+    /// ValidatingAdmissionPolicy (`Validations`) and MutatingAdmissionPolicy (`Mutations`).
+    AdmissionPolicy(&'static str),
+    /// Their bindings.
+    AdmissionPolicyBinding,
 }
 
 impl Printer {
@@ -36,6 +40,16 @@ impl Printer {
             ("", "pods") => Printer::Pod,
             ("batch", "jobs") => Printer::Job,
             ("batch", "cronjobs") => Printer::CronJob,
+            ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+                Printer::AdmissionPolicy("validations")
+            }
+            ("admissionregistration.k8s.io", "mutatingadmissionpolicies") => {
+                Printer::AdmissionPolicy("mutations")
+            }
+            (
+                "admissionregistration.k8s.io",
+                "validatingadmissionpolicybindings" | "mutatingadmissionpolicybindings",
+            ) => Printer::AdmissionPolicyBinding,
             _ => return None,
         })
     }
@@ -122,6 +136,15 @@ impl Printer {
                 ("Images", S, 1),
                 ("Selector", S, 1),
             ],
+            Printer::AdmissionPolicy("mutations") => {
+                &[("Mutations", I, 0), ("ParamKind", S, 0), ("Age", S, 0)]
+            }
+            Printer::AdmissionPolicy(_) => {
+                &[("Validations", I, 0), ("ParamKind", S, 0), ("Age", S, 0)]
+            }
+            Printer::AdmissionPolicyBinding => {
+                &[("PolicyName", S, 0), ("ParamRef", S, 0), ("Age", S, 0)]
+            }
         }
     }
 
@@ -338,8 +361,81 @@ impl Printer {
                     )),
                 ]
             }
+            Printer::AdmissionPolicy(list) => {
+                let kind = match obj.pointer("/spec/paramKind").filter(|p| p.is_object()) {
+                    Some(pk) => format!("{}/{}", str_at(pk, "/apiVersion"), str_at(pk, "/kind")),
+                    None => "<unset>".to_string(),
+                };
+                let count = obj
+                    .pointer(&format!("/spec/{list}"))
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                vec![json!(count), json!(kind), age]
+            }
+            Printer::AdmissionPolicyBinding => {
+                let param = match obj.pointer("/spec/paramRef").filter(|p| p.is_object()) {
+                    None => "<unset>".to_string(),
+                    Some(pr) if !str_at(pr, "/name").is_empty() => {
+                        match str_at(pr, "/namespace") {
+                            // A cluster-scoped param cannot be told apart here.
+                            "" => format!("*/{}", str_at(pr, "/name")),
+                            ns => format!("{ns}/{}", str_at(pr, "/name")),
+                        }
+                    }
+                    Some(pr) => match pr.get("selector").filter(|s| !s.is_null()) {
+                        Some(sel) => go_label_selector(sel),
+                        None => "<unset>".to_string(),
+                    },
+                };
+                vec![json!(text("/spec/policyName")), json!(param), age]
+            }
         }
     }
+}
+
+fn str_at<'v>(v: &'v Value, p: &str) -> &'v str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A `LabelSelector` as its generated Go `String()` prints it (what `printers.go` shows for a
+/// binding's `paramRef.selector`): `&LabelSelector{MatchLabels:map[string]string{a: b,},
+/// MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,
+/// Values:[x y],},},}`, labels in key order.
+fn go_label_selector(sel: &Value) -> String {
+    let mut labels: Vec<(&String, &Value)> = sel
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    labels.sort_by(|a, b| a.0.cmp(b.0));
+    let labels: String = labels
+        .iter()
+        .map(|(k, v)| format!("{k}: {},", v.as_str().unwrap_or("")))
+        .collect();
+    let exprs: String = sel
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let values: Vec<&str> = r
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                str_at(r, "/key"),
+                str_at(r, "/operator"),
+                values.join(" ")
+            )
+        })
+        .collect();
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}"
+    )
 }
 
 /// `printPod`'s Ready (`ready/containers`), Status (the phase, or the pod's reason, or the last
@@ -590,6 +686,46 @@ pub fn to_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn admission_policy_rows_as_printers_go_prints_them() {
+        let p = json!({"metadata": {"name": "p"}, "spec": {"mutations": [{}, {}],
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}}});
+        let t = to_table(
+            Printer::AdmissionPolicy("mutations"),
+            &[p],
+            "None",
+            json!({}),
+        );
+        assert_eq!(t["columnDefinitions"][1]["name"], "Mutations");
+        assert_eq!(t["rows"][0]["cells"][1], 2);
+        assert_eq!(t["rows"][0]["cells"][2], "v1/ConfigMap");
+        let v = json!({"metadata": {"name": "v"}, "spec": {"validations": [{}]}});
+        let t = to_table(
+            Printer::AdmissionPolicy("validations"),
+            &[v],
+            "None",
+            json!({}),
+        );
+        assert_eq!(t["columnDefinitions"][1]["name"], "Validations");
+        assert_eq!(t["rows"][0]["cells"][2], "<unset>");
+        let cell = |pr: Value| {
+            let b = json!({"metadata": {"name": "b"}, "spec": {"policyName": "p", "paramRef": pr}});
+            to_table(Printer::AdmissionPolicyBinding, &[b], "None", json!({}))["rows"][0]["cells"]
+                [2]
+            .clone()
+        };
+        assert_eq!(cell(json!({"name": "x"})), "*/x");
+        assert_eq!(cell(json!({"name": "x", "namespace": "ns"})), "ns/x");
+        assert_eq!(cell(Value::Null), "<unset>");
+        assert_eq!(
+            cell(
+                json!({"selector": {"matchLabels": {"role": "param", "a": "b"},
+                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["x", "y"]}]}})
+            ),
+            "&LabelSelector{MatchLabels:map[string]string{a: b,role: param,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:tier,Operator:In,Values:[x y],},},}"
+        );
+    }
 
     #[test]
     fn deployment_row_as_kubectl_prints_it() {

@@ -388,7 +388,7 @@ const V1: &[&str] = &["v1"];
 /// Every resource a kube-apiserver 1.35 serves by default with a store behind it, but the
 /// CRD resource ([`crd_resource`]). Left out, as documented in ARCHITECTURE.md: the create-only
 /// review kinds (`authentication.k8s.io`, `authorization.k8s.io`), `bindings` and
-/// `componentstatuses`, beta and alpha versions (off by default in 1.35).
+/// `componentstatuses`, beta and alpha versions (off by default in 1.35; the gated beta kinds are in [`BETA`]).
 #[rustfmt::skip] // one row per kind
 const BUILTINS: &[Builtin] = &[
     Builtin("",                                V1, "namespaces",             "Namespace",             &["ns"],     STATUS | RETURN_DELETED | NO_COLLECTION_DELETE),
@@ -449,6 +449,15 @@ const BUILTINS: &[Builtin] = &[
     Builtin("storage.k8s.io",                  V1, "volumeattributesclasses", "VolumeAttributesClass", &["vac"],   0),
 ];
 
+/// Beta kinds, served only when their feature gate and their API version are both on
+/// (`--feature-gates`, `--runtime-config`), as `pkg/registry/admissionregistration/rest`
+/// installs them in 1.35: the gate named first.
+#[rustfmt::skip]
+const BETA: &[(&str, Builtin)] = &[
+    ("MutatingAdmissionPolicy", Builtin("admissionregistration.k8s.io", &["v1beta1"], "mutatingadmissionpolicies",       "MutatingAdmissionPolicy",        &[], GENERATION | API_EXTENSIONS)),
+    ("MutatingAdmissionPolicy", Builtin("admissionregistration.k8s.io", &["v1beta1"], "mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", &[], GENERATION | API_EXTENSIONS)),
+];
+
 /// `Warning` sent with every request to a deprecated built-in resource, as kube-apiserver does.
 fn deprecation(group: &str, plural: &str) -> Option<&'static str> {
     match (group, plural) {
@@ -481,9 +490,27 @@ pub fn crd_resource() -> Resource {
 /// Every built-in resource of [`BUILTINS`], stored without a structural schema (their OpenAPI
 /// definitions come from [`crate::builtin_schemas`]).
 pub fn builtins() -> Vec<Resource> {
-    BUILTINS
-        .iter()
-        .map(|&Builtin(group, versions, plural, kind, short, traits)| {
+    BUILTINS.iter().map(builtin).collect()
+}
+
+/// The beta kinds of [`BETA`] whose gate `gate_on` says is on and whose group version
+/// `version_on` says is served.
+pub fn beta_builtins(
+    gate_on: impl Fn(&str) -> bool,
+    version_on: impl Fn(&str) -> bool,
+) -> Vec<Resource> {
+    BETA.iter()
+        .filter(|(gate, b)| {
+            gate_on(gate) && b.1.iter().all(|v| version_on(&format!("{}/{v}", b.0)))
+        })
+        .map(|(_, b)| builtin(b))
+        .collect()
+}
+
+fn builtin(row: &Builtin) -> Resource {
+    {
+        let &Builtin(group, versions, plural, kind, short, traits) = row;
+        {
             let has = |t: Traits| traits & t != 0;
             let versions = versions
                 .iter()
@@ -530,8 +557,8 @@ pub fn builtins() -> Vec<Resource> {
                     Version::plain("v1", false),
                 )
             }
-        })
-        .collect()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,10 @@ pub(crate) struct Settings {
     pub shard_selectors: bool,
     /// Authentication and authorization (RBAC off: everything allowed).
     pub auth: crate::auth_config::AuthConfig,
+    /// The feature gates on (`--feature-gates`).
+    pub gates: crate::feature_gates::FeatureGates,
+    /// The beta group versions served (`--runtime-config`).
+    pub beta_versions: Vec<String>,
 }
 
 pub(crate) struct Shared {
@@ -71,6 +75,13 @@ impl Shared {
         let store = Store::new(settings.history_limit);
         if settings.builtins {
             for r in registry::builtins() {
+                reg.insert(r);
+            }
+            let gates = settings.gates;
+            for r in registry::beta_builtins(
+                |g| gates.is_on(g),
+                |v| settings.beta_versions.iter().any(|b| b == v),
+            ) {
                 reg.insert(r);
             }
         }

@@ -1253,3 +1253,75 @@ async fn a_match_condition_that_fails_follows_the_failure_policy() {
         "neither webhook was called"
     );
 }
+
+/// MutatingAdmissionPolicies run before the mutating webhooks (1.35's plugin order), and an
+/// `IfNeeded` policy runs again after a webhook changed the object (the chain's second pass).
+#[tokio::test]
+async fn mutating_policies_run_before_webhooks_and_again_after_them() {
+    let hook_server = Webhook::start().await;
+    let srv = FakeApiServer::builder()
+        .feature_gates(kube_fake_apiserver::feature_gates::FeatureGates {
+            mutating_admission_policy: true,
+            ..Default::default()
+        })
+        .runtime_config(vec!["admissionregistration.k8s.io/v1beta1".into()])
+        .start()
+        .await
+        .expect("server starts");
+    let c = srv.client();
+    let r = post(
+        &c,
+        "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies",
+        json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": "copy"},
+            "spec": {"matchConstraints": configmap_rules(), "reinvocationPolicy": "IfNeeded",
+                "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                    "Object{metadata: Object.metadata{labels: {'copy': has(object.metadata.annotations) && 'annotated' in object.metadata.annotations ? object.metadata.annotations['annotated'] : 'none'}}}"}}]}}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let r = post(
+        &c,
+        "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings",
+        json!({"apiVersion": "admissionregistration.k8s.io/v1beta1", "kind": "MutatingAdmissionPolicyBinding", "metadata": {"name": "copy"}, "spec": {"policyName": "copy"}}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "a-count",
+        vec![hook(
+            "count.example.com",
+            hook_server.client_config("/count"),
+            json!(["CREATE"]),
+            json!({"reinvocationPolicy": "IfNeeded"}),
+        )],
+    )
+    .await;
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "b-annotate",
+        vec![hook(
+            "annotate.example.com",
+            hook_server.client_config("/annotate"),
+            json!(["CREATE"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let r = post(&c, CM, configmap("cm")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    assert_eq!(r.body["metadata"]["annotations"]["annotated"], "yes");
+    // The policy ran again after the webhook annotated the object.
+    assert_eq!(r.body["metadata"]["labels"]["copy"], "yes");
+    let counted = hook_server.calls_to("/count");
+    // The first webhook call already saw the policy's mutation; the second (reinvoked, the
+    // object having changed since) saw the policy's second one.
+    let copies: Vec<&Value> = counted
+        .iter()
+        .map(|r| &r["request"]["object"]["metadata"]["labels"]["copy"])
+        .collect();
+    assert_eq!(copies, [&json!("none"), &json!("yes")]);
+    assert_eq!(hook_server.calls_to("/annotate").len(), 1);
+}

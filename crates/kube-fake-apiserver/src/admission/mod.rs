@@ -1,7 +1,7 @@
-//! Admission as kube-apiserver 1.35 runs it on a write: mutating admission webhooks (in
-//! configuration-name order, reinvoked once under `reinvocationPolicy: IfNeeded`), then the
-//! pipeline's own defaulting and validation, then validating webhooks and
-//! ValidatingAdmissionPolicies. Webhook calls are HTTP and never run under the store lock:
+//! Admission as kube-apiserver 1.35 runs it on a write: MutatingAdmissionPolicies (when their
+//! gate and API are on) and mutating admission webhooks (in configuration-name order, both
+//! reinvoked once under `reinvocationPolicy: IfNeeded`), then the pipeline's own defaulting
+//! and validation, then ValidatingAdmissionPolicies and validating webhooks. Webhook calls are HTTP and never run under the store lock:
 //! `handlers::converted` runs a write in steps around them (`objects::AdmissionStep`).
 //!
 //! The configuration is read from the store at the start of every write ([`Config::load`]),
@@ -9,6 +9,7 @@
 //! `admissionregistration.k8s.io` kinds themselves are exempt, as on the real server.
 mod cel;
 mod matching;
+mod mutating;
 pub mod policies;
 mod review;
 mod webhooks;
@@ -121,6 +122,10 @@ pub struct Config {
     mutating: Vec<webhooks::Hook>,
     validating: Vec<webhooks::Hook>,
     policies: Vec<policies::Bound>,
+    /// MutatingAdmissionPolicies with each binding (none unless their API is served).
+    mutating_policies: Vec<policies::Bound>,
+    /// The params of each of `mutating_policies`.
+    mutating_params: policies::Params,
     /// The request's namespace object (for `namespaceSelector` and `namespaceObject`).
     namespace: Option<Value>,
     /// The params of each of `policies`, read with the configuration.
@@ -161,7 +166,18 @@ impl Config {
         .into_iter()
         .filter(|b| b.could_match(group, plural, sub))
         .collect();
-        if mutating.is_empty() && validating.is_empty() && policies.is_empty() {
+        let mutating_policies: Vec<policies::Bound> = policies::bind(
+            &list("mutatingadmissionpolicies"),
+            &list("mutatingadmissionpolicybindings"),
+        )
+        .into_iter()
+        .filter(|b| b.could_match(group, plural, sub))
+        .collect();
+        if mutating.is_empty()
+            && validating.is_empty()
+            && policies.is_empty()
+            && mutating_policies.is_empty()
+        {
             return None;
         }
         let namespace = ns.filter(|n| !n.is_empty()).and_then(|n| {
@@ -175,28 +191,43 @@ impl Config {
                 .cloned()
         });
         let params = policies::Params::read(db, &policies, ns.unwrap_or(""));
+        let mutating_params = policies::Params::read(db, &mutating_policies, ns.unwrap_or(""));
         Some(Arc::new(Config {
             mutating,
             validating,
             policies,
+            mutating_policies,
+            mutating_params,
             namespace,
             params,
         }))
     }
 
-    /// Whether a mutating webhook is configured (else the write needs no mutating step).
+    /// Whether a mutating webhook or policy is configured (else the write needs no mutating
+    /// step).
     pub fn mutates(&self) -> bool {
-        !self.mutating.is_empty()
+        !self.mutating.is_empty() || !self.mutating_policies.is_empty()
     }
 }
 
-/// Mutating admission: the webhooks' patches applied to `attrs.object`.
+/// Mutating admission, in kube-apiserver 1.35's plugin order: MutatingAdmissionPolicies, then
+/// the mutating webhooks; when either changed the object, a second pass of both (the chain's
+/// reinvocation), in which each reruns its `reinvocationPolicy: IfNeeded` invocations if the
+/// object changed after they ran.
 pub async fn mutate(
     shared: &Shared,
     config: &Config,
     attrs: &mut Attributes,
 ) -> Result<(), ApiError> {
-    webhooks::mutate(shared, config, attrs).await
+    let mut policies = mutating::Reinvocation::default();
+    let mut hooks = webhooks::Reinvocation::default();
+    let mut again = mutating::mutate(shared, config, attrs, &mut policies, false).await?;
+    again |= webhooks::mutate(shared, config, attrs, &mut hooks, false).await?;
+    if again {
+        mutating::mutate(shared, config, attrs, &mut policies, true).await?;
+        webhooks::mutate(shared, config, attrs, &mut hooks, true).await?;
+    }
+    Ok(())
 }
 
 /// Validating admission: the policies, then the webhooks (in parallel).

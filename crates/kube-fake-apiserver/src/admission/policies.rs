@@ -4,7 +4,6 @@
 //! `matchConditions`, params (`paramKind` / `paramRef`), `variables`, validations with
 //! `message` / `messageExpression` / `reason`, `validationActions` and `failurePolicy`, with
 //! the real server's messages and the status code its reason carries.
-use std::collections::BTreeMap;
 
 use kube_cel::cel::Value as Cel;
 use serde_json::{Value, json};
@@ -22,7 +21,7 @@ pub struct Bound {
     pub binding: Value,
 }
 
-fn name_of(v: &Value) -> &str {
+pub(super) fn name_of(v: &Value) -> &str {
     str_of(v.pointer("/metadata/name"))
 }
 
@@ -61,7 +60,17 @@ impl Bound {
 /// configuration under the store lock: the objects to evaluate with (`[Null]` without
 /// `paramKind`), or the configuration error.
 #[derive(Debug, Default)]
-pub struct Params(Vec<Result<Vec<Value>, String>>);
+pub struct Params(pub(super) Vec<Result<Vec<Value>, ParamError>>);
+
+/// Why a binding has no params: the policy's `paramKind` names no served kind (an error of the
+/// policy, reported once for it: `failed to configure policy: ...`), or the binding's
+/// `paramRef` finds nothing it may use (`failed to configure binding: ...`).
+#[derive(Debug, Clone)]
+pub struct ParamError {
+    pub policy_level: bool,
+    /// With its `failed to configure policy|binding: ` prefix.
+    pub message: String,
+}
 
 impl Params {
     /// `namespace` is the request's (a namespace's own name for a namespace).
@@ -72,7 +81,7 @@ impl Params {
 
 /// Whether a `MatchResources` covers the request: the version to see it through (the request's,
 /// or an equivalent one), or `None`.
-fn resources_match(
+pub(super) fn resources_match(
     m: &Value,
     attrs: &Attributes,
     namespace: Option<&Value>,
@@ -119,7 +128,11 @@ struct Decision {
 
 /// The params a binding evaluates with (`[Null]`: the policy has no `paramKind`), or the
 /// configuration error (`generic.CollectParams`).
-fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, String> {
+fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, ParamError> {
+    let binding_error = |e: String| ParamError {
+        policy_level: false,
+        message: format!("failed to configure binding: {e}"),
+    };
     let Some(pk) = bound
         .policy
         .pointer("/spec/paramKind")
@@ -129,15 +142,6 @@ fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, St
     };
     let api_version = str_of(pk.get("apiVersion"));
     let kind = str_of(pk.get("kind"));
-    let Some(pref) = bound
-        .binding
-        .pointer("/spec/paramRef")
-        .filter(|v| v.is_object())
-    else {
-        return Err(format!(
-            "paramKind kind `{api_version}, Kind={kind}` is defined but paramRef is missing in binding"
-        ));
-    };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let Some(res) = db
         .registry
@@ -145,18 +149,30 @@ fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, St
         .filter(|r| r.version(version).is_some())
         .cloned()
     else {
-        return Err(format!(
-            "failed to find resource referenced by paramKind: '{api_version}, Kind={kind}'"
-        ));
+        // `schema.GroupVersionKind`'s `String()`: `/v1, Kind=X` for the core group.
+        return Err(ParamError {
+            policy_level: true,
+            message: format!(
+                "failed to configure policy: failed to find resource referenced by paramKind: '{group}/{version}, Kind={kind}'"
+            ),
+        });
+    };
+    // A binding without `paramRef` evaluates the policy with null params (`CollectParams`).
+    let Some(pref) = bound
+        .binding
+        .pointer("/spec/paramRef")
+        .filter(|v| v.is_object())
+    else {
+        return Ok(vec![Value::Null]);
     };
     let namespace = if res.namespaced {
         let ns = str_of(pref.get("namespace"));
         let ns = if ns.is_empty() { request_ns } else { ns };
         if ns.is_empty() {
-            return Err(
+            return Err(binding_error(
                 "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources"
                     .into(),
-            );
+            ));
         }
         Some(ns)
     } else {
@@ -188,15 +204,15 @@ fn params_for(db: &Db, bound: &Bound, request_ns: &str) -> Result<Vec<Value>, St
             .collect()
     };
     if found.is_empty() && str_of(pref.get("parameterNotFoundAction")) == "Deny" {
-        return Err(
+        return Err(binding_error(
             "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
-        );
+        ));
     }
     Ok(found)
 }
 
 /// `namespaceObject`: the request's namespace as policies see it (no managed fields).
-fn namespace_object(config: &Config, attrs: &Attributes) -> Value {
+pub(super) fn namespace_object(config: &Config, attrs: &Attributes) -> Value {
     if attrs.is_namespace() {
         return Value::Null;
     }
@@ -209,7 +225,7 @@ fn namespace_object(config: &Config, attrs: &Attributes) -> Value {
 
 /// Evaluates one binding with one param: the failed validations, with their actions applied
 /// by the caller.
-fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
+fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Vec<Decision> {
     let on_error = |message: String| -> Vec<Decision> {
         if ignore {
             Vec::new()
@@ -220,6 +236,9 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
             }]
         }
     };
+    // Variables as cel-go's composition gives them: computed per expression, with it.
+    let composition = cel::Composition::of(spec, false);
+    let vars: Vec<(&'static str, Cel)> = base.to_vec();
     // Match conditions: any false skips the binding; errors go by the failure policy.
     let mut errors = Vec::new();
     for c in spec
@@ -229,7 +248,10 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
         .flatten()
     {
         let expr = str_of(c.get("expression"));
-        match cel::compile(expr).and_then(|e| cel::eval_bool(&e, base)) {
+        match cel::compile(expr)
+            .and_then(|e| composition.eval(&e, &vars))
+            .and_then(cel::bool_of)
+        {
             Ok(true) => {}
             Ok(false) => return Vec::new(),
             Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
@@ -237,23 +259,6 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
     }
     if !errors.is_empty() {
         return on_error(cel::aggregate(&errors));
-    }
-    // Variables, in order; a later one sees the earlier ones.
-    let mut variables: BTreeMap<String, Value> = BTreeMap::new();
-    let mut vars: Vec<(&str, Cel)> = base.to_vec();
-    vars.push(("variables", cel::to_cel(&json!({}))));
-    for v in spec
-        .get("variables")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let expr = str_of(v.get("expression"));
-        if let Ok(value) = cel::compile(expr).and_then(|e| cel::eval(&e, &vars)) {
-            variables.insert(str_of(v.get("name")).to_string(), cel::to_json(&value));
-            let last = vars.len() - 1;
-            vars[last].1 = cel::to_cel(&json!(variables));
-        }
     }
     let mut out = Vec::new();
     for v in spec
@@ -263,13 +268,20 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&str, Cel)]) -> Vec<Decision> {
         .flatten()
     {
         let expr = str_of(v.get("expression"));
-        match cel::compile(expr).and_then(|e| cel::eval_bool(&e, &vars)) {
+        match cel::compile(expr)
+            .and_then(|e| composition.eval(&e, &vars))
+            .and_then(cel::bool_of)
+        {
             Ok(true) => {}
             Ok(false) => {
                 let from_expression = v
                     .get("messageExpression")
                     .and_then(Value::as_str)
-                    .and_then(|m| cel::compile(m).and_then(|e| cel::eval(&e, &vars)).ok())
+                    .and_then(|m| {
+                        cel::compile(m)
+                            .and_then(|e| composition.eval(&e, &vars))
+                            .ok()
+                    })
                     .and_then(|m| match m {
                         Cel::String(s) => Some(s.trim().to_string()),
                         _ => None,
@@ -311,7 +323,9 @@ pub async fn validate(
     config: &Config,
     attrs: &Attributes,
 ) -> Result<(), ApiError> {
-    let mut denied: Option<(String, String, Decision)> = None;
+    // (policy, binding — none for an error of the policy —, decision)
+    let mut denied: Option<(String, Option<String>, Decision)> = None;
+    let mut policy_errors: Vec<String> = Vec::new();
     for (i, bound) in config.policies.iter().enumerate() {
         let policy_name = name_of(&bound.policy).to_string();
         let binding_name = name_of(&bound.binding).to_string();
@@ -325,6 +339,21 @@ pub async fn validate(
         else {
             continue;
         };
+        let params = config.params.0.get(i).cloned().unwrap_or(Ok(Vec::new()));
+        // An error of the policy is reported once for it, before any binding is looked at.
+        if let Err(e) = &params
+            && e.policy_level
+        {
+            if !ignore && !policy_errors.contains(&policy_name) {
+                policy_errors.push(policy_name.clone());
+                let d = Decision {
+                    message: e.message.clone(),
+                    reason: "Invalid".into(),
+                };
+                denied.get_or_insert((policy_name, None, d));
+            }
+            continue;
+        }
         if let Some(m) = bound
             .binding
             .pointer("/spec/matchResources")
@@ -334,15 +363,15 @@ pub async fn validate(
             continue;
         }
         let actions = str_list(bound.binding.pointer("/spec/validationActions"));
-        let params = match config.params.0.get(i).cloned().unwrap_or(Ok(Vec::new())) {
+        let params = match params {
             Ok(p) => p,
             Err(_) if ignore => continue,
             Err(e) => {
                 let d = Decision {
-                    message: format!("failed to configure binding: {e}"),
+                    message: e.message,
                     reason: "Invalid".into(),
                 };
-                denied.get_or_insert((policy_name, binding_name, d));
+                denied.get_or_insert((policy_name, Some(binding_name), d));
                 continue;
             }
         };
@@ -390,7 +419,7 @@ pub async fn validate(
                     ));
                 }
                 if actions.iter().any(|a| a == "Deny") && denied.is_none() {
-                    denied = Some((policy_name.clone(), binding_name.clone(), d));
+                    denied = Some((policy_name.clone(), Some(binding_name.clone()), d));
                 }
             }
         }
@@ -398,10 +427,16 @@ pub async fn validate(
     let Some((policy, binding, d)) = denied else {
         return Ok(());
     };
-    let message = format!(
-        "ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: {}",
-        d.message
-    );
+    let message = match binding {
+        Some(binding) => format!(
+            "ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: {}",
+            d.message
+        ),
+        None => format!(
+            "ValidatingAdmissionPolicy '{policy}' denied request: {}",
+            d.message
+        ),
+    };
     let name = if attrs.name.is_empty() {
         attrs
             .object
@@ -422,7 +457,7 @@ pub async fn validate(
 
 /// The `request` variable: the admission request without its objects (they are variables of
 /// their own).
-fn strip_objects(mut request: Value) -> Value {
+pub(super) fn strip_objects(mut request: Value) -> Value {
     if let Some(m) = request.as_object_mut() {
         m.remove("object");
         m.remove("oldObject");

@@ -297,46 +297,66 @@ pub async fn mutate(
     shared: &Shared,
     config: &Config,
     attrs: &mut Attributes,
-) -> Result<(), ApiError> {
-    let mut reinvocable: Vec<String> = Vec::new();
-    let mut to_reinvoke: Vec<String> = Vec::new();
+    state: &mut Reinvocation,
+    reinvoke: bool,
+) -> Result<bool, ApiError> {
+    if reinvoke && state.last_output.as_ref() != attrs.object.as_ref() {
+        // A later plugin changed the object: every `IfNeeded` webhook that ran is called again.
+        state.require_reinvoking();
+    }
     let mut changed_any = false;
-    for round in 0..2 {
-        if round == 1 && !changed_any {
-            break;
+    for hook in &config.mutating {
+        if reinvoke && !state.to_reinvoke.contains(&hook.id) {
+            continue;
         }
-        for hook in &config.mutating {
-            if round == 1 && !to_reinvoke.contains(&hook.id) {
-                continue;
+        let Some((version, request)) = invocation(shared, config, hook, attrs).await? else {
+            continue;
+        };
+        let changed = match call(shared, hook, attrs, request.clone(), true).await {
+            Ok(verdict) => apply_patch(shared, hook, attrs, &version, &request, verdict).await?,
+            Err(Ok(refusal)) => return Err(refusal),
+            Err(Err(e)) if hook.ignore_failures => {
+                tracing::warn!(
+                    "failed calling webhook, failing open {}: {}",
+                    hook.name,
+                    e.0
+                );
+                false
             }
-            let Some((version, request)) = invocation(shared, config, hook, attrs).await? else {
-                continue;
-            };
-            let changed = match call(shared, hook, attrs, request.clone(), true).await {
-                Ok(verdict) => {
-                    apply_patch(shared, hook, attrs, &version, &request, verdict).await?
-                }
-                Err(Ok(refusal)) => return Err(refusal),
-                Err(Err(e)) if hook.ignore_failures => {
-                    tracing::warn!(
-                        "failed calling webhook, failing open {}: {}",
-                        hook.name,
-                        e.0
-                    );
-                    false
-                }
-                Err(Err(e)) => return Err(fail_closed(e)),
-            };
-            if changed {
-                changed_any = true;
-                to_reinvoke = reinvocable.clone();
-            }
-            if hook.reinvoke_if_needed && !reinvocable.contains(&hook.id) {
-                reinvocable.push(hook.id.clone());
+            Err(Err(e)) => return Err(fail_closed(e)),
+        };
+        if changed {
+            changed_any = true;
+            state.require_reinvoking();
+        }
+        if hook.reinvoke_if_needed && !state.previously.contains(&hook.id) {
+            state.previously.push(hook.id.clone());
+        }
+    }
+    state.last_output = attrs.object.clone();
+    Ok(changed_any)
+}
+
+/// What the webhooks' reinvocation remembers between the chain's two passes
+/// (`webhookReinvokeContext`).
+#[derive(Debug, Default)]
+pub struct Reinvocation {
+    /// `IfNeeded` webhooks called so far.
+    previously: Vec<String>,
+    /// Those to call again in the second pass.
+    to_reinvoke: Vec<String>,
+    /// The object as the webhooks last left it.
+    last_output: Option<Value>,
+}
+
+impl Reinvocation {
+    fn require_reinvoking(&mut self) {
+        for id in &self.previously {
+            if !self.to_reinvoke.contains(id) {
+                self.to_reinvoke.push(id.clone());
             }
         }
     }
-    Ok(())
 }
 
 /// Applies a webhook's JSON patch to the object it was sent; whether the object changed.

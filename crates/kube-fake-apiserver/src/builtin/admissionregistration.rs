@@ -13,6 +13,7 @@ use super::json::{default, has, i, items, items_mut, obj_at, s};
 use super::labelselector as sel;
 use super::names::{dns1035_label, dns1123_subdomain};
 use crate::schema::Cause;
+use crate::util::str_of;
 
 /// `SetDefaults_Rule`: `scope: "*"`.
 fn default_rules(holder: &mut Value, key: &str) {
@@ -64,9 +65,7 @@ pub fn default_kind(kind: &str, o: &mut Value) {
             if let Some(m) = spec.get_mut("matchConstraints") {
                 default_match_resources(m);
             }
-            if kind == "MutatingAdmissionPolicy" {
-                default(spec, "reinvocationPolicy", json!("Never"));
-            }
+            // `reinvocationPolicy` has no default: it is required (v1beta1 `defaults.go`).
         }
         "ValidatingAdmissionPolicyBinding" | "MutatingAdmissionPolicyBinding" => {
             let Some(spec) = obj_at(o, "spec") else {
@@ -80,9 +79,10 @@ pub fn default_kind(kind: &str, o: &mut Value) {
     }
 }
 
-/// `ValidatingAdmissionPolicyStrategy.PrepareForCreate`: an empty status.
+/// `ValidatingAdmissionPolicyStrategy.PrepareForCreate`: an empty status (a
+/// MutatingAdmissionPolicy has none in v1beta1).
 pub fn prepare_create(kind: &str, o: &mut Value) {
-    if kind == "ValidatingAdmissionPolicy" || kind == "MutatingAdmissionPolicy" {
+    if kind == "ValidatingAdmissionPolicy" {
         o["status"] = json!({});
     }
 }
@@ -436,16 +436,14 @@ fn policy(kind: &str, o: &Value, out: &mut Vec<Cause>) {
             if items(mc, "resourceRules").next().is_none() {
                 out.push(required(&sp.at("matchConstraints.resourceRules"), ""));
             }
+            if kind == "MutatingAdmissionPolicy" {
+                mutable_operations(mc, &sp.at("matchConstraints.resourceRules.operations"), out);
+            }
         }
     }
     match_conditions(&spec, &sp, out);
     if kind == "MutatingAdmissionPolicy" {
-        if items(&spec, "mutations").next().is_none() {
-            out.push(required(
-                &sp.child("mutations"),
-                "mutations must contain at least one item",
-            ));
-        }
+        mutating_policy(&spec, &sp, out);
         return;
     }
     if items(&spec, "validations").next().is_none()
@@ -522,6 +520,150 @@ fn policy(kind: &str, o: &Value, out: &mut Vec<Cause>) {
     }
 }
 
+/// "It is only possible to mutate create and update requests": every operation of a mutating
+/// policy's (or binding's) resource rules is one of `supportedMutatingOperations` (the path
+/// carries no index, as the source's does not).
+fn mutable_operations(m: &Value, p: &Path, out: &mut Vec<Cause>) {
+    const SUPPORTED: &[&str] = &["*", "CONNECT", "CREATE", "UPDATE"];
+    for r in items(m, "resourceRules") {
+        for op in items(r, "operations").filter_map(Value::as_str) {
+            if !SUPPORTED.contains(&op) {
+                out.push(not_supported(p, &q(op), SUPPORTED));
+            }
+        }
+    }
+}
+
+/// CEL's `IDENT` less its reserved words (`isCELIdentifier`).
+fn is_cel_identifier(name: &str) -> bool {
+    const RESERVED: &[&str] = &[
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ];
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && !RESERVED.contains(&name)
+}
+
+/// `validateVariable` without the CEL compile.
+fn variables(spec: &Value, sp: &Path, out: &mut Vec<Cause>) {
+    for (idx, v) in items(spec, "variables").enumerate() {
+        let vp = sp.child("variables").index(idx);
+        let name = s(v, "name");
+        if name.trim().is_empty() {
+            out.push(required(&vp.child("name"), "name is not specified"));
+        } else if !is_cel_identifier(name) {
+            out.push(invalid_str(
+                &vp.child("name"),
+                name,
+                "name is not a valid CEL identifier",
+            ));
+        }
+        if s(v, "expression").trim().is_empty() {
+            out.push(required(
+                &vp.child("expression"),
+                "expression is not specified",
+            ));
+        }
+    }
+}
+
+/// The rest of `validateMutatingAdmissionPolicySpec` (1.35): variables, each mutation's
+/// `patchType` union (`validateMutation`; expressions not compiled here) and the required
+/// `reinvocationPolicy`.
+fn mutating_policy(spec: &Value, sp: &Path, out: &mut Vec<Cause>) {
+    variables(spec, sp, out);
+    if items(spec, "mutations").next().is_none() {
+        out.push(required(
+            &sp.child("mutations"),
+            "mutations must contain at least one item",
+        ));
+    }
+    for (idx, m) in items(spec, "mutations").enumerate() {
+        let mp = sp.child("mutations").index(idx);
+        let present = |k: &str| m.get(k).is_some_and(|v| !v.is_null());
+        // Go's `%#v` of the internal struct the other member holds.
+        let shown = |k: &str, go_type: &str| {
+            format!(
+                "admissionregistration.{go_type}{{Expression:{:?}}}",
+                str_of(m.get(k).and_then(|v| v.get("expression")))
+            )
+        };
+        let (this, this_type, other, other_type) = match s(m, "patchType") {
+            "" => {
+                out.push(required(&mp.child("patchType"), ""));
+                continue;
+            }
+            "JSONPatch" => (
+                "jsonPatch",
+                "JSONPatch",
+                "applyConfiguration",
+                "ApplyConfiguration",
+            ),
+            "ApplyConfiguration" => (
+                "applyConfiguration",
+                "ApplyConfiguration",
+                "jsonPatch",
+                "JSONPatch",
+            ),
+            other => {
+                out.push(not_supported(
+                    &mp.child("patchType"),
+                    &q(other),
+                    &["ApplyConfiguration", "JSONPatch"],
+                ));
+                continue;
+            }
+        };
+        if !present(this) {
+            out.push(required(
+                &mp.child(this),
+                &format!("must be specified when patchType is {this_type}"),
+            ));
+        } else if s(&m[this], "expression").trim().is_empty() {
+            out.push(required(&mp.child(this).child("expression"), ""));
+        }
+        if present(other) {
+            out.push(invalid(
+                &mp.child(other),
+                &shown(other, other_type),
+                &format!("must not be specified when patchType is {this_type}"),
+            ));
+        }
+    }
+    match s(spec, "reinvocationPolicy") {
+        "" => out.push(required(&sp.child("reinvocationPolicy"), "")),
+        "Never" | "IfNeeded" => {}
+        other => out.push(not_supported(
+            &sp.child("reinvocationPolicy"),
+            &q(other),
+            &["Never", "IfNeeded"],
+        )),
+    }
+}
+
 fn binding(kind: &str, o: &Value, out: &mut Vec<Cause>) {
     let spec = o.get("spec").cloned().unwrap_or(json!({}));
     let sp = Path::new("spec");
@@ -550,11 +692,17 @@ fn binding(kind: &str, o: &Value, out: &mut Vec<Cause>) {
             one_of(pr, "parameterNotFoundAction", &pp, &["Allow", "Deny"], out);
         }
     }
-    // The source spells this path `matchResouces`.
-    match_resources(spec.get("matchResources"), &sp.child("matchResouces"), out);
     if kind == "MutatingAdmissionPolicyBinding" {
+        // Spelled right here (`validateMutatingAdmissionPolicyBindingSpec`).
+        let mp = sp.child("matchResources");
+        match_resources(spec.get("matchResources"), &mp, out);
+        if let Some(m) = spec.get("matchResources").filter(|v| v.is_object()) {
+            mutable_operations(m, &mp.at("resourceRules.operations"), out);
+        }
         return;
     }
+    // The source spells this path `matchResouces`.
+    match_resources(spec.get("matchResources"), &sp.child("matchResouces"), out);
     let vp = sp.child("validationActions");
     let actions: Vec<&str> = items(&spec, "validationActions")
         .filter_map(Value::as_str)

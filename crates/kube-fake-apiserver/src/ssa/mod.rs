@@ -679,5 +679,56 @@ fn conflict_error(conflicts: &[(String, fieldpath::Path)]) -> ApiError {
     ApiError::new(409, "Conflict", message).with_details(json!({"causes": causes}))
 }
 
+/// A MutatingAdmissionPolicy's apply configuration merged onto `live` (`res` served as
+/// `version`) as structured-merge-diff's `Merge` does, with no field ownership recorded
+/// (`patch/smd.go`); or, refused first as there, the paths of the atomic lists, maps and
+/// structs the configuration holds (`.spec.containers[0].args`).
+pub fn merge_apply_configuration(
+    res: &Resource,
+    version: &str,
+    live: &Value,
+    config: &Value,
+) -> Result<Value, Vec<String>> {
+    let shape = Shape::root(shape::schema_of(res, version));
+    let mut atomics = Vec::new();
+    find_atomics(config, shape, &mut String::new(), &mut atomics, 0);
+    if !atomics.is_empty() {
+        return Err(atomics);
+    }
+    Ok(walk::merge(Some(live), config, shape, 0))
+}
+
+/// `findAtomics`: every atomic list, map or struct in `v` (none where the schema is silent).
+fn find_atomics(v: &Value, shape: Shape<'_>, at: &mut String, out: &mut Vec<String>, depth: usize) {
+    if depth > 1000 {
+        return;
+    }
+    let len = at.len();
+    match v {
+        Value::Object(m) => {
+            if shape.is_known() && shape.atomic_map() {
+                out.push(at.clone());
+            }
+            for (k, x) in m {
+                at.push('.');
+                at.push_str(k);
+                find_atomics(x, shape.child(k).0, at, out, depth + 1);
+                at.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            if shape.is_known() && shape.list_type() == shape::ListType::Atomic {
+                out.push(at.clone());
+            }
+            for (i, x) in items.iter().enumerate() {
+                at.push_str(&format!("[{i}]"));
+                find_atomics(x, shape.items(), at, out, depth + 1);
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests;

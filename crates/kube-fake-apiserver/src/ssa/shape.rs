@@ -72,6 +72,11 @@ impl<'a> Shape<'a> {
         self.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
     }
 
+    /// Whether the schema says anything here.
+    pub fn is_known(self) -> bool {
+        self.node.is_some()
+    }
+
     pub fn items(self) -> Shape<'a> {
         Shape::inner(self.get("items").filter(|v| v.is_object()))
     }
