@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use common::{get, post, put};
+use common::{assert_status, get, post, put};
 use kube_fake_apiserver::FakeApiServer;
 use serde_json::{Value, json};
 
@@ -442,4 +442,113 @@ async fn unknown_fields_of_builtins_follow_field_validation() {
     )
     .await;
     assert_eq!(r.code, 201, "{}", r.body);
+}
+
+/// The names of a list's items.
+fn item_names(list: &Value) -> Vec<&str> {
+    list["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|o| o["metadata"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn field_selectors_take_each_kinds_labels_and_refuse_the_others() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    const PODS: &str = "/api/v1/namespaces/default/pods";
+    let pod = |name: &str, node: Option<&str>| {
+        let mut p = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+        }
+        p
+    };
+    assert_eq!(post(&c, PODS, pod("a", Some("n1"))).await.code, 201);
+    assert_eq!(post(&c, PODS, pod("b", None)).await.code, 201);
+    // Pods' own labels, with the values ToSelectableFields prints (hostNetwork absent: false).
+    let r = get(&c, &format!("{PODS}?fieldSelector=spec.nodeName%3Dn1")).await;
+    assert_eq!(item_names(&r.body), ["a"], "{}", r.body);
+    let r = get(&c, &format!("{PODS}?fieldSelector=spec.nodeName%3D")).await;
+    assert_eq!(item_names(&r.body), ["b"], "{}", r.body);
+    let r = get(
+        &c,
+        &format!("{PODS}?fieldSelector=spec.hostNetwork%3Dfalse,status.phase%3DPending"),
+    )
+    .await;
+    assert_eq!(item_names(&r.body), ["a", "b"], "{}", r.body);
+    // A label the kind's conversion func does not know: its own wording, for lists, watches
+    // and deletecollection alike.
+    for path in [
+        format!("{PODS}?fieldSelector=spec.nope%3D1"),
+        format!("{PODS}?watch=true&fieldSelector=spec.nope%3D1"),
+    ] {
+        let r = get(&c, &path).await;
+        assert_status(&r, 400, "BadRequest");
+        assert_eq!(r.body["message"], "field label not supported: spec.nope");
+    }
+    let r = common::delete(&c, &format!("{PODS}?fieldSelector=spec.nope%3D1")).await;
+    assert_status(&r, 400, "BadRequest");
+    // A kind without a conversion func of its own: DefaultMetaV1FieldSelectorConversion.
+    let r = get(
+        &c,
+        "/api/v1/namespaces/default/configmaps?fieldSelector=spec.nope%3D1",
+    )
+    .await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "\"spec.nope\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+    );
+    // Jobs word it their way; `status.successful` reads `status.succeeded` (0 when absent).
+    const JOBS: &str = "/apis/batch/v1/namespaces/default/jobs";
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "pi", "image": "perl:5.34"}]}}}});
+    assert_eq!(post(&c, JOBS, job).await.code, 201);
+    let r = get(&c, &format!("{JOBS}?fieldSelector=status.successful%3D0")).await;
+    assert_eq!(item_names(&r.body), ["pi"], "{}", r.body);
+    let r = get(&c, &format!("{JOBS}?fieldSelector=spec.completions%3D1")).await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "field label \"spec.completions\" not supported for batchv1.Job"
+    );
+    // One stored Event, selected by each API's own names.
+    let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Pod", "name": "a", "namespace": "default"},
+        "reason": "Started", "type": "Normal", "source": {"component": "kubelet"}});
+    assert_eq!(
+        post(&c, "/api/v1/namespaces/default/events", ev).await.code,
+        201
+    );
+    let r = get(&c, "/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DPod,source%3Dkubelet").await;
+    assert_eq!(item_names(&r.body), ["e1"], "{}", r.body);
+    let r = get(&c, "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.kind%3DPod,regarding.name%3Da").await;
+    assert_eq!(item_names(&r.body), ["e1"], "{}", r.body);
+    let r = get(
+        &c,
+        "/api/v1/namespaces/default/events?fieldSelector=regarding.kind%3DPod",
+    )
+    .await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "field label not supported: regarding.kind"
+    );
+    // Namespaces have no metadata.namespace label.
+    let r = get(
+        &c,
+        "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx",
+    )
+    .await;
+    assert_eq!(
+        r.body["message"],
+        "field label not supported: metadata.namespace"
+    );
 }

@@ -65,6 +65,12 @@ def list_selectors_and_pages():
     eq("!= selection", [c.metadata.name for c in l.items], ["cm-0", "cm-2", "cm-4", "cm-6"])
     l = v1.list_namespaced_config_map(NS, field_selector="metadata.name=cm-3")
     eq("field selection", [c.metadata.name for c in l.items], ["cm-3"])
+    # a label the kind does not know: kube-apiserver's default conversion refuses it
+    body = api_error("unknown field label", lambda: v1.list_namespaced_config_map(
+        NS, field_selector="spec.nope=1"), 400, "BadRequest")
+    if body:
+        eq("unknown field label message", body.get("message"),
+           '"spec.nope" is not a known field selector: only "metadata.name", "metadata.namespace"')
     # pages of 3: the client passes `limit` and `_continue`
     names, token, pages = [], None, 0
     while True:
