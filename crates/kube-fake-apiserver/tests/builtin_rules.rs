@@ -552,3 +552,44 @@ async fn field_selectors_take_each_kinds_labels_and_refuse_the_others() {
         "field label not supported: metadata.namespace"
     );
 }
+
+#[tokio::test]
+async fn pod_updates_change_only_what_validate_pod_update_allows() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    const POD: &str = "/api/v1/namespaces/default/pods/p";
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}});
+    let r = post(&c, "/api/v1/namespaces/default/pods", pod.clone()).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // A new image and a lowered deadline, replaced by a client that never sent the priority
+    // the Priority plugin set (kept, as the plugin keeps it on update).
+    let mut new = r.body.clone();
+    new["spec"]["containers"][0]["image"] = json!("busybox:2");
+    new["spec"]["activeDeadlineSeconds"] = json!(600);
+    new["spec"].as_object_mut().unwrap().remove("priority");
+    let r = put(&c, POD, new).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["containers"][0]["image"], "busybox:2");
+    assert_eq!(r.body["spec"]["priority"], 0);
+    // Anything else: one Forbidden cause on `spec`, the fixed part of the message exact.
+    let mut moved = r.body.clone();
+    moved["spec"]["nodeName"] = json!("n1");
+    let r = put(&c, POD, moved).await;
+    assert_status(&r, 422, "Invalid");
+    let prefix = "Pod \"p\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n  core.PodSpec{";
+    let message = r.body["message"].as_str().unwrap();
+    assert!(message.starts_with(prefix), "{message}");
+    assert!(message.contains("+ \tNodeName: \"n1\","), "{message}");
+    let causes = &r.body["details"]["causes"];
+    assert_eq!(causes.as_array().map(Vec::len), Some(1), "{causes}");
+    assert_eq!(causes[0]["field"], "spec");
+    assert_eq!(causes[0]["reason"], "FieldValueForbidden");
+    // A raised deadline has its own cause.
+    let r = common::merge_patch(&c, POD, json!({"spec": {"activeDeadlineSeconds": 900}})).await;
+    assert_status(&r, 422, "Invalid");
+    assert_eq!(
+        r.body["message"],
+        "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: 900: must be less than or equal to previous value"
+    );
+}
