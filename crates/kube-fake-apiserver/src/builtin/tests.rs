@@ -1733,3 +1733,20 @@ fn init_containers_are_sidecars_only_with_restart_policy_always() {
         ],
     );
 }
+
+#[test]
+fn a_pod_failure_policy_needs_restart_policy_never() {
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta("j"), "spec": {
+        "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]},
+        "template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}}}});
+    let e = refused(job);
+    assert_invalid(
+        &e,
+        "Job.batch \"j\" is invalid: spec.template.spec.restartPolicy: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified",
+        &[(
+            "FieldValueInvalid",
+            "spec.template.spec.restartPolicy",
+            "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified",
+        )],
+    );
+}
