@@ -439,6 +439,13 @@ fn validate_containers(
                     validate_probe(probe, pr, &p.child(probe), out);
                 }
             }
+            // Per-container restart rules are behind an alpha gate in 1.35 (off).
+            if !init && c.get("restartPolicy").is_some_and(|v| !v.is_null()) {
+                out.push(forbidden(
+                    &p.child("restartPolicy"),
+                    "may not be set for non-init containers",
+                ));
+            }
         } else {
             // Only sidecars run alongside the pod, so only they may have these.
             for f in [

@@ -1712,7 +1712,19 @@ fn init_containers_are_sidecars_only_with_restart_policy_always() {
     let probe = json!({"exec": {"command": ["true"]}});
     let sidecar =
         json!({"name": "s", "image": "envoy", "restartPolicy": "Always", "readinessProbe": probe});
-    created(pod(sidecar));
+    created(pod(sidecar.clone()));
+    // A sidecar written among the regular containers (a common slip).
+    let mut misplaced = pod(json!({"name": "i", "image": "busybox"}));
+    misplaced["spec"]["containers"][0]["restartPolicy"] = json!("Always");
+    assert_invalid(
+        &refused(misplaced),
+        "Pod \"p\" is invalid: spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+        &[(
+            "FieldValueForbidden",
+            "spec.containers[0].restartPolicy",
+            "Forbidden: may not be set for non-init containers",
+        )],
+    );
     let e = refused(pod(
         json!({"name": "i", "image": "busybox", "restartPolicy": "OnFailure", "livenessProbe": probe}),
     ));
