@@ -203,6 +203,68 @@ fn go_sharp_v(v: &Value, out: &mut String, depth: usize) {
     }
 }
 
+/// A decoded JSON value (`interface{}`) printed with `%v`: strings bare, `<nil>`, maps as
+/// `map[k:v ...]` (keys sorted, as `fmt` sorts them), slices as `[a b]`.
+pub fn go_plain_v(v: &Value) -> String {
+    fn rec(v: &Value, out: &mut String, depth: usize) {
+        match v {
+            Value::Null => out.push_str("<nil>"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) => out.push_str(&go_number(n)),
+            Value::String(s) => out.push_str(s),
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    if depth >= RENDER_DEPTH {
+                        out.push_str("...");
+                        break;
+                    }
+                    rec(x, out, depth + 1);
+                }
+                out.push(']');
+            }
+            Value::Object(m) => {
+                out.push_str("map[");
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    if depth >= RENDER_DEPTH {
+                        out.push_str("...");
+                        break;
+                    }
+                    out.push_str(k);
+                    out.push(':');
+                    rec(&m[k], out, depth + 1);
+                }
+                out.push(']');
+            }
+        }
+    }
+    let mut out = String::new();
+    rec(v, &mut out, 0);
+    out
+}
+
+/// `%T` of a decoded JSON value: `int64` for integers within int64, `float64` for every other
+/// number, `map[string]interface {}`, `[]interface {}`, `<nil>`.
+pub fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
 /// `[]string{"a", "b"}` (`%#v` of a string slice; `[]string(nil)` when empty).
 pub fn go_string_slice(items: &[String]) -> String {
     if items.is_empty() {

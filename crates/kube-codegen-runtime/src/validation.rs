@@ -491,7 +491,7 @@ mod tests {
         assert_eq!(
             causes,
             [
-                ".spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer"
+                ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 3 is of the type string, expected int64"
             ]
         );
         let err = validate_update(&obj(json!(-1)), &obj(json!(1)), &SCALED).unwrap_err();

@@ -74,6 +74,7 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
                 status_replicas: sc.status_replicas_path,
                 label_selector: sc.label_selector_path,
             }),
+            selectable: selectable_fields(crd, &v.name),
             name: v.name,
             served: v.served,
             storage: v.storage,
@@ -95,7 +96,23 @@ pub fn to_resource(crd: &Value) -> Result<Resource, String> {
         custom: true,
         conversion: crate::conversion_config::from_crd(crd),
         verbs: crate::registry::VERBS,
+        field_labels: crate::field_labels::FieldLabels::Custom,
     })
+}
+
+/// A version's `selectableFields` as the field selector labels they serve: the `jsonPath`
+/// without its leading dot (`.spec.color` is selected as `spec.color`).
+fn selectable_fields(crd: &Value, version: &str) -> Vec<String> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("name").and_then(Value::as_str) == Some(version))
+        .filter_map(|v| v.get("selectableFields").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+        .map(|p| p.strip_prefix('.').unwrap_or(p).to_string())
+        .collect()
 }
 
 /// The `Established` condition once the establishing controller has run.

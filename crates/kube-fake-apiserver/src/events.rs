@@ -97,18 +97,6 @@ pub fn to_storage(res: &Resource, obj: &mut Value) {
     }
 }
 
-/// The object as `res` serves it, for field selectors (`regarding.name` through
-/// `events.k8s.io`, `involvedObject.name` through core `v1`); borrowed when nothing changes.
-pub fn selectable<'a>(res: &Resource, obj: &'a Value) -> std::borrow::Cow<'a, Value> {
-    if res.group == EVENTS_GROUP && is_event(res) {
-        let mut o = obj.clone();
-        to_served(res, &mut o);
-        std::borrow::Cow::Owned(o)
-    } else {
-        std::borrow::Cow::Borrowed(obj)
-    }
-}
-
 /// Moves every renamed field from its `from` name to its `to` name (`dir` picks the direction).
 fn rename(
     m: &mut Map<String, Value>,

@@ -50,6 +50,7 @@ mod dispatch;
 mod events;
 mod faults;
 pub mod feature_gates;
+mod field_labels;
 mod handlers;
 mod http;
 mod kubeconfig;

@@ -43,6 +43,9 @@ pub struct Version {
     pub warning: Option<String>,
     /// Which Table the version serves.
     pub table: TableKind,
+    /// The CRD version's `selectableFields` as field selector labels (`spec.color` for
+    /// `.spec.color`); empty for built-ins.
+    pub selectable: Vec<String>,
 }
 
 /// The Table a resource's version serves (`Accept: application/json;as=Table`).
@@ -80,6 +83,8 @@ pub struct Resource {
     pub conversion: Option<Arc<crate::conversion_config::Webhook>>,
     /// The verbs discovery lists for the main resource.
     pub verbs: &'static [&'static str],
+    /// Which `fieldSelector` labels the resource accepts ([`crate::field_labels`]).
+    pub field_labels: crate::field_labels::FieldLabels,
 }
 
 /// The verbs of a resource with a store behind it.
@@ -320,6 +325,7 @@ impl Version {
             scale: None,
             warning: None,
             table: TableKind::Columns,
+            selectable: Vec::new(),
         }
     }
 }
@@ -349,6 +355,7 @@ impl Resource {
             custom: false,
             conversion: None,
             verbs: VERBS,
+            field_labels: crate::field_labels::FieldLabels::builtin(group, plural),
         }
     }
 }

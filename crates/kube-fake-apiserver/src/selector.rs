@@ -468,9 +468,8 @@ pub struct FieldRequirement {
     pub value: String,
 }
 
-/// A parsed `fieldSelector` (`metadata.name`, `metadata.namespace`, `=`, `==`, `!=`).
-/// Any other dotted path is compared as a string against the object's value there
-/// (missing reads as `""`); the server decides which fields a resource supports.
+/// A parsed `fieldSelector` (`label=value`, `==`, `!=` terms). Which labels a resource accepts
+/// and what they read is [`crate::field_labels`]' business.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSelector {
     requirements: Vec<FieldRequirement>,
@@ -499,23 +498,26 @@ impl FieldSelector {
         }
         Ok(Self { requirements })
     }
+    /// Each label read as a dotted path (what a custom resource's labels do).
+    #[cfg(test)]
     pub fn matches(&self, obj: &Value) -> bool {
         self.requirements.iter().all(|r| {
             let actual = field_value(obj, &r.field);
             (actual == r.value) == (r.op == FieldOp::Equals)
         })
     }
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
-    #[cfg(test)]
+    /// The terms, sorted as Go's parser sorts them.
     pub fn requirements(&self) -> &[FieldRequirement] {
         &self.requirements
     }
 }
 
 /// The object's value at a dotted path, rendered as a field label value.
-fn field_value(obj: &Value, path: &str) -> String {
+pub(crate) fn field_value(obj: &Value, path: &str) -> String {
     let mut cur = obj;
     for part in path.split('.') {
         match cur.get(part) {

@@ -1049,3 +1049,41 @@ async fn extra_builtin_kinds_from_code() {
     let clash = kube_fake_apiserver::KindSpec::namespaced("example.com", "v1", "Widget", "widgets");
     assert!(s.register_kind(clash).is_err());
 }
+
+#[tokio::test]
+async fn custom_resources_are_selected_by_their_selectable_fields() {
+    let s = FakeApiServer::start().await.unwrap();
+    let mut crd = widget_crd();
+    // v1 selects by colour; v2 has no selectable fields. (Their schemas differ: identical ones
+    // are hoisted to the spec, and per-version selectable fields are then refused.)
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.color"}]);
+    crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["description"] = json!("v2");
+    s.register_crd(crd).unwrap();
+    let c = s.in_process_client();
+    post(&c, WIDGETS, widget("red", 1)).await;
+    let mut blue = widget("blue", 2);
+    blue["spec"]["color"] = json!("blue");
+    post(&c, WIDGETS, blue).await;
+    let r = get(&c, &format!("{WIDGETS}?fieldSelector=spec.color%3Dblue")).await;
+    assert_eq!(names_of(&r.body), ["blue"], "{}", r.body);
+    let r = get(
+        &c,
+        &format!("{WIDGETS}?watch=true&fieldSelector=spec.replicas%3D1"),
+    )
+    .await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "field label not supported: spec.replicas"
+    );
+    let v2 = "/apis/example.com/v2/namespaces/default/widgets";
+    let r = get(&c, &format!("{v2}?fieldSelector=spec.color%3Dblue")).await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(r.body["message"], "field label not supported: spec.color");
+    let r = get(
+        &c,
+        &format!("{v2}?fieldSelector=metadata.namespace%3Ddefault"),
+    )
+    .await;
+    assert_eq!(names_of(&r.body), ["blue", "red"], "{}", r.body);
+}

@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use common::{get, post, put};
+use common::{assert_status, get, post, put};
 use kube_fake_apiserver::FakeApiServer;
 use serde_json::{Value, json};
 
@@ -442,4 +442,154 @@ async fn unknown_fields_of_builtins_follow_field_validation() {
     )
     .await;
     assert_eq!(r.code, 201, "{}", r.body);
+}
+
+/// The names of a list's items.
+fn item_names(list: &Value) -> Vec<&str> {
+    list["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|o| o["metadata"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn field_selectors_take_each_kinds_labels_and_refuse_the_others() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    const PODS: &str = "/api/v1/namespaces/default/pods";
+    let pod = |name: &str, node: Option<&str>| {
+        let mut p = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+        if let Some(n) = node {
+            p["spec"]["nodeName"] = json!(n);
+        }
+        p
+    };
+    assert_eq!(post(&c, PODS, pod("a", Some("n1"))).await.code, 201);
+    assert_eq!(post(&c, PODS, pod("b", None)).await.code, 201);
+    // Pods' own labels, with the values ToSelectableFields prints (hostNetwork absent: false).
+    let r = get(&c, &format!("{PODS}?fieldSelector=spec.nodeName%3Dn1")).await;
+    assert_eq!(item_names(&r.body), ["a"], "{}", r.body);
+    let r = get(&c, &format!("{PODS}?fieldSelector=spec.nodeName%3D")).await;
+    assert_eq!(item_names(&r.body), ["b"], "{}", r.body);
+    let r = get(
+        &c,
+        &format!("{PODS}?fieldSelector=spec.hostNetwork%3Dfalse,status.phase%3DPending"),
+    )
+    .await;
+    assert_eq!(item_names(&r.body), ["a", "b"], "{}", r.body);
+    // A label the kind's conversion func does not know: its own wording, for lists, watches
+    // and deletecollection alike.
+    for path in [
+        format!("{PODS}?fieldSelector=spec.nope%3D1"),
+        format!("{PODS}?watch=true&fieldSelector=spec.nope%3D1"),
+    ] {
+        let r = get(&c, &path).await;
+        assert_status(&r, 400, "BadRequest");
+        assert_eq!(r.body["message"], "field label not supported: spec.nope");
+    }
+    let r = common::delete(&c, &format!("{PODS}?fieldSelector=spec.nope%3D1")).await;
+    assert_status(&r, 400, "BadRequest");
+    // A kind without a conversion func of its own: DefaultMetaV1FieldSelectorConversion.
+    let r = get(
+        &c,
+        "/api/v1/namespaces/default/configmaps?fieldSelector=spec.nope%3D1",
+    )
+    .await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "\"spec.nope\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+    );
+    // Jobs word it their way; `status.successful` reads `status.succeeded` (0 when absent).
+    const JOBS: &str = "/apis/batch/v1/namespaces/default/jobs";
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "pi", "image": "perl:5.34"}]}}}});
+    assert_eq!(post(&c, JOBS, job).await.code, 201);
+    let r = get(&c, &format!("{JOBS}?fieldSelector=status.successful%3D0")).await;
+    assert_eq!(item_names(&r.body), ["pi"], "{}", r.body);
+    let r = get(&c, &format!("{JOBS}?fieldSelector=spec.completions%3D1")).await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "field label \"spec.completions\" not supported for batchv1.Job"
+    );
+    // One stored Event, selected by each API's own names.
+    let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Pod", "name": "a", "namespace": "default"},
+        "reason": "Started", "type": "Normal", "source": {"component": "kubelet"}});
+    assert_eq!(
+        post(&c, "/api/v1/namespaces/default/events", ev).await.code,
+        201
+    );
+    let r = get(&c, "/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DPod,source%3Dkubelet").await;
+    assert_eq!(item_names(&r.body), ["e1"], "{}", r.body);
+    let r = get(&c, "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.kind%3DPod,regarding.name%3Da").await;
+    assert_eq!(item_names(&r.body), ["e1"], "{}", r.body);
+    let r = get(
+        &c,
+        "/api/v1/namespaces/default/events?fieldSelector=regarding.kind%3DPod",
+    )
+    .await;
+    assert_status(&r, 400, "BadRequest");
+    assert_eq!(
+        r.body["message"],
+        "field label not supported: regarding.kind"
+    );
+    // Namespaces have no metadata.namespace label.
+    let r = get(
+        &c,
+        "/api/v1/namespaces?fieldSelector=metadata.namespace%3Dx",
+    )
+    .await;
+    assert_eq!(
+        r.body["message"],
+        "field label not supported: metadata.namespace"
+    );
+}
+
+#[tokio::test]
+async fn pod_updates_change_only_what_validate_pod_update_allows() {
+    let s = FakeApiServer::start().await.unwrap();
+    let c = s.in_process_client();
+    const POD: &str = "/api/v1/namespaces/default/pods/p";
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}});
+    let r = post(&c, "/api/v1/namespaces/default/pods", pod.clone()).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    // A new image and a lowered deadline, replaced by a client that never sent the priority
+    // the Priority plugin set (kept, as the plugin keeps it on update).
+    let mut new = r.body.clone();
+    new["spec"]["containers"][0]["image"] = json!("busybox:2");
+    new["spec"]["activeDeadlineSeconds"] = json!(600);
+    new["spec"].as_object_mut().unwrap().remove("priority");
+    let r = put(&c, POD, new).await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["containers"][0]["image"], "busybox:2");
+    assert_eq!(r.body["spec"]["priority"], 0);
+    // Anything else: one Forbidden cause on `spec`, the fixed part of the message exact.
+    let mut moved = r.body.clone();
+    moved["spec"]["nodeName"] = json!("n1");
+    let r = put(&c, POD, moved).await;
+    assert_status(&r, 422, "Invalid");
+    let prefix = "Pod \"p\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n  core.PodSpec{";
+    let message = r.body["message"].as_str().unwrap();
+    assert!(message.starts_with(prefix), "{message}");
+    assert!(message.contains("+ \tNodeName: \"n1\","), "{message}");
+    let causes = &r.body["details"]["causes"];
+    assert_eq!(causes.as_array().map(Vec::len), Some(1), "{causes}");
+    assert_eq!(causes[0]["field"], "spec");
+    assert_eq!(causes[0]["reason"], "FieldValueForbidden");
+    // A raised deadline has its own cause.
+    let r = common::merge_patch(&c, POD, json!({"spec": {"activeDeadlineSeconds": 900}})).await;
+    assert_status(&r, 422, "Invalid");
+    assert_eq!(
+        r.body["message"],
+        "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: 900: must be less than or equal to previous value"
+    );
 }

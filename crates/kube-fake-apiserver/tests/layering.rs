@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "table",
             "openapi",
             "selector",
+            "field_labels",
             "proto",
             "feature_gates",
             "kubeconfig",

@@ -91,6 +91,36 @@ fn runtime_errors_name_the_type_and_rule() {
 }
 
 #[test]
+fn a_missing_field_given_to_a_function_is_a_missing_key_as_in_cel_go() {
+    let s = schema_with(
+        json!({"refs": {"type": "array", "items": {"type": "string"}}, "a": {"type": "integer"}}),
+        json!([{"rule": "size(self.refs) > 0", "message": "needs refs"}]),
+    );
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"a": 1}}))),
+        [
+            "FieldValueInvalid spec: Invalid value: \"object\": no such key: refs evaluating rule: needs refs"
+        ]
+    );
+}
+
+#[test]
+fn bad_durations_and_timestamps_are_cel_go_conversion_errors() {
+    let s = schema_with(
+        json!({"d": {"type": "string"}, "t": {"type": "string"}}),
+        json!([{"rule": "duration(self.d) > duration('0s')", "message": "d"},
+               {"rule": "timestamp(self.t) > timestamp('2000-01-01T00:00:00Z')", "message": "t"}]),
+    );
+    assert_eq!(
+        lines(&s.validate(&json!({"spec": {"d": "added", "t": "yesterday"}}))),
+        [
+            "FieldValueInvalid spec: Invalid value: \"object\": type conversion error from 'string' to 'google.protobuf.Duration' evaluating rule: d",
+            "FieldValueInvalid spec: Invalid value: \"object\": type conversion error from 'string' to 'google.protobuf.Timestamp' evaluating rule: t",
+        ]
+    );
+}
+
+#[test]
 fn openapi_failures_of_blocking_kinds_skip_cel_with_the_nil_cause() {
     let s = schema_with(
         json!({"a": {"type": "integer", "maximum": 5}, "m": {"type": "string", "enum": ["x"]}}),

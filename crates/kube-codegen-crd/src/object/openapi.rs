@@ -142,7 +142,16 @@ impl Validator {
             return;
         }
         if !types.is_empty() && !type_matches(&types, x) {
-            out.push(type_error(path, &types, x));
+            let format = s.raw("format").and_then(Value::as_str).unwrap_or("");
+            out.push(
+                format_type_error(path, format, x).unwrap_or_else(|| type_error(path, &types, x)),
+            );
+            // go-openapi's number validator applies to every numeric value, so a number of the
+            // wrong type (a fraction, or an integer beyond int64 decoded as float64) still gets
+            // its bounds checked.
+            if x.is_number() {
+                check_number(s, x, path, out);
+            }
             // The server still checks the enum of a value of the wrong type.
             self.check_enum(s, x, path, out);
             return;
@@ -356,9 +365,6 @@ impl Validator {
                 _ => Vec::new(),
             }
         };
-        for sub in subs("allOf") {
-            self.node(sub, x, None, path, depth + 1, out);
-        }
         let any_of = subs("anyOf");
         if !any_of.is_empty() {
             let results: Vec<Vec<Cause>> = any_of
@@ -393,6 +399,26 @@ impl Validator {
                 )));
             }
         }
+        // go-openapi checks allOf after anyOf and oneOf: every branch's errors, then the
+        // composite one when a branch failed.
+        let all_of = subs("allOf");
+        let mut validated = 0;
+        for sub in &all_of {
+            let errs = self.collect(*sub, x, path, depth);
+            validated += usize::from(errs.is_empty());
+            out.extend(errs);
+        }
+        if validated != all_of.len() {
+            let none = if validated == 0 {
+                ". None validated"
+            } else {
+                ""
+            };
+            out.push(composite(format!(
+                "{} must validate all the schemas (allOf){none}",
+                go_quote(path)
+            )));
+        }
         if let Some(not) = s.raw("not").filter(|v| v.is_object())
             && self.collect(Node(not), x, path, depth).is_empty()
         {
@@ -417,6 +443,29 @@ fn fewest(results: Vec<Vec<Cause>>) -> Vec<Cause> {
 
 fn composite(detail: String) -> Cause {
     invalid("<nil>", "\"\"", detail)
+}
+
+/// go-openapi's type validator names the schema's `format` as the expected type when a value
+/// other than a string or an array misses the type and its own inferred format (`int64` for an
+/// integer, `float64` for another number, none otherwise) is not that format:
+/// `Invalid value: "int64": spec.cidr in body must be of type cidr: "int64"`.
+fn format_type_error(path: &str, format: &str, x: &Value) -> Option<Cause> {
+    if format.is_empty() || x.is_string() || x.is_array() {
+        return None;
+    }
+    let inferred = match x {
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        _ => "",
+    };
+    (inferred != format).then(|| {
+        let q = go_quote(inferred);
+        cause(
+            TYPE_INVALID,
+            path,
+            format!("Invalid value: {q}: {path} in body must be of type {format}: {q}"),
+        )
+    })
 }
 
 fn type_error(path: &str, types: &[&str], x: &Value) -> Cause {

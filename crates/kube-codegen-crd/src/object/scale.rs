@@ -4,15 +4,16 @@
 //! `labelSelectorPath` a string. A path with nothing at it is fine.
 //!
 //! Causes name the path as the CRD spells it (`.spec.replicas`, leading dot kept). A value of the
-//! wrong type is reported as kube-apiserver 1.35 was observed to report it,
-//! `.spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer`
-//! (the found JSON type as the value, the path without its dot in the message), beside the
-//! schema's own cause for the same field. The range messages are the source's
-//! (`should be a non-negative integer`, `should be less than or equal to 2147483647`).
+//! wrong type is reported as the source reports it (and kube-apiserver 1.35.7 was observed to):
+//! the error of apimachinery's `unstructured.NestedInt64` / `NestedString` with the zero value,
+//! `.spec.replicas: Invalid value: 0: .spec.replicas accessor error: x is of the type string,
+//! expected int64`, beside the schema's own cause for the same field. The range messages are the
+//! source's (`should be a non-negative integer`, `should be less than or equal to 2147483647`).
 use serde_json::Value;
 
-use super::openapi::{float_is_integer, type_name};
+use super::openapi::float_is_integer;
 use crate::Cause;
+use crate::gofmt::{go_plain_v, go_type};
 use crate::model::Scale;
 
 /// Causes for the spec side (create and update of the main resource).
@@ -23,60 +24,84 @@ pub fn spec_causes(scale: &Scale, obj: &Value, out: &mut Vec<Cause>) {
 /// Causes for the status side (every write, the status subresource's included).
 pub fn status_causes(scale: &Scale, obj: &Value, out: &mut Vec<Cause>) {
     replicas(&scale.status_replicas_path, obj, out);
-    if let Some(path) = &scale.label_selector_path
-        && let Some(v) = at(obj, path)
-        && !v.is_string()
-    {
-        out.push(wrong_type(path, v, "string"));
+    if let Some(path) = &scale.label_selector_path {
+        match nested(obj, path) {
+            Err(e) => out.push(invalid(path, "\"\"", e)),
+            Ok(Some(v)) if !v.is_string() => {
+                out.push(invalid(path, "\"\"", accessor_error(path, v, "string")));
+            }
+            Ok(_) => {}
+        }
     }
 }
 
-/// The value at a `.a.b.c` path; `None` when a field on the way is missing or not an object.
-fn at<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
-    let path = path.strip_prefix('.').unwrap_or(path);
-    path.split('.')
-        .try_fold(obj, |v, field| v.as_object()?.get(field))
+/// `unstructured.NestedFieldNoCopy` at a `.a.b.c` path: `None` when a field on the way is
+/// missing or null, an accessor error when one is not an object.
+fn nested<'a>(obj: &'a Value, path: &str) -> Result<Option<&'a Value>, String> {
+    let fields: Vec<&str> = path.strip_prefix('.').unwrap_or(path).split('.').collect();
+    let mut v = obj;
+    for (i, field) in fields.iter().enumerate() {
+        match v {
+            Value::Null if i > 0 => return Ok(None),
+            Value::Object(m) => match m.get(*field) {
+                Some(x) => v = x,
+                None => return Ok(None),
+            },
+            other => {
+                let at = format!(".{}", fields[..=i].join("."));
+                return Err(accessor_error(&at, other, "map[string]interface{}"));
+            }
+        }
+    }
+    Ok(Some(v))
+}
+
+/// The accessors' error: `<path> accessor error: <%v> is of the type <%T>, expected <want>`.
+fn accessor_error(path: &str, v: &Value, want: &str) -> String {
+    let path = format!(".{}", path.strip_prefix('.').unwrap_or(path));
+    format!(
+        "{path} accessor error: {} is of the type {}, expected {want}",
+        go_plain_v(v),
+        go_type(v)
+    )
 }
 
 fn replicas(path: &str, obj: &Value, out: &mut Vec<Cause>) {
-    let Some(v) = at(obj, path) else {
-        return;
+    let v = match nested(obj, path) {
+        Ok(Some(v)) => v,
+        Ok(None) => return,
+        Err(e) => {
+            out.push(invalid(path, "0", e));
+            return;
+        }
     };
-    let n = match (v.as_i64(), v.as_u64()) {
-        (Some(n), _) => i128::from(n),
-        // Beyond int64: out of range like any other too-large count.
-        (None, Some(n)) => i128::from(n),
-        // A whole float passes the schema's integer check (go-openapi), so it is not a wrong
-        // type here either: refusing it would refuse what the schema accepts.
-        _ if float_is_integer(v) => v.as_f64().map_or(0, |f| f as i128),
-        _ => {
-            out.push(wrong_type(path, v, "integer"));
+    let n = match v.as_i64() {
+        Some(n) => n,
+        // A whole float is an integer after the server's number round trip (as for the schema).
+        None if float_is_integer(v) && v.as_f64().is_some_and(|f| f.abs() < 9.2e18) => {
+            v.as_f64().map_or(0, |f| f as i64)
+        }
+        // Anything else (a fraction, beyond int64, another type) is not an int64 to the accessor.
+        None => {
+            out.push(invalid(path, "0", accessor_error(path, v, "int64")));
             return;
         }
     };
     let detail = if n < 0 {
         "should be a non-negative integer".to_string()
-    } else if n > i128::from(i32::MAX) {
+    } else if n > i64::from(i32::MAX) {
         format!("should be less than or equal to {}", i32::MAX)
     } else {
         return;
     };
-    out.push(Cause::new(
-        "FieldValueInvalid",
-        path,
-        format!("Invalid value: {n}: {detail}"),
-    ));
+    out.push(invalid(path, &n.to_string(), detail));
 }
 
-fn wrong_type(path: &str, v: &Value, want: &str) -> Cause {
-    let bare = path.strip_prefix('.').unwrap_or(path);
+fn invalid(path: &str, value: &str, detail: String) -> Cause {
     Cause::new(
         "FieldValueInvalid",
         path,
-        format!(
-            "Invalid value: {:?}: {bare} in body must be of type {want}",
-            type_name(v)
-        ),
+        format!("Invalid value: {value}: {detail}"),
     )
 }
 
@@ -107,7 +132,7 @@ mod tests {
         assert_eq!(
             all(json!({"spec": {"replicas": "3"}})),
             [
-                ".spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer (FieldValueInvalid)"
+                ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 3 is of the type string, expected int64 (FieldValueInvalid)"
             ]
         );
     }
@@ -124,7 +149,7 @@ mod tests {
         assert_eq!(
             all(json!({"spec": {"replicas": 1.5}})),
             [
-                ".spec.replicas: Invalid value: \"number\": spec.replicas in body must be of type integer (FieldValueInvalid)"
+                ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 1.5 is of the type float64, expected int64 (FieldValueInvalid)"
             ]
         );
     }
@@ -132,7 +157,12 @@ mod tests {
     #[test]
     fn ranges_types_and_absence() {
         assert!(all(json!({})).is_empty());
-        assert!(all(json!({"spec": "x", "status": {}})).is_empty());
+        assert_eq!(
+            all(json!({"spec": "x", "status": {}})),
+            [
+                ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: x is of the type string, expected map[string]interface{} (FieldValueInvalid)"
+            ]
+        );
         assert!(all(json!({"spec": {"replicas": 2147483647}, "status": {"replicas": 0, "selector": "a=b"}})).is_empty());
         assert_eq!(
             all(
@@ -141,14 +171,14 @@ mod tests {
             [
                 ".spec.replicas: Invalid value: -1: should be a non-negative integer (FieldValueInvalid)",
                 ".status.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647 (FieldValueInvalid)",
-                ".status.selector: Invalid value: \"integer\": status.selector in body must be of type string (FieldValueInvalid)",
+                ".status.selector: Invalid value: \"\": .status.selector accessor error: 5 is of the type int64, expected string (FieldValueInvalid)",
             ]
         );
         assert_eq!(
             all(json!({"spec": {"replicas": 1.5}, "status": {"replicas": null}})),
             [
-                ".spec.replicas: Invalid value: \"number\": spec.replicas in body must be of type integer (FieldValueInvalid)",
-                ".status.replicas: Invalid value: \"null\": status.replicas in body must be of type integer (FieldValueInvalid)",
+                ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 1.5 is of the type float64, expected int64 (FieldValueInvalid)",
+                ".status.replicas: Invalid value: 0: .status.replicas accessor error: <nil> is of the type <nil>, expected int64 (FieldValueInvalid)",
             ]
         );
     }

@@ -471,6 +471,53 @@ fn free_form_and_embedded_resources() {
 }
 
 #[test]
+fn all_of_adds_its_composite_cause_after_the_branches() {
+    let s = json!({"type": "object", "properties": {"v": {
+        "type": "string",
+        "allOf": [{"enum": ["a", "b"]}, {"maxLength": 1}]
+    }}});
+    assert!(validate(&s, &json!({"v": "a"})).is_empty());
+    let msgs = |v: &str| {
+        validate(&s, &json!({"v": v}))
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        msgs("c"),
+        [
+            r#"v: Unsupported value: "c": supported values: "a", "b""#,
+            r#"<nil>: Invalid value: "": "v" must validate all the schemas (allOf)"#,
+        ]
+    );
+    assert_eq!(
+        msgs("cc"),
+        [
+            r#"v: Unsupported value: "cc": supported values: "a", "b""#,
+            "v: Too long: may not be more than 1 byte",
+            r#"<nil>: Invalid value: "": "v" must validate all the schemas (allOf). None validated"#,
+        ]
+    );
+}
+
+#[test]
+fn a_number_of_the_wrong_type_still_has_its_bounds_checked() {
+    let s =
+        json!({"type": "object", "properties": {"ms": {"type": "integer", "maximum": 2000000}}});
+    let got: Vec<String> = validate(&s, &json!({"ms": 18446744073709551603_u64}))
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            r#"ms: Invalid value: "number": ms in body must be of type integer: "number""#,
+            "ms: Invalid value: 1.8446744073709552e+19: ms in body should be less than or equal to 2e+06",
+        ]
+    );
+}
+
+#[test]
 fn composition_failures() {
     let s = json!({"type": "object", "properties": {"v": {
         "type": "object",
@@ -557,6 +604,30 @@ fn string_formats() {
     ] {
         assert_eq!(validate(&s, &json!({k: bad})).len(), 1, "{k}={bad}");
     }
+    // A value of another type: go-openapi names the format as the type it wanted, and the
+    // value's own format (`int64`, `float64`, none for the rest) as what it found.
+    let wrong = |v: Value| {
+        validate(&s, &json!({"net": v}))
+            .iter()
+            .map(|c| format!("{c} ({})", c.reason))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        wrong(json!(7)),
+        [
+            r#"net: Invalid value: "int64": net in body must be of type cidr: "int64" (FieldValueTypeInvalid)"#
+        ]
+    );
+    assert_eq!(
+        wrong(json!(1.5)),
+        [
+            r#"net: Invalid value: "float64": net in body must be of type cidr: "float64" (FieldValueTypeInvalid)"#
+        ]
+    );
+    assert_eq!(
+        wrong(json!(true)),
+        [r#"net: Invalid value: "": net in body must be of type cidr: "" (FieldValueTypeInvalid)"#]
+    );
 }
 
 #[test]

@@ -147,6 +147,13 @@ fn job_spec_common(spec: &Value, sp: &Path, out: &mut Vec<Cause>) {
         out.push(required(&rpp, "valid values: \"OnFailure\", \"Never\""));
     } else if rp != "OnFailure" && rp != "Never" {
         out.push(not_supported(&rpp, &q(rp), &["OnFailure", "Never"]));
+    } else if has(spec, "podFailurePolicy") && rp != "Never" {
+        // A pod failure policy judges failed pods; OnFailure restarts containers instead.
+        out.push(invalid(
+            &rpp,
+            &q(rp),
+            "only \"Never\" is supported when podFailurePolicy is specified",
+        ));
     }
 }
 

@@ -15,6 +15,7 @@ mod meta;
 pub(crate) mod names;
 mod networking;
 mod podspec;
+mod podupdate;
 mod policy;
 mod quantity;
 mod rbac;
@@ -208,6 +209,7 @@ pub fn validate(group: &str, kind: &str, o: &Value, create: bool, out: &mut Vec<
 fn validate_update(group: &str, kind: &str, new: &Value, old: &Value, out: &mut Vec<Cause>) {
     match (group, kind) {
         ("", "Service") => service::validate_update(new, old, out),
+        ("", "Pod") => podupdate::validate(new, old, out),
         ("", "ConfigMap") => core::validate_config_map_update(new, old, out),
         ("", "Secret") => core::validate_secret_update(new, old, out),
         ("", "PersistentVolumeClaim") => core::validate_pvc_update(new, old, out),
@@ -357,6 +359,9 @@ fn admit_after_decode(
         Write::Update(old) => {
             if is_service {
                 service::carry_over(obj, old);
+            }
+            if (group, kind) == ("", "Pod") {
+                podupdate::carry_over(obj, old);
             }
             // `ValidateServiceUpdate`, `ValidateConfigMapUpdate` and `ValidateSecretUpdate`
             // check what may not change first; the others validate the new object first.

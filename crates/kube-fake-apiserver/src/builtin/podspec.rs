@@ -420,16 +420,45 @@ fn validate_containers(
     for (idx, c) in cs.iter().enumerate() {
         let p = lp.index(idx);
         validate_container(c, volumes, &p, out);
+        let init = list == "initContainers";
+        // `validateInitContainerRestartPolicy`: a sidecar is an init container restarted
+        // `Always`; no other value exists.
+        let restart = c.get("restartPolicy").and_then(Value::as_str);
+        if init && let Some(r) = restart.filter(|r| *r != "Always") {
+            out.push(not_supported(&p.child("restartPolicy"), &q(r), &["Always"]));
+        }
         let name = s(c, "name");
         if names.contains(name) {
             out.push(duplicate(&p.child("name"), &q(name)));
         } else {
             names.insert(name.to_string());
         }
-        if list == "containers" {
+        if !init || restart == Some("Always") {
             for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
                 if let Some(pr) = c.get(probe).filter(|p| p.is_object()) {
                     validate_probe(probe, pr, &p.child(probe), out);
+                }
+            }
+            // Per-container restart rules are behind an alpha gate in 1.35 (off).
+            if !init && c.get("restartPolicy").is_some_and(|v| !v.is_null()) {
+                out.push(forbidden(
+                    &p.child("restartPolicy"),
+                    "may not be set for non-init containers",
+                ));
+            }
+        } else {
+            // Only sidecars run alongside the pod, so only they may have these.
+            for f in [
+                "lifecycle",
+                "livenessProbe",
+                "readinessProbe",
+                "startupProbe",
+            ] {
+                if c.get(f).is_some_and(|v| !v.is_null()) {
+                    out.push(forbidden(
+                        &p.child(f),
+                        "may not be set for init containers without restartPolicy=Always",
+                    ));
                 }
             }
         }

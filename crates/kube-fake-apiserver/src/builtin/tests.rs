@@ -1700,3 +1700,65 @@ fn quantities_come_back_canonical() {
     );
     assert_eq!(claim["spec"]["resources"]["requests"]["storage"], "2Gi");
 }
+
+#[test]
+fn init_containers_are_sidecars_only_with_restart_policy_always() {
+    // validateInitContainers: `Always` is the one restart policy, and only sidecars may carry
+    // lifecycle hooks and probes.
+    let pod = |init: Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta("p"), "spec": {
+            "initContainers": [init], "containers": [{"name": "c", "image": "busybox"}]}})
+    };
+    let probe = json!({"exec": {"command": ["true"]}});
+    let sidecar =
+        json!({"name": "s", "image": "envoy", "restartPolicy": "Always", "readinessProbe": probe});
+    created(pod(sidecar.clone()));
+    // A sidecar written among the regular containers (a common slip).
+    let mut misplaced = pod(json!({"name": "i", "image": "busybox"}));
+    misplaced["spec"]["containers"][0]["restartPolicy"] = json!("Always");
+    assert_invalid(
+        &refused(misplaced),
+        "Pod \"p\" is invalid: spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+        &[(
+            "FieldValueForbidden",
+            "spec.containers[0].restartPolicy",
+            "Forbidden: may not be set for non-init containers",
+        )],
+    );
+    let e = refused(pod(
+        json!({"name": "i", "image": "busybox", "restartPolicy": "OnFailure", "livenessProbe": probe}),
+    ));
+    assert_invalid(
+        &e,
+        "Pod \"p\" is invalid: [spec.initContainers[0].restartPolicy: Unsupported value: \"OnFailure\": supported values: \"Always\", spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always]",
+        &[
+            (
+                "FieldValueNotSupported",
+                "spec.initContainers[0].restartPolicy",
+                "Unsupported value: \"OnFailure\": supported values: \"Always\"",
+            ),
+            (
+                "FieldValueForbidden",
+                "spec.initContainers[0].livenessProbe",
+                "Forbidden: may not be set for init containers without restartPolicy=Always",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_pod_failure_policy_needs_restart_policy_never() {
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta("j"), "spec": {
+        "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]},
+        "template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}}}});
+    let e = refused(job);
+    assert_invalid(
+        &e,
+        "Job.batch \"j\" is invalid: spec.template.spec.restartPolicy: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified",
+        &[(
+            "FieldValueInvalid",
+            "spec.template.spec.restartPolicy",
+            "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified",
+        )],
+    );
+}

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use super::continuation::{self, Continue};
+use crate::field_labels::Selection;
 use crate::http::{Body, Output, json_response};
 use crate::registry::Version;
 use crate::selector::{FieldSelector, LabelSelector};
@@ -92,6 +93,19 @@ pub fn selectors(ctx: &Ctx) -> Result<(LabelSelector, FieldSelector), ApiError> 
     let f = FieldSelector::parse(ctx.req.q("fieldSelector").unwrap_or(""))
         .map_err(|e| ApiError::bad_request(e.0))?;
     Ok((l, f))
+}
+
+/// The field selector's labels through the resource's field label conversion (a 400 with its
+/// message for a label the kind does not accept), as the list, watch and deletecollection
+/// handlers do after validating the list options.
+pub fn field_selection(ctx: &Ctx, fields: &FieldSelector) -> Result<Selection, ApiError> {
+    Selection::convert(
+        fields,
+        ctx.res.field_labels,
+        ctx.res.namespaced,
+        &ctx.ver.selectable,
+    )
+    .map_err(ApiError::bad_request)
 }
 
 /// Checks `resourceVersion` / `resourceVersionMatch` the way `ValidateListOptions` does.
@@ -209,6 +223,7 @@ pub async fn list(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError
     let (labels, fields) = selectors(ctx)?;
     let shard = crate::shard_selector::from_request(ctx)?;
     check_rv_options(ctx)?;
+    let fields = field_selection(ctx, &fields)?;
     let limit: usize = match ctx.req.q("limit") {
         Some(l) if !l.is_empty() => l
             .parse::<i64>()
@@ -221,7 +236,7 @@ pub async fn list(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiError
     let mut matching = items.into_iter().filter(|(k, o)| {
         after.as_ref().is_none_or(|c| c.includes(k))
             && labels.matches(o)
-            && fields.matches(&crate::events::selectable(res, o))
+            && fields.matches(o)
             && shard.as_ref().is_none_or(|(s, _)| s.matches_object(o))
     });
     let mut page: Vec<(Key, Value)> = Vec::new();

@@ -12,10 +12,11 @@ use tokio::time::{Instant, sleep_until};
 
 use super::Ctx;
 use super::read::{check_rv_options, parse_rv, partial_metadata, selectors};
+use crate::field_labels::Selection;
 use crate::http::{Body, Output};
 use crate::objects::view;
 use crate::registry::{Resource, Version};
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::selector::LabelSelector;
 use crate::state::Shared;
 use crate::status::ApiError;
 use crate::store::{Event, EventType};
@@ -38,7 +39,7 @@ struct Watcher {
     namespace: Option<String>,
     name: Option<String>,
     labels: LabelSelector,
-    fields: FieldSelector,
+    fields: Selection,
     /// `shardSelector` and its text as sent (echoed on the initial-events-end bookmark).
     shard: Option<(kube_codegen_crd::shard::ShardSelector, String)>,
     out: Output,
@@ -58,9 +59,7 @@ enum Flow {
 impl Watcher {
     fn matches(&self, obj: &Value) -> bool {
         self.labels.matches(obj)
-            && self
-                .fields
-                .matches(&crate::events::selectable(&self.res, obj))
+            && self.fields.matches(obj)
             && self
                 .shard
                 .as_ref()
@@ -246,6 +245,7 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
     let (labels, fields) = selectors(ctx)?;
     let shard = crate::shard_selector::from_request(ctx)?;
     check_rv_options(ctx)?;
+    let fields = super::read::field_selection(ctx, &fields)?;
     if ctx.proto && ctx.res.custom {
         // kube-apiserver fails to encode the first event; refused up front here.
         return Err(ApiError::not_acceptable(crate::proto::not_marshalable()));
@@ -306,7 +306,7 @@ pub async fn serve(ctx: &Ctx<'_>, out: Output) -> Result<Response<Body>, ApiErro
                 .filter(|(k, o)| {
                     name.as_deref().is_none_or(|n| k.name == n)
                         && labels.matches(o)
-                        && fields.matches(&crate::events::selectable(&res, o))
+                        && fields.matches(o)
                         && shard.as_ref().is_none_or(|(s, _)| s.matches_object(o))
                 })
                 .map(|(_, o)| o)

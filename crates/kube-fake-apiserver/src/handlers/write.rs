@@ -134,6 +134,7 @@ pub async fn delete_collection(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError
     // Its list options are a list's: `shardSelector` too (kube-apiserver's registry lists with
     // them, then deletes what the list returned, and answers that list, echo included).
     let shard = crate::shard_selector::from_request(ctx)?;
+    let fields = super::read::field_selection(ctx, &fields)?;
     let mut opts = delete_options(ctx)?;
     // Preconditions name one object; a collection delete has none.
     opts.preconditions = Default::default();
@@ -144,7 +145,7 @@ pub async fn delete_collection(ctx: &Ctx<'_>) -> Result<Response<Body>, ApiError
             .into_iter()
             .filter(|(_, o)| {
                 labels.matches(o)
-                    && fields.matches(&crate::events::selectable(&ctx.res, o))
+                    && fields.matches(o)
                     && shard.as_ref().is_none_or(|(s, _)| s.matches_object(o))
             })
             .collect()

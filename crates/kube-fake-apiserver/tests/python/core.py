@@ -65,6 +65,12 @@ def list_selectors_and_pages():
     eq("!= selection", [c.metadata.name for c in l.items], ["cm-0", "cm-2", "cm-4", "cm-6"])
     l = v1.list_namespaced_config_map(NS, field_selector="metadata.name=cm-3")
     eq("field selection", [c.metadata.name for c in l.items], ["cm-3"])
+    # a label the kind does not know: kube-apiserver's default conversion refuses it
+    body = api_error("unknown field label", lambda: v1.list_namespaced_config_map(
+        NS, field_selector="spec.nope=1"), 400, "BadRequest")
+    if body:
+        eq("unknown field label message", body.get("message"),
+           '"spec.nope" is not a known field selector: only "metadata.name", "metadata.namespace"')
     # pages of 3: the client passes `limit` and `_continue`
     names, token, pages = [], None, 0
     while True:
@@ -153,6 +159,23 @@ def pod_defaults_and_status():
     p2 = v1.patch_namespaced_pod("p", NS, {"metadata": {"labels": {"x": "y"}}, "status": {"phase": "Failed"}})
     eq("status kept by main resource", p2.status.phase, "Running")
     eq("label patched", p2.metadata.labels, {"x": "y"})
+    # pods' own field labels (status.podIP from the status just patched)
+    l = v1.list_namespaced_pod(NS, field_selector="status.podIP=10.1.2.3,status.phase=Running")
+    eq("pod field selection", [x.metadata.name for x in l.items], ["p"])
+    body = api_error("pods' unknown field label", lambda: v1.list_namespaced_pod(
+        NS, field_selector="spec.nope=1"), 400, "BadRequest")
+    if body:
+        eq("pods' unknown field label message", body.get("message"), "field label not supported: spec.nope")
+    # ValidatePodUpdate: a new image is fine, a node name is not
+    cur = v1.read_namespaced_pod("p", NS)
+    cur.spec.containers[0].image = "nginx:2"
+    cur = v1.replace_namespaced_pod("p", NS, cur)
+    eq("image replaced", cur.spec.containers[0].image, "nginx:2")
+    cur.spec.node_name = "n1"
+    body = api_error("pod spec change", lambda: v1.replace_namespaced_pod("p", NS, cur), 422, "Invalid")
+    if body:
+        prefix = 'Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,'
+        true("pod update refusal", body.get("message", "").startswith(prefix), body.get("message", "")[:160])
 
 
 @step

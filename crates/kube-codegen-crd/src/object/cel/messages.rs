@@ -136,6 +136,13 @@ fn cel_go_error(e: &ExecutionError) -> String {
         ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
         ExecutionError::Overflow(..) => "integer overflow".into(),
         ExecutionError::IndexOutOfBounds(i) => format!("index out of bounds: {i:?}"),
+        // cel-go converts the string and fails with its generic conversion error.
+        ExecutionError::FunctionError { function, .. } if function == "duration" => {
+            "type conversion error from 'string' to 'google.protobuf.Duration'".into()
+        }
+        ExecutionError::FunctionError { function, .. } if function == "timestamp" => {
+            "type conversion error from 'string' to 'google.protobuf.Timestamp'".into()
+        }
         ExecutionError::FunctionError { message, .. } => message.clone(),
         other => other.to_string(),
     }

@@ -538,6 +538,14 @@ impl Walk<'_> {
                 // A function this build lacks: the rule cannot be judged here, so it is skipped.
                 Err(ExecutionError::UndeclaredReference(name))
                     if !matches!(name.as_str(), "self" | "oldSelf") => {}
+                // cel-rust reports a missing field read as a function's argument as a missing
+                // argument; cel-go names the key, so the key is looked up in `self`.
+                Err(ExecutionError::MissingArgumentOrTarget)
+                    if let Some(key) = missing_self_key(&rule.source, x) =>
+                {
+                    let e = ExecutionError::NoSuchKey(Arc::new(key));
+                    out.push(messages::runtime_error(path, s, rule, &e));
+                }
                 Err(e) => out.push(messages::runtime_error(path, s, rule, &e)),
             }
         }
@@ -621,6 +629,39 @@ fn rule_error_string(rule: &Rule) -> &str {
     } else {
         &rule.message
     }
+}
+
+/// The first key a `self.a.b` chain of the rule's source reads that `x` lacks (its parent
+/// present), as cel-go's `no such key: <key>` names it.
+fn missing_self_key(source: &str, x: &Value) -> Option<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut rest = source;
+    while let Some(at) = rest.find("self.") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + 5..];
+        if before.is_some_and(|c| ident(c) || c == '.') {
+            continue;
+        }
+        let mut v = x;
+        for key in rest.split('.') {
+            let key: String = key.chars().take_while(|c| ident(*c)).collect();
+            if key.is_empty() {
+                break;
+            }
+            match v.as_object() {
+                Some(m) => match m.get(&key) {
+                    Some(next) => v = next,
+                    None => return Some(key),
+                },
+                None => break,
+            }
+            if !rest[key.len()..].starts_with('.') {
+                break;
+            }
+            rest = &rest[key.len() + 1..];
+        }
+    }
+    None
 }
 
 #[cfg(test)]
