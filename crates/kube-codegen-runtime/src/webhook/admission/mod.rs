@@ -337,27 +337,31 @@ impl<K: AdmissionKind> Defaulting<K> {
         if request.operation == Operation::Delete {
             return Answer::allowed();
         }
-        let sent = match parse::<K>(object) {
+        let mut sent = match parse::<K>(object) {
             Ok(v) => v,
             Err(a) => return a,
         };
+        // What the patch is computed against: the object's text as sent (`parse` found it).
+        let sent_text = object.map_or("", RawValue::get);
         let schema = if self.schema {
             K::openapi_schema()
         } else {
             None
         };
         let decoded = match schema {
-            // The schema's defaults on a copy of the JSON as sent, then the one typed decode:
-            // the object `apply_defaults()` gives (which goes typed -> JSON -> typed), without
-            // its round trip.
+            // The schema's defaults on the sent JSON, then the one typed decode: the object
+            // `apply_defaults()` gives (which goes typed -> JSON -> typed), without its trip.
             Some(schema) => guarded(|| {
-                let mut v = sent.clone();
-                schema.schema().apply_defaults(&mut v);
-                // A default the type cannot hold: no defaults, as `apply_defaults()`.
-                K::deserialize(v).or_else(|_| typed::<K>(&sent))
+                schema.schema().apply_defaults(&mut sent);
+                K::deserialize(sent).or_else(|_| {
+                    // A default the type cannot hold: no defaults, as `apply_defaults()`.
+                    let sent = serde_json::from_str::<Value>(sent_text)
+                        .map_err(|e| Answer::errored(400, e.to_string()))?;
+                    typed::<K>(sent)
+                })
             }),
             None => guarded(|| {
-                let mut obj = typed::<K>(&sent)?;
+                let mut obj = typed::<K>(sent)?;
                 if self.schema {
                     obj.schema_defaults();
                 }
@@ -373,15 +377,16 @@ impl<K: AdmissionKind> Defaulting<K> {
             Ok(Err(refused)) => return refused.answer(),
             Err(panicked) => return panicked,
         }
-        let mutated = match serde_json::to_value(&obj) {
+        let mutated = match serde_json::to_string(&obj) {
             Ok(v) => v,
             Err(e) => return Answer::errored(500, e.to_string()),
         };
+        drop(obj);
         let round_trip = || {
-            let again: K = K::deserialize(&sent).map_err(|e| e.to_string())?;
-            serde_json::to_value(&again).map_err(|e| e.to_string())
+            let again: K = serde_json::from_str(sent_text).map_err(|e| e.to_string())?;
+            serde_json::to_string(&again).map_err(|e| e.to_string())
         };
-        match patch::patch(&sent, &mutated, round_trip) {
+        match patch::patch(sent_text, &mutated, round_trip) {
             Ok(ops) if ops.0.is_empty() => Answer::allowed(),
             Ok(ops) => {
                 let mut a = Answer::allowed();
@@ -478,7 +483,7 @@ impl<K: AdmissionKind> Validating<K> {
             Operation::Connect => return Answer::allowed(),
             Operation::Create => {
                 let obj = match decode::<K>(object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 guarded(|| {
@@ -492,11 +497,11 @@ impl<K: AdmissionKind> Validating<K> {
             }
             Operation::Update => {
                 let obj = match decode::<K>(object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 let old = match decode::<K>(old_object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 guarded(|| {
@@ -510,7 +515,7 @@ impl<K: AdmissionKind> Validating<K> {
             }
             Operation::Delete => {
                 let old = match decode::<K>(old_object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 guarded(|| v.validate_delete(request, &old))
@@ -567,12 +572,10 @@ fn answer(
     answer.encode(api_version, &uid)
 }
 
-/// The object sent, as JSON and as `K`; an `Errored(400)` answer when it is missing, of another
+/// The object sent, as `K`; an `Errored(400)` answer when it is missing, of another
 /// kind or version, or does not decode as `K` (what controller-runtime's decoder refuses).
-fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<(Value, K), Answer> {
-    let sent = parse::<K>(raw)?;
-    let obj = typed::<K>(&sent)?;
-    Ok((sent, obj))
+fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<K, Answer> {
+    typed::<K>(parse::<K>(raw)?)
 }
 
 /// The object sent, as JSON, checked to be a `K` by its `apiVersion` and `kind`.
@@ -621,8 +624,8 @@ fn parse<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<Value, Answer> {
     Ok(sent)
 }
 
-/// `sent` decoded as `K`.
-fn typed<K: AdmissionKind>(sent: &Value) -> Result<K, Answer> {
+/// `sent` decoded as `K` (by value: its strings are moved, not copied).
+fn typed<K: AdmissionKind>(sent: Value) -> Result<K, Answer> {
     K::deserialize(sent)
         .map_err(|e| Answer::errored(400, format!("unable to decode the {} object: {e}", K::KIND)))
 }
