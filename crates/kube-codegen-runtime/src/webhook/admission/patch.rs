@@ -10,7 +10,6 @@
 //! cost (A1), and nearly all of a 50-field object is the same on both sides.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation};
@@ -56,7 +55,51 @@ pub(super) fn diff(left: &str, right: &str) -> Result<Patch, String> {
 #[derive(Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
 
-type Members<'a> = BTreeMap<Key<'a>, &'a RawValue>;
+/// An object's members in key order, each key once with its last value (as a parsed `Value`
+/// keeps it). Both texts are nearly always in key order already (the API server's encoding of
+/// a custom resource, and a generated type's fields, are), which the stable sort only checks.
+fn members(text: &str) -> serde_json::Result<Vec<(Key<'_>, &RawValue)>> {
+    let MemberList(mut m) = serde_json::from_str(text)?;
+    if !m.is_sorted_by(|a, b| a.0 < b.0) {
+        m.sort_by(|a, b| a.0.cmp(&b.0));
+        // Of equal keys (now adjacent, in text order) the last stays.
+        let mut kept: Vec<(Key, &RawValue)> = Vec::with_capacity(m.len());
+        for member in m {
+            match kept.last_mut() {
+                Some(last) if last.0 == member.0 => *last = member,
+                _ => kept.push(member),
+            }
+        }
+        m = kept;
+    }
+    Ok(m)
+}
+
+/// A JSON object read as a list of members, in text order.
+struct MemberList<'a>(Vec<(Key<'a>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for MemberList<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = MemberList<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(member) = map.next_entry()? {
+                    members.push(member);
+                }
+                Ok(MemberList(members))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
 
 fn walk(
     left: &str,
@@ -69,13 +112,18 @@ fn walk(
     }
     match (first_byte(left), first_byte(right)) {
         (Some(b'{'), Some(b'{')) => {
-            // A duplicate key keeps its last value, as in a parsed `Value`.
-            let l: Members = serde_json::from_str(left)?;
-            let r: Members = serde_json::from_str(right)?;
+            let (l, r) = (members(left)?, members(right)?);
+            // A merge of the two key-ordered lists: the right's keys in order (added, or
+            // compared), then the left's keys the right lacks (removed), as `json_patch::diff`.
+            let mut removed = Vec::new();
+            let mut li = l.iter().peekable();
             for (key, rv) in &r {
+                while let Some((lk, _)) = li.next_if(|(lk, _)| lk < key) {
+                    removed.push(lk);
+                }
                 pointer.push_back(&*key.0);
-                match l.get(key) {
-                    Some(lv) => walk(lv.get(), rv.get(), pointer, ops)?,
+                match li.next_if(|(lk, _)| lk == key) {
+                    Some((_, lv)) => walk(lv.get(), rv.get(), pointer, ops)?,
                     None => ops.push(PatchOperation::Add(AddOperation {
                         path: pointer.clone(),
                         value: serde_json::from_str(rv.get())?,
@@ -83,14 +131,13 @@ fn walk(
                 }
                 pointer.pop_back();
             }
-            for key in l.keys() {
-                if !r.contains_key(key) {
-                    pointer.push_back(&*key.0);
-                    ops.push(PatchOperation::Remove(RemoveOperation {
-                        path: pointer.clone(),
-                    }));
-                    pointer.pop_back();
-                }
+            removed.extend(li.map(|(lk, _)| lk));
+            for key in removed {
+                pointer.push_back(&*key.0);
+                ops.push(PatchOperation::Remove(RemoveOperation {
+                    path: pointer.clone(),
+                }));
+                pointer.pop_back();
             }
         }
         (Some(b'['), Some(b'[')) => {
@@ -215,6 +262,29 @@ mod tests {
                 expected,
                 "{spaced} -> {right}"
             );
+        }
+
+        // Keys out of order and repeated, on either side.
+        let texts = [
+            (
+                r#"{"z":1,"a":2,"z":3,"m":{"y":1,"x":2}}"#,
+                r#"{"a":2,"z":1,"m":{"x":2}}"#,
+            ),
+            (
+                r#"{"b":1,"a":{"d":1,"c":2}}"#,
+                r#"{"a":{"c":3,"e":1,"c":2},"c":[],"b":1}"#,
+            ),
+            (
+                r#"{"s":{"k2":"v","k1":"v","k0":"v"}}"#,
+                r#"{"s":{"k1":"v"}}"#,
+            ),
+        ];
+        for (left, right) in texts {
+            let expected = json_patch::diff(
+                &serde_json::from_str(left).unwrap(),
+                &serde_json::from_str(right).unwrap(),
+            );
+            assert_eq!(diff(left, right).unwrap(), expected, "{left} -> {right}");
         }
 
         // Texts that differ only in spelling: no operation.
