@@ -11,9 +11,10 @@
 //!
 //! - `handler`: `webhook::handle(&defaulting, request)`: method and content-type checks, the
 //!   body collected, the review decoded (the object kept as its text), the object parsed into
-//!   a `serde_json::Value` (what the patch is computed against) and decoded into the generated
-//!   type, the schema's defaults and the user's, the mutated object encoded, the diff, the
-//!   answer encoded (patch in base64) and the response built.
+//!   a `serde_json::Value`, the schema's defaults applied to it (the generated
+//!   `SchemaChecks::openapi_schema`), decoded into the generated type, the user's defaults, the
+//!   mutated object encoded to text, the patch diffed on the sent and mutated texts, the answer
+//!   encoded (patch in base64) and the response built.
 //! - `bare`: the same without the schema's defaults (`without_schema_defaults`).
 //! - `validating`: the validating handler (generated `validate()`, then a user check) on the
 //!   same review.
@@ -24,7 +25,9 @@
 //! each round timing every variant in turn for about 0.2 CPU-s; `a1_floor_over_*` are the
 //! same-round ratios (goal for the handler <= 1.2x). HTTPS as C1's: `WebhookServer` on
 //! 127.0.0.1 (rcgen certificate), one keep-alive HTTP/1.1 connection over tokio-rustls, one
-//! request at a time, a two-worker Tokio runtime for both ends.
+//! request at a time, a two-worker Tokio runtime for both ends; beside the webhook, in
+//! alternating blocks on the same connection, an empty handler (a fixed answer): the floor of
+//! an HTTPS round trip on the machine as loaded then, with the load average printed.
 
 use std::time::Duration;
 
