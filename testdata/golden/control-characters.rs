@@ -132,6 +132,33 @@ pub mod controls {
                     )
                 }
             }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Signal {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
+                }
+            }
             /// C0: \\u{0}\\u{1}\\u{2}\\u{3}\\u{4}\\u{5}\\u{6}\\u{7}\\u{8}
             ///
             ///

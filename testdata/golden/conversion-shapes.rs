@@ -126,6 +126,33 @@ pub mod shape {
                     )
                 }
             }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Shape {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
+                }
+            }
             #[derive(
                 Clone,
                 Debug,
@@ -1030,6 +1057,33 @@ pub mod shape {
                     )
                 }
             }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Shape {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
+                }
+            }
             #[derive(
                 Clone,
                 Debug,
@@ -1819,6 +1873,33 @@ pub mod shape {
                         self,
                         &OPENAPI_V3_SCHEMA,
                     )
+                }
+            }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Shape {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
                 }
             }
             /// Server-side apply configuration of [`Shape`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.

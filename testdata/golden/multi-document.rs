@@ -123,6 +123,33 @@ pub mod messaging {
                     )
                 }
             }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Broker {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
+                }
+            }
             #[derive(
                 Clone,
                 Debug,
@@ -373,6 +400,33 @@ pub mod messaging {
                         self,
                         &OPENAPI_V3_SCHEMA,
                     )
+                }
+            }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Trigger {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
                 }
             }
             #[derive(
@@ -719,6 +773,33 @@ pub mod streaming {
                         self,
                         &OPENAPI_V3_SCHEMA,
                     )
+                }
+            }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Channel {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
                 }
             }
             #[derive(

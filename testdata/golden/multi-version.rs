@@ -126,6 +126,33 @@ pub mod multiversion {
                     )
                 }
             }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Certificate {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
+                }
+            }
             #[derive(
                 Clone,
                 Debug,
@@ -501,6 +528,34 @@ pub mod multiversion {
                     )
                 }
             }
+            #[allow(deprecated)]
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Certificate {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
+                }
+            }
             #[derive(
                 Clone,
                 Debug,
@@ -826,6 +881,34 @@ pub mod multiversion {
                         self,
                         &OPENAPI_V3_SCHEMA,
                     )
+                }
+            }
+            #[allow(deprecated)]
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Certificate {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
                 }
             }
             #[derive(
@@ -1156,6 +1239,33 @@ pub mod multiversion {
                         self,
                         &OPENAPI_V3_SCHEMA,
                     )
+                }
+            }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for Certificate {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
                 }
             }
             #[derive(

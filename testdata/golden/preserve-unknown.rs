@@ -132,6 +132,33 @@ pub mod preserve {
                     )
                 }
             }
+            impl ::kube_codegen_runtime::validation::SchemaChecks for PluginConfig {
+                fn openapi_schema() -> ::std::option::Option<
+                    &'static ::kube_codegen_runtime::validation::LazySchema,
+                > {
+                    ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+                }
+                fn schema_defaults(&mut self) {
+                    self.apply_defaults()
+                }
+                fn schema_validate(
+                    &self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate()
+                }
+                fn schema_validate_update(
+                    &self,
+                    old: &Self,
+                ) -> ::std::result::Result<
+                    (),
+                    ::kube_codegen_runtime::validation::ValidationErrors,
+                > {
+                    self.validate_update(old)
+                }
+            }
             #[derive(
                 Clone,
                 Debug,

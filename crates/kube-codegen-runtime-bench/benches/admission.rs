@@ -11,9 +11,10 @@
 //!
 //! - `handler`: `webhook::handle(&defaulting, request)`: method and content-type checks, the
 //!   body collected, the review decoded (the object kept as its text), the object parsed into
-//!   a `serde_json::Value` (what the patch is computed against) and decoded into the generated
-//!   type, the schema's defaults and the user's, the mutated object encoded, the diff, the
-//!   answer encoded (patch in base64) and the response built.
+//!   a `serde_json::Value`, the schema's defaults applied to it (the generated
+//!   `SchemaChecks::openapi_schema`), decoded into the generated type, the user's defaults, the
+//!   mutated object encoded to text, the patch diffed on the sent and mutated texts, the answer
+//!   encoded (patch in base64) and the response built.
 //! - `bare`: the same without the schema's defaults (`without_schema_defaults`).
 //! - `validating`: the validating handler (generated `validate()`, then a user check) on the
 //!   same review.
@@ -24,7 +25,9 @@
 //! each round timing every variant in turn for about 0.2 CPU-s; `a1_floor_over_*` are the
 //! same-round ratios (goal for the handler <= 1.2x). HTTPS as C1's: `WebhookServer` on
 //! 127.0.0.1 (rcgen certificate), one keep-alive HTTP/1.1 connection over tokio-rustls, one
-//! request at a time, a two-worker Tokio runtime for both ends.
+//! request at a time, a two-worker Tokio runtime for both ends; beside the webhook, in
+//! alternating blocks on the same connection, an empty handler (a fixed answer): the floor of
+//! an HTTPS round trip on the machine as loaded then, with the load average printed.
 
 use std::time::Duration;
 
@@ -271,7 +274,29 @@ fn main() {
     https_latency(requests, &body);
 }
 
+/// An admission handler that does nothing: the same allowed answer to every review, for the
+/// floor of an HTTPS round trip on this machine.
+struct Empty;
+
+impl webhook::ReviewHandler for Empty {
+    fn review(
+        &self,
+        _: Bytes,
+    ) -> futures::future::BoxFuture<'_, Result<Vec<u8>, webhook::BadReview>> {
+        Box::pin(std::future::ready(Ok(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"0b5e0d8a-7d4c-4a57-9f3c-2c1d2e3f4a5b","allowed":true,"status":{"metadata":{},"code":200}}}"#.to_vec())))
+    }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+/// The defaulting webhook and the empty handler on one server and one connection, in
+/// alternating blocks (each after its own warm-up), so both see the same machine.
 fn https_latency(requests: usize, body: &Bytes) {
+    const BLOCK: usize = 1_000;
     let dir = std::env::temp_dir().join(format!("a1-admission-{}", std::process::id()));
     let cert = TestCert::write(&dir);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -279,11 +304,13 @@ fn https_latency(requests: usize, body: &Bytes) {
         .enable_all()
         .build()
         .unwrap();
-    let latencies = runtime.block_on(async {
+    let load_before = load_average();
+    let (mut us, mut empty) = runtime.block_on(async {
         let server = WebhookServer::builder_without_conversion()
             .listen("127.0.0.1:0".parse().unwrap())
             .tls_files(cert.crt.clone(), cert.key.clone())
             .admission(defaulting())
+            .route("/empty", Empty)
             .bind()
             .await
             .unwrap();
@@ -294,22 +321,40 @@ fn https_latency(requests: usize, body: &Bytes) {
         }));
 
         let mut send = cert.connect(addr).await;
-
-        let latencies = round_trips_us(&mut send, requests, || request(body)).await;
+        let (mut us, mut empty) = (Vec::new(), Vec::new());
+        let mut left = requests;
+        while left > 0 {
+            let n = left.min(BLOCK);
+            us.extend(round_trips_us(&mut send, n, || request(body)).await);
+            empty.extend(
+                round_trips_us(&mut send, n, || {
+                    http::Request::post("/empty")
+                        .header(http::header::CONTENT_TYPE, "application/json")
+                        .body(Full::new(body.clone()))
+                        .unwrap()
+                })
+                .await,
+            );
+            left -= n;
+        }
         stop.send(()).unwrap();
         tokio::time::timeout(Duration::from_secs(5), serving)
             .await
             .unwrap()
             .unwrap();
-        latencies
+        (us, empty)
     });
     let _ = std::fs::remove_dir_all(&dir);
-    let us = latencies;
-    let at = |q: f64| quantile(&us, q);
+    us.sort_by(f64::total_cmp);
+    empty.sort_by(f64::total_cmp);
     println!(
-        "# a1 https: {requests} defaulting reviews on one keep-alive TLS connection (after {WARM_UP} warm-up)"
+        "# a1 https: {requests} defaulting reviews and {requests} to an empty handler (same body), alternating blocks of {BLOCK} on one keep-alive TLS connection (each block after {WARM_UP} warm-up); load average before: {load_before}, after: {}",
+        load_average()
     );
-    println!("a1_https_p50_us {:.0} us", at(0.50));
-    println!("a1_https_p99_us {:.0} us", at(0.99));
-    println!("a1_https_max_us {:.0} us", us[us.len() - 1]);
+    for (name, us) in [("a1_https", &us), ("a1_https_empty", &empty)] {
+        let at = |q: f64| quantile(us, q);
+        println!("{name}_p50_us {:.0} us", at(0.50));
+        println!("{name}_p99_us {:.0} us", at(0.99));
+        println!("{name}_max_us {:.0} us", us[us.len() - 1]);
+    }
 }

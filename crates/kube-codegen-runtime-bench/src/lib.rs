@@ -130,6 +130,3 @@ pub mod reconcile;
 pub mod runs;
 pub mod source;
 pub mod wire;
-
-// A1 (benches/admission.rs): the generated Gadget's checks for the admission webhooks.
-kube_codegen_runtime::schema_checks!(bench::v1::Gadget);

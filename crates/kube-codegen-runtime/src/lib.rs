@@ -26,4 +26,4 @@ pub use leaderelection::{
     LeaseLock, RunOutcome,
 };
 #[cfg(feature = "validation")]
-pub use validation::{LazySchema, ValidationErrors};
+pub use validation::{LazySchema, SchemaChecks, ValidationErrors};

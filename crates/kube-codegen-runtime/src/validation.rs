@@ -301,6 +301,38 @@ impl From<ValidationErrors> for kube::Error {
     }
 }
 
+/// The generated checks of a kind: what the runtime's admission webhooks
+/// (`webhook::admission::defaulting` / `validating`) run before the user's hooks.
+///
+/// kube-codegen implements it (`--emit validation`) for every generated root type over its
+/// `apply_defaults()`, `validate()` and `validate_update()` and its embedded schema. A
+/// hand-written type implements it by hand, or with an empty `impl SchemaChecks for T {}`
+/// (no defaults, every check passes).
+pub trait SchemaChecks {
+    /// The kind version's schema, when the type has one: a defaulting webhook then applies its
+    /// defaults to the object's JSON as sent, before the one typed decode, instead of calling
+    /// [`SchemaChecks::schema_defaults`] on the decoded object (which goes through JSON and
+    /// back). Both give the same object; `None` (the default) means the method is used.
+    fn openapi_schema() -> Option<&'static LazySchema>
+    where
+        Self: Sized,
+    {
+        None
+    }
+    /// The schema's defaults (generated `apply_defaults()`).
+    fn schema_defaults(&mut self) {}
+    /// The schema's checks on create (generated `validate()`).
+    fn schema_validate(&self) -> Result<(), ValidationErrors> {
+        Ok(())
+    }
+    /// The schema's checks on update, with transition rules and ratcheting (generated
+    /// `validate_update()`).
+    fn schema_validate_update(&self, old: &Self) -> Result<(), ValidationErrors> {
+        let _ = old;
+        Ok(())
+    }
+}
+
 /// An object as the server validates it: JSON, numbers through the server's round trip,
 /// pruned and defaulted. `Err` with the cause when it does not serialize.
 fn prepared<T: Serialize>(obj: &T, schema: &ObjectSchema) -> Result<Value, Cause> {

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
 /// A kind as kube-codegen generates it: optional fields skipped when unset, and the schema's
-/// checks behind `SchemaChecks` (`schema_checks!` does the same for generated types).
+/// checks behind `SchemaChecks` with the schema itself (the impl kube-codegen emits).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Widget {
@@ -78,6 +78,9 @@ static SCHEMA: LazySchema = LazySchema::new(
 );
 
 impl admission::SchemaChecks for Widget {
+    fn openapi_schema() -> Option<&'static LazySchema> {
+        Some(&SCHEMA)
+    }
     fn schema_defaults(&mut self) {
         validation::apply_defaults(self, &SCHEMA)
     }
@@ -241,6 +244,127 @@ fn a_defaulter_may_remove_fields_and_refuse() {
         json!({"metadata": {}, "code": 403, "reason": "Forbidden", "message": "no widgets today"})
     );
     assert!(r.get("patch").is_none());
+}
+
+/// A schema whose `replicas` default the type cannot hold (a string for an `i32`).
+static ODD_SCHEMA: LazySchema = LazySchema::new(
+    r#"{"type":"object","properties":{"spec":{"type":"object","properties":{
+        "replicas":{"default":"many"},
+        "mode":{"type":"string","default":"manual"}}}}}"#,
+    "apps.example.com",
+    "Widget",
+);
+
+/// The Widget, its schema's defaults applied either on the JSON as sent before the decode
+/// (`VIA_JSON`: `openapi_schema` given, as generated code gives it) or by `apply_defaults()`
+/// on the decoded object; with [`SCHEMA`] or, `ODD`, [`ODD_SCHEMA`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+struct Defaulted<const VIA_JSON: bool, const ODD: bool>(Widget);
+
+impl<const VIA_JSON: bool, const ODD: bool> k8s_openapi::Resource for Defaulted<VIA_JSON, ODD> {
+    const API_VERSION: &'static str = Widget::API_VERSION;
+    const GROUP: &'static str = Widget::GROUP;
+    const KIND: &'static str = Widget::KIND;
+    const VERSION: &'static str = Widget::VERSION;
+    const URL_PATH_SEGMENT: &'static str = Widget::URL_PATH_SEGMENT;
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl<const VIA_JSON: bool, const ODD: bool> k8s_openapi::Metadata for Defaulted<VIA_JSON, ODD> {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.0.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.0.metadata
+    }
+}
+
+impl<const VIA_JSON: bool, const ODD: bool> admission::SchemaChecks for Defaulted<VIA_JSON, ODD> {
+    fn openapi_schema() -> Option<&'static LazySchema> {
+        VIA_JSON.then(Self::schema)
+    }
+    fn schema_defaults(&mut self) {
+        validation::apply_defaults(self, Self::schema())
+    }
+}
+
+impl<const VIA_JSON: bool, const ODD: bool> Defaulted<VIA_JSON, ODD> {
+    fn schema() -> &'static LazySchema {
+        if ODD { &ODD_SCHEMA } else { &SCHEMA }
+    }
+
+    fn answer(body: &[u8]) -> Vec<u8> {
+        admission::defaulting::<Self>(|r: &AdmissionRequest, w: &mut Self| {
+            default_mode(r, &mut w.0)
+        })
+        .review_json(body)
+    }
+}
+
+#[test]
+fn schema_defaults_on_the_sent_json_answer_as_apply_defaults() {
+    let objects = [
+        widget("w", json!({})),
+        widget("w", json!({"extra": true})),
+        widget("w", json!({"replicas": null, "mode": null})),
+        widget("w", json!({"replicas": 4})),
+        widget(
+            "w",
+            json!({"replicas": 4, "mode": "manual", "owner": "bob"}),
+        ),
+        widget("w", Value::Null),
+        json!({"apiVersion": "apps.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
+        // Does not decode: the same 400 either way.
+        widget("w", json!({"replicas": "three"})),
+    ];
+    for sent in objects {
+        for op in ["CREATE", "UPDATE"] {
+            let body = review(op, Some(sent.clone()), Some(sent.clone()));
+            let (via_json, via_method) = (
+                Defaulted::<true, false>::answer(&body),
+                Defaulted::<false, false>::answer(&body),
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&via_json),
+                String::from_utf8_lossy(&via_method),
+                "{sent}"
+            );
+            let (via_json, via_method) = (
+                Defaulted::<true, true>::answer(&body),
+                Defaulted::<false, true>::answer(&body),
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&via_json),
+                String::from_utf8_lossy(&via_method),
+                "{sent}"
+            );
+        }
+    }
+
+    // What they answer: the schema's default and the user's.
+    let sent = widget("w", json!({"extra": true}));
+    let r = response(&Defaulted::<true, false>::answer(&review(
+        "CREATE",
+        Some(sent.clone()),
+        None,
+    )));
+    assert_eq!(
+        applied(&sent, &r),
+        widget("w", json!({"extra": true, "replicas": 1, "mode": "auto"}))
+    );
+    // A default the type cannot hold: none of the schema's defaults (`mode: manual` neither),
+    // only the user's.
+    let r = response(&Defaulted::<true, true>::answer(&review(
+        "CREATE",
+        Some(sent.clone()),
+        None,
+    )));
+    assert_eq!(
+        applied(&sent, &r),
+        widget("w", json!({"extra": true, "mode": "auto"}))
+    );
 }
 
 struct Rules {

@@ -168,7 +168,8 @@
 //! OpenAPI values, list types and `x-kubernetes-validations` CEL rules, with the validator of
 //! the in-memory API server), `validate_update(&old)` (plus transition rules and ratcheting) and
 //! `apply_defaults()`, over the version's schema embedded as compact JSON (see
-//! `kube_codegen_runtime::validation`).
+//! `kube_codegen_runtime::validation`), and implements that module's `SchemaChecks` with them
+//! (what the runtime's admission webhooks run first).
 //!
 //! Root types: `apiVersion`/`kind` strings (filled by the hand-written `Default`), `metadata:
 //! ObjectMeta`, then every other top-level property; constants for CRD name, plural, singular,

@@ -33,7 +33,9 @@ pub struct Emit {
     /// Client-side validation: `Foo::validate`, `Foo::validate_update` and
     /// `Foo::apply_defaults`, over the CRD version's `openAPIV3Schema` embedded in the kind's
     /// module (the `x-kubernetes-validations` CEL rules included), checked by the same
-    /// validator as the in-memory API server.
+    /// validator as the in-memory API server; and `kube_codegen_runtime::validation::SchemaChecks`
+    /// over them, which the runtime's admission webhooks (`defaulting::<Foo>`,
+    /// `validating::<Foo>`) run before the user's hooks.
     pub validation: bool,
     /// Conversions between the served versions of every kind that has more than one, through
     /// its storage version (controller-runtime's Hub/Convertible, conversion-gen's automatic

@@ -143,7 +143,8 @@ fn crate_mode_writes_cargo_toml_and_lib() {
 }
 
 /// `--emit types` stays as lean as before validation existed; `validation` adds only the
-/// embedded schema and the three methods; the default has everything. With anything beyond the
+/// embedded schema, the three methods and the `SchemaChecks` impl over them (for the
+/// runtime's admission webhooks); the default has everything. With anything beyond the
 /// types, a `--crate` depends on the runtime.
 #[test]
 fn emit_validation_alone_and_types_only() {
@@ -172,6 +173,8 @@ fn emit_validation_alone_and_types_only() {
         validation.contains("pub fn validate(") && validation.contains("pub fn validate_update(")
     );
     assert!(validation.contains("pub fn apply_defaults(&mut self)"));
+    assert!(validation.contains("impl ::kube_codegen_runtime::validation::SchemaChecks for Foo {"));
+    assert!(!types.contains("SchemaChecks"));
     assert!(!validation.contains("Lister") && !validation.contains("FooApply"));
     assert!(toml.contains("kube-codegen-runtime"));
     let (all, _) = gen_with(None, "all");

@@ -3,15 +3,12 @@
 //! must name a Deployment: present, and a DNS-1123 label, with apimachinery's message), each
 //! after the generated schema checks of `v1alpha1` (replicas 1 to 10).
 
-use kube_codegen_runtime::schema_checks;
 use kube_codegen_runtime::webhook::admission::{
     self, AdmissionError, AdmissionRequest, Defaulting, FieldErrors, Validating, Validator,
     Verdict, k8s_validation,
 };
 
 use crate::samplecontroller::v1alpha1::{Foo, FooSpec};
-
-schema_checks!(Foo);
 
 /// The replicas a Foo gets when it says none (upstream's example Foo asks for 1).
 pub const DEFAULT_REPLICAS: i32 = 1;

@@ -2,7 +2,10 @@
 //! the version's `openAPIV3Schema` as compact JSON (compiled by the runtime on first use, with
 //! the scale subresource's paths when the version has one), and
 //! `validate`, `validate_update` and `apply_defaults` methods on the root type, all thin calls
-//! into `kube_codegen_runtime::validation`.
+//! into `kube_codegen_runtime::validation`, and the root type's
+//! `kube_codegen_runtime::validation::SchemaChecks` impl over them (what the runtime's admission
+//! webhooks run before the user's hooks, with the schema itself so they can default the object
+//! as sent before its one typed decode).
 //!
 //! The new public names are methods of the root type, which has no other methods (only
 //! `SCREAMING_CASE` constants), so they need no collision rule; the static's name,
@@ -74,6 +77,25 @@ pub fn kind_items(r: &Resource) -> TokenStream {
             /// sent. Left unchanged if a default does not fit the type.
             pub fn apply_defaults(&mut self) {
                 #rt::apply_defaults(self, &OPENAPI_V3_SCHEMA)
+            }
+        }
+
+        #allow
+        impl #rt::SchemaChecks for #root {
+            fn openapi_schema() -> ::std::option::Option<&'static #rt::LazySchema> {
+                ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+            }
+
+            fn schema_defaults(&mut self) {
+                self.apply_defaults()
+            }
+
+            fn schema_validate(&self) -> ::std::result::Result<(), #rt::ValidationErrors> {
+                self.validate()
+            }
+
+            fn schema_validate_update(&self, old: &Self) -> ::std::result::Result<(), #rt::ValidationErrors> {
+                self.validate_update(old)
             }
         }
     }

@@ -5,9 +5,12 @@
 //! dashes>-<version>-<lowercase kind>`, `/validate-...`) beside the conversion webhook on the
 //! same [`WebhookServer`](super::WebhookServer) ([`WebhookServerBuilder::admission`](super::WebhookServerBuilder::admission)).
 //!
-//! - The generated checks run first ([`SchemaChecks`]: `apply_defaults()`, `validate()`,
-//!   `validate_update()`), unless turned off, then the user's [`Defaulter`] (mutates the typed
-//!   object in place) or [`Validator`] (create, update, delete; warnings and errors).
+//! - The generated checks run first ([`SchemaChecks`], which kube-codegen implements for every
+//!   generated kind: `apply_defaults()`, `validate()`, `validate_update()`), unless turned
+//!   off, then the user's [`Defaulter`] (mutates the typed object in place) or [`Validator`]
+//!   (create, update, delete; warnings and errors). A defaulting webhook applies the schema's
+//!   defaults to the JSON as sent and decodes it once ([`SchemaChecks::openapi_schema`]),
+//!   rather than decoding, then `apply_defaults()`'s trip through JSON and back.
 //! - A defaulting answer carries the JSON patch (RFC 6902, the `json-patch` crate) from the
 //!   object as sent to the mutated object as encoded, less removals the typed decode made by
 //!   itself (controller-runtime's `dropSchemeRemovals`).
@@ -40,7 +43,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::{BadReview, ReviewHandler};
-pub use crate::validation::ValidationErrors;
+pub use crate::validation::{SchemaChecks, ValidationErrors};
 
 mod config;
 mod fields;
@@ -55,44 +58,6 @@ pub use kube_codegen_crd::Cause;
 pub use kube_codegen_crd::k8s_validation;
 pub use review::{AdmissionRequest, GroupVersionKind, GroupVersionResource, Operation};
 use review::{Answer, failure};
-
-/// The generated checks of a kind, run before the user's hooks: implement it with
-/// [`schema_checks!`](crate::schema_checks) for generated types (which have
-/// `apply_defaults()`, `validate()` and `validate_update()` with `--emit validation`), or with
-/// an empty `impl SchemaChecks for T {}` for a type without them (every check passes).
-pub trait SchemaChecks {
-    /// The schema's defaults (generated `apply_defaults()`).
-    fn schema_defaults(&mut self) {}
-    /// The schema's checks on create (generated `validate()`).
-    fn schema_validate(&self) -> Result<(), ValidationErrors> {
-        Ok(())
-    }
-    /// The schema's checks on update, with transition rules and ratcheting (generated
-    /// `validate_update()`).
-    fn schema_validate_update(&self, old: &Self) -> Result<(), ValidationErrors> {
-        let _ = old;
-        Ok(())
-    }
-}
-
-/// Implements [`SchemaChecks`] for generated types with their `apply_defaults()`,
-/// `validate()` and `validate_update()`: `schema_checks!(v1alpha1::Foo, v1beta1::Foo);`.
-#[macro_export]
-macro_rules! schema_checks {
-    ($($ty:ty),+ $(,)?) => {$(
-        impl $crate::webhook::admission::SchemaChecks for $ty {
-            fn schema_defaults(&mut self) {
-                <$ty>::apply_defaults(self)
-            }
-            fn schema_validate(&self) -> ::std::result::Result<(), $crate::validation::ValidationErrors> {
-                <$ty>::validate(self)
-            }
-            fn schema_validate_update(&self, old: &Self) -> ::std::result::Result<(), $crate::validation::ValidationErrors> {
-                <$ty>::validate_update(self, old)
-            }
-        }
-    )+};
-}
 
 /// What a kind needs to be admitted: a typed Kubernetes object with [`SchemaChecks`].
 pub trait AdmissionKind:
@@ -372,29 +337,56 @@ impl<K: AdmissionKind> Defaulting<K> {
         if request.operation == Operation::Delete {
             return Answer::allowed();
         }
-        let (sent, mut obj) = match decode::<K>(object) {
-            Ok(d) => d,
+        let mut sent = match parse::<K>(object) {
+            Ok(v) => v,
             Err(a) => return a,
         };
-        match guarded(|| {
-            if self.schema {
-                obj.schema_defaults();
-            }
-            self.defaulter.default(request, &mut obj)
-        }) {
+        // What the patch is computed against: the object's text as sent (`parse` found it).
+        let sent_text = object.map_or("", RawValue::get);
+        let schema = if self.schema {
+            K::openapi_schema()
+        } else {
+            None
+        };
+        let decoded = match schema {
+            // The schema's defaults on the sent JSON, then the one typed decode: the object
+            // `apply_defaults()` gives (which goes typed -> JSON -> typed), without its trip.
+            Some(schema) => guarded(|| {
+                schema.schema().apply_defaults(&mut sent);
+                K::deserialize(sent).or_else(|_| {
+                    // A default the type cannot hold: no defaults, as `apply_defaults()`.
+                    let sent = serde_json::from_str::<Value>(sent_text)
+                        .map_err(|e| Answer::errored(400, e.to_string()))?;
+                    typed::<K>(sent)
+                })
+            }),
+            None => guarded(|| {
+                let mut obj = typed::<K>(sent)?;
+                if self.schema {
+                    obj.schema_defaults();
+                }
+                Ok(obj)
+            }),
+        };
+        let mut obj = match decoded {
+            Ok(Ok(obj)) => obj,
+            Ok(Err(a)) | Err(a) => return a,
+        };
+        match guarded(|| self.defaulter.default(request, &mut obj)) {
             Ok(Ok(())) => {}
             Ok(Err(refused)) => return refused.answer(),
             Err(panicked) => return panicked,
         }
-        let mutated = match serde_json::to_value(&obj) {
+        let mutated = match serde_json::to_string(&obj) {
             Ok(v) => v,
             Err(e) => return Answer::errored(500, e.to_string()),
         };
+        drop(obj);
         let round_trip = || {
-            let again: K = K::deserialize(&sent).map_err(|e| e.to_string())?;
-            serde_json::to_value(&again).map_err(|e| e.to_string())
+            let again: K = serde_json::from_str(sent_text).map_err(|e| e.to_string())?;
+            serde_json::to_string(&again).map_err(|e| e.to_string())
         };
-        match patch::patch(&sent, &mutated, round_trip) {
+        match patch::patch(sent_text, &mutated, round_trip) {
             Ok(ops) if ops.0.is_empty() => Answer::allowed(),
             Ok(ops) => {
                 let mut a = Answer::allowed();
@@ -491,7 +483,7 @@ impl<K: AdmissionKind> Validating<K> {
             Operation::Connect => return Answer::allowed(),
             Operation::Create => {
                 let obj = match decode::<K>(object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 guarded(|| {
@@ -505,11 +497,11 @@ impl<K: AdmissionKind> Validating<K> {
             }
             Operation::Update => {
                 let obj = match decode::<K>(object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 let old = match decode::<K>(old_object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 guarded(|| {
@@ -523,7 +515,7 @@ impl<K: AdmissionKind> Validating<K> {
             }
             Operation::Delete => {
                 let old = match decode::<K>(old_object) {
-                    Ok((_, o)) => o,
+                    Ok(o) => o,
                     Err(a) => return a,
                 };
                 guarded(|| v.validate_delete(request, &old))
@@ -580,9 +572,14 @@ fn answer(
     answer.encode(api_version, &uid)
 }
 
-/// The object sent, as JSON and as `K`; an `Errored(400)` answer when it is missing, of another
+/// The object sent, as `K`; an `Errored(400)` answer when it is missing, of another
 /// kind or version, or does not decode as `K` (what controller-runtime's decoder refuses).
-fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<(Value, K), Answer> {
+fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<K, Answer> {
+    typed::<K>(parse::<K>(raw)?)
+}
+
+/// The object sent, as JSON, checked to be a `K` by its `apiVersion` and `kind`.
+fn parse<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<Value, Answer> {
     let raw = match raw {
         Some(r) if r.get() != "null" => r,
         _ => return Err(Answer::errored(400, "there is no content to decode")),
@@ -624,10 +621,13 @@ fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<(Value, K), Answer
             ),
         ));
     }
-    let obj = K::deserialize(&sent).map_err(|e| {
-        Answer::errored(400, format!("unable to decode the {} object: {e}", K::KIND))
-    })?;
-    Ok((sent, obj))
+    Ok(sent)
+}
+
+/// `sent` decoded as `K` (by value: its strings are moved, not copied).
+fn typed<K: AdmissionKind>(sent: Value) -> Result<K, Answer> {
+    K::deserialize(sent)
+        .map_err(|e| Answer::errored(400, format!("unable to decode the {} object: {e}", K::KIND)))
 }
 
 /// Runs a hook, turning a panic into controller-runtime's recovered answer (500).
