@@ -7,8 +7,10 @@
 //!
 //! The API was generated with `kube-codegen gen crd.yaml -o generated`.
 
-// The generated module has more than this controller uses.
+// The generated module has more than this controller uses, and stays as kube-codegen wrote
+// it (unformatted by `cargo fmt`), so `kube-codegen gen --check` passes.
 #[allow(dead_code)]
+#[rustfmt::skip]
 mod generated;
 
 use std::collections::BTreeMap;

@@ -9,9 +9,7 @@ pub struct ExampleInformers {
 impl ExampleInformers {
     /// The group's informers from `factory`.
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            factory: factory.clone(),
-        }
+        Self { factory: factory.clone() }
     }
     /// Informers of `v1`.
     pub fn v1(&self) -> self::v1::ExampleV1Informers {

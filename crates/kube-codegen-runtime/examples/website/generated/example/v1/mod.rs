@@ -12,8 +12,14 @@ impl ExampleV1Client {
         Self { client }
     }
     /// `websites` in `namespace`: every verb.
-    pub fn websites(&self, namespace: &str) -> ::kube_codegen_runtime::ResourceClient<Website> {
-        ::kube_codegen_runtime::ResourceClient::namespaced(self.client.clone(), namespace)
+    pub fn websites(
+        &self,
+        namespace: &str,
+    ) -> ::kube_codegen_runtime::ResourceClient<Website> {
+        ::kube_codegen_runtime::ResourceClient::namespaced(
+            self.client.clone(),
+            namespace,
+        )
     }
     /// `websites` in every namespace: list and watch.
     pub fn websites_all(&self) -> ::kube_codegen_runtime::AllNamespacesClient<Website> {
@@ -28,9 +34,7 @@ pub struct ExampleV1Informers {
 impl ExampleV1Informers {
     /// The group-version's informers from `factory`.
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            factory: factory.clone(),
-        }
+        Self { factory: factory.clone() }
     }
     /// The factory's shared informer of `websites`.
     pub fn websites(&self) -> WebsiteInformer {

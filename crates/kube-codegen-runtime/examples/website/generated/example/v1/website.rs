@@ -5,11 +5,7 @@
 #[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Website {
     /// `apiVersion`; [`Default`] fills in this version's value.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "String::is_empty")]
     pub api_version: String,
     /// `kind`; [`Default`] fills in this kind.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -73,12 +69,11 @@ impl Default for Website {
     }
 }
 /// The `openAPIV3Schema` of `example.com/v1` `Website` (without `description`s), compiled on first use.
-static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema =
-    ::kube_codegen_runtime::validation::LazySchema::new(
-        r#"{"properties":{"spec":{"properties":{"content":{"type":"string"}},"required":["content"],"type":"object"},"status":{"properties":{"conditions":{"items":{"properties":{"lastTransitionTime":{"format":"date-time","type":"string"},"message":{"maxLength":32768,"type":"string"},"observedGeneration":{"format":"int64","minimum":0,"type":"integer"},"reason":{"maxLength":1024,"minLength":1,"type":"string"},"status":{"enum":["True","False","Unknown"],"type":"string"},"type":{"maxLength":316,"type":"string"}},"required":["type","status","lastTransitionTime","reason","message"],"type":"object"},"type":"array","x-kubernetes-list-map-keys":["type"],"x-kubernetes-list-type":"map"}},"type":"object"}},"type":"object"}"#,
-        "example.com",
-        "Website",
-    );
+static OPENAPI_V3_SCHEMA: ::kube_codegen_runtime::validation::LazySchema = ::kube_codegen_runtime::validation::LazySchema::new(
+    r#"{"properties":{"spec":{"properties":{"content":{"type":"string"}},"required":["content"],"type":"object"},"status":{"properties":{"conditions":{"items":{"properties":{"lastTransitionTime":{"format":"date-time","type":"string"},"message":{"maxLength":32768,"type":"string"},"observedGeneration":{"format":"int64","minimum":0,"type":"integer"},"reason":{"maxLength":1024,"minLength":1,"type":"string"},"status":{"enum":["True","False","Unknown"],"type":"string"},"type":{"maxLength":316,"type":"string"}},"required":["type","status","lastTransitionTime","reason","message"],"type":"object"},"type":"array","x-kubernetes-list-map-keys":["type"],"x-kubernetes-list-type":"map"}},"type":"object"}},"type":"object"}"#,
+    "example.com",
+    "Website",
+);
 impl Website {
     /// Checks this object as the API server checks it on create, with the same
     /// validator as `kube-fake-apiserver`: the schema's value checks (types, formats,
@@ -88,7 +83,9 @@ impl Website {
     ///
     /// `Err` holds the causes of the server's 422 answer, in its words; `?` turns it
     /// into the `kube::Error` the write would have failed with.
-    pub fn validate(&self) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
+    pub fn validate(
+        &self,
+    ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
         ::kube_codegen_runtime::validation::validate(self, &OPENAPI_V3_SCHEMA)
     }
     /// Checks an update from `old` to this object as the API server does: the checks
@@ -99,7 +96,11 @@ impl Website {
         &self,
         old: &Website,
     ) -> Result<(), ::kube_codegen_runtime::validation::ValidationErrors> {
-        ::kube_codegen_runtime::validation::validate_update(self, old, &OPENAPI_V3_SCHEMA)
+        ::kube_codegen_runtime::validation::validate_update(
+            self,
+            old,
+            &OPENAPI_V3_SCHEMA,
+        )
     }
     /// Fills the schema's `default`s into fields that are missing (or `null` where
     /// not nullable), where the API server applies them when it writes or reads the
@@ -107,6 +108,33 @@ impl Website {
     /// sent. Left unchanged if a default does not fit the type.
     pub fn apply_defaults(&mut self) {
         ::kube_codegen_runtime::validation::apply_defaults(self, &OPENAPI_V3_SCHEMA)
+    }
+}
+impl ::kube_codegen_runtime::validation::SchemaChecks for Website {
+    fn openapi_schema() -> ::std::option::Option<
+        &'static ::kube_codegen_runtime::validation::LazySchema,
+    > {
+        ::std::option::Option::Some(&OPENAPI_V3_SCHEMA)
+    }
+    fn schema_defaults(&mut self) {
+        self.apply_defaults()
+    }
+    fn schema_validate(
+        &self,
+    ) -> ::std::result::Result<
+        (),
+        ::kube_codegen_runtime::validation::ValidationErrors,
+    > {
+        self.validate()
+    }
+    fn schema_validate_update(
+        &self,
+        old: &Self,
+    ) -> ::std::result::Result<
+        (),
+        ::kube_codegen_runtime::validation::ValidationErrors,
+    > {
+        self.validate_update(old)
     }
 }
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -119,7 +147,9 @@ pub struct WebsiteStatus {
     /// - x-kubernetes-list-type: `map`
     /// - x-kubernetes-list-map-keys: `["type"]`
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>,
+    pub conditions: Option<
+        Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+    >,
 }
 /// Server-side apply configuration of [`Website`]: every field optional, only the fields set are sent, so an apply claims only what its field manager owns.
 #[derive(Clone, Debug, PartialEq, ::serde::Serialize)]
@@ -190,7 +220,9 @@ impl WebsiteSpecApply {
 #[serde(rename_all = "camelCase")]
 pub struct WebsiteStatusApply {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>,
+    pub conditions: Option<
+        Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+    >,
 }
 /// `new()`, then one setter per field (named after it): a set field is sent.
 impl WebsiteStatusApply {
@@ -200,7 +232,9 @@ impl WebsiteStatusApply {
     }
     pub fn conditions(
         mut self,
-        value: impl Into<Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>,
+        value: impl Into<
+            Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+        >,
     ) -> Self {
         self.conditions = Some(value.into());
         self
@@ -219,7 +253,10 @@ impl WebsiteLister {
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
-    ) -> Result<Vec<::std::sync::Arc<Website>>, ::kube_codegen_runtime::cache::NotSynced> {
+    ) -> Result<
+        Vec<::std::sync::Arc<Website>>,
+        ::kube_codegen_runtime::cache::NotSynced,
+    > {
         self.0.list(selector)
     }
     /// The `websites` of one namespace.
@@ -232,17 +269,23 @@ impl WebsiteLister {
     }
 }
 /// Reads the `Website` objects of one namespace from an informer's cache.
-pub type WebsiteNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<Website>;
+pub type WebsiteNamespaceLister = ::kube_codegen_runtime::cache::NamespaceLister<
+    Website,
+>;
 /// The shared informer of `Website` (informer-gen's `WebsiteInformer`): one per factory, its cache read through [`WebsiteLister`].
 #[derive(Clone, Debug)]
 pub struct WebsiteInformer(::kube_codegen_runtime::cache::SharedIndexInformer<Website>);
 impl WebsiteInformer {
     /// Wraps a runtime informer (the factory's, usually).
-    pub fn new(informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Website>) -> Self {
+    pub fn new(
+        informer: ::kube_codegen_runtime::cache::SharedIndexInformer<Website>,
+    ) -> Self {
         Self(informer)
     }
     /// The informer: add event handlers, wait for its sync.
-    pub fn informer(&self) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Website> {
+    pub fn informer(
+        &self,
+    ) -> &::kube_codegen_runtime::cache::SharedIndexInformer<Website> {
         &self.0
     }
     /// A lister over the informer's cache.
