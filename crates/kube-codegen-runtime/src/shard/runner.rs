@@ -86,6 +86,11 @@ struct Inner {
     abandoned: AtomicU64,
     deferred: AtomicU64,
     members: AtomicU64,
+    /// Kinds hashed by their controller owner ([`ShardRing::follow_owner`]).
+    followers: Arc<super::owner::Followers>,
+    /// What the sharded informers have listed: a table is acknowledged only once they cached
+    /// the ranges being taken.
+    caches: Arc<super::caches::CacheSync>,
 }
 
 /// One replica's part of a shard ring (see the module docs). Cheap to clone.
@@ -158,6 +163,8 @@ impl ShardRing {
                 abandoned: AtomicU64::new(0),
                 deferred: AtomicU64::new(0),
                 members: AtomicU64::new(0),
+                followers: Arc::default(),
+                caches: Arc::default(),
             }),
         }
     }
@@ -175,6 +182,22 @@ impl ShardRing {
     /// Set before the ring is cloned or handed out.
     pub fn key(self, key: ShardKey) -> Self {
         self.with(|i| i.key = key)
+    }
+
+    /// Objects of `Child` are sharded by the uid of their controller owner of kind `Owner`
+    /// (which is sharded by its own uid): a Foo and the Deployments it controls then land on
+    /// the same replica whatever their namespaces. The server cannot select on owner
+    /// references, so `Child`'s informer lists and watches all of them and keeps its share
+    /// (see [`owner`](super::owner)); a `Child` without such a controller is cached by every
+    /// replica. Only for uid rings (by namespace, children share their owner's already). Set
+    /// before the ring is cloned or handed out.
+    pub fn follow_owner<Child: 'static, Owner: kube::Resource<DynamicType = ()>>(self) -> Self {
+        self.with(|i| {
+            Arc::make_mut(&mut i.followers).insert(
+                std::any::TypeId::of::<Child>(),
+                super::OwnerKind::of::<Owner>(),
+            );
+        })
     }
 
     /// How long running reconciles of a range given away may take before they are abandoned
@@ -197,10 +220,8 @@ impl ShardRing {
     /// crate::factory::SharedInformerFactoryBuilder::sharded)): this replica's share of the
     /// current ring (what it reconciles and what it is taking).
     pub fn scope(&self) -> ShardScope {
-        ShardScope {
-            key: self.inner.key,
-            assignment: self.inner.cache.subscribe(),
-        }
+        ShardScope::new(self.inner.key, self.inner.cache.subscribe())
+            .with_followers(self.inner.followers.clone(), self.inner.caches.clone())
     }
 
     /// Calls `f` with every range this replica starts reconciling (to queue its objects).
@@ -262,6 +283,7 @@ impl ShardRing {
         let mut renewing = std::pin::pin!(async move { membership.run().await });
         let mut views = self.inner.membership.view();
         let mut drained = self.inner.changed.subscribe();
+        let mut listed = self.inner.caches.subscribe();
         let mut handoff = Handoff::new(self.inner.membership.config().identity.clone());
         let retry = self.inner.membership.config().retry_period;
         let mut applied: Option<RingView> = None;
@@ -282,8 +304,14 @@ impl ShardRing {
                 applied = Some(view);
             }
             drained.borrow_and_update();
+            listed.borrow_and_update();
             let mut wait_drain = None;
-            if let Some(id) = handoff.pending_ack() {
+            // Acknowledged (and so taken) only once the informers cached what is being taken.
+            let cached = self
+                .inner
+                .caches
+                .listed(self.inner.cache.borrow().generation);
+            if let Some(id) = handoff.pending_ack().filter(|_| cached) {
                 let outside = {
                     let gate = self.inner.gate.lock();
                     gate.in_flight
@@ -318,6 +346,7 @@ impl ShardRing {
                 () = &mut renewing => return,
                 r = views.changed() => if r.is_err() { return },
                 _ = drained.changed() => {},
+                _ = listed.changed() => {},
                 () = tokio::time::sleep_until(wait_drain.map_or(wake, |d| d.min(wake))) => {},
             }
         }
