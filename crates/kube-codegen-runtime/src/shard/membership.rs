@@ -37,7 +37,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams, PostParams};
 use parking_lot::Mutex;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use super::table::{self, Load, Table};
@@ -77,6 +77,10 @@ pub struct MembershipConfig {
     /// The least time between two rebalances for drift (not for membership changes, which
     /// are published at once); the lease duration by default.
     pub rebalance_interval: Duration,
+    /// Watch the ring's Leases (default): a join, a leave, a new table or a peer's
+    /// acknowledgement is read at once instead of at the next retry period, which stays the
+    /// renewal cadence and the resync. `false`: poll only (issue 30's behaviour).
+    pub watch: bool,
 }
 
 impl MembershipConfig {
@@ -94,7 +98,14 @@ impl MembershipConfig {
             renew_deadline: DEFAULT_RENEW_DEADLINE,
             retry_period: DEFAULT_RETRY_PERIOD,
             rebalance_interval: DEFAULT_LEASE_DURATION,
+            watch: true,
         }
+    }
+
+    /// Watch the ring's Leases (`true`, the default) or only poll them every retry period.
+    pub fn watch(mut self, on: bool) -> Self {
+        self.watch = on;
+        self
     }
 
     /// Other timings (tests): the renew deadline is kept below the duration.
@@ -189,6 +200,10 @@ pub struct Membership {
     view: Arc<watch::Sender<RingView>>,
     state: Arc<Mutex<State>>,
     sources: Arc<Mutex<Vec<LoadSource>>>,
+    /// A ring Lease changed in a way that matters (membership, table, acknowledgement): read.
+    reread: Arc<Notify>,
+    /// A new acknowledgement waits: renew now rather than at the next retry period.
+    renew_now: Arc<Notify>,
 }
 
 impl std::fmt::Debug for Membership {
@@ -218,6 +233,8 @@ impl Membership {
                 table_since: None,
             })),
             sources: Arc::default(),
+            reread: Arc::default(),
+            renew_now: Arc::default(),
         }
     }
 
@@ -269,18 +286,40 @@ impl Membership {
     /// Records that this replica has acted on ring `ring_id` (an [`Assignment::ring_id`]); the
     /// next renewal writes it to the Lease's [`RING_ACK_ANNOTATION`].
     pub fn acknowledge(&self, ring_id: u64) {
-        self.state.lock().ack = Some(ring_id);
+        let new = self.state.lock().ack.replace(ring_id) != Some(ring_id);
+        if new {
+            self.renew_now.notify_one();
+        }
     }
 
-    /// Renews the Lease and reads the ring every retry period, until the future is dropped.
-    /// Failures (a write refused, the server unreachable) are logged and retried; while they
-    /// last past the renew deadline the replica owns nothing.
+    /// Renews the Lease and reads the ring every retry period, until the future is dropped;
+    /// between renewals, reads the ring whenever the Lease watch ([`MembershipConfig::watch`])
+    /// reports a change that matters, and renews at once when there is a new acknowledgement
+    /// to write. Failures (a write refused, the server unreachable) are logged and retried;
+    /// while they last past the renew deadline the replica owns nothing.
     pub async fn run(&self) {
         let mut tick = tokio::time::interval(self.config.retry_period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            self.step().await;
+        let watching = async {
+            if self.config.watch {
+                super::lease_watch::run(&self.api, &self.config, &self.reread).await;
+            }
+            std::future::pending::<()>().await;
+        };
+        let steps = async {
+            loop {
+                let renew = tokio::select! {
+                    biased;
+                    _ = tick.tick() => true,
+                    () = self.renew_now.notified() => true,
+                    () = self.reread.notified() => false,
+                };
+                self.step_with(renew).await;
+            }
+        };
+        tokio::select! {
+            () = watching => {},
+            () = steps => {},
         }
     }
 
@@ -305,15 +344,25 @@ impl Membership {
     /// One renewal and one read of the ring (and, on the coordinating member, the table
     /// published when it must be).
     pub async fn step(&self) {
+        self.step_with(true).await;
+    }
+
+    /// A read of the ring, after a renewal when `renew` (a read alone still comes after the
+    /// last acknowledgement written, which is all the handoff's order asks).
+    async fn step_with(&self, renew: bool) {
         let load = self.own_load();
-        let sent = Instant::now();
-        match self.renew(&load).await {
-            Ok(ack) => {
-                let mut st = self.state.lock();
-                st.last_renewed = Some(sent);
-                st.written_ack = ack;
+        if renew {
+            let sent = Instant::now();
+            match self.renew(&load).await {
+                Ok(ack) => {
+                    let mut st = self.state.lock();
+                    st.last_renewed = Some(sent);
+                    st.written_ack = ack;
+                }
+                Err(e) => {
+                    tracing::warn!("shard ring {}: lease not renewed: {e}", self.config.ring)
+                }
             }
-            Err(e) => tracing::warn!("shard ring {}: lease not renewed: {e}", self.config.ring),
         }
         // The acknowledgement on the Lease before the list below is sent: the peers' read
         // after it (the handoff's order).

@@ -25,6 +25,7 @@
 pub(crate) mod caches;
 pub mod handoff;
 pub mod hash;
+mod lease_watch;
 pub mod membership;
 pub mod owner;
 pub mod range;
