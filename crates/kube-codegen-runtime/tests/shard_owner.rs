@@ -242,39 +242,37 @@ async fn owners_are_shared_in_thirds_and_their_deployments_are_cached_with_them(
             .await
             .unwrap();
     }
+    // Done when every owner was reconciled after the change by the replica owning it now (a
+    // later rebalance may still move a few: then by their new owner), with fair shares.
     let deadline = Instant::now() + Duration::from_secs(20);
-    let after = loop {
-        let mut by_replica: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for (r, k, s, e, _) in log.lock().iter() {
-            if *s >= touched && e.is_some() {
-                by_replica.entry(r.clone()).or_default().insert(k.clone());
-            }
-        }
-        let done: usize = by_replica.values().map(BTreeSet::len).sum();
-        if done >= owners.len() {
-            break by_replica;
+    let last = loop {
+        let now_owned = shares();
+        let done = now_owned.as_ref().map_or(0, |s| {
+            let log = log.lock();
+            s.iter()
+                .flat_map(|(id, keys)| keys.iter().map(move |k| (*id, *k)))
+                .filter(|(id, k)| {
+                    log.iter().any(|(r, key, s, e, _)| {
+                        r == id && key == k && *s >= touched && e.is_some()
+                    })
+                })
+                .count()
+        });
+        if let Some(s) = now_owned
+            && done == owners.len()
+            && s.values().all(|n| fair(n.len()))
+        {
+            break s;
         }
         assert!(
             Instant::now() < deadline,
-            "{done} of {} owners reconciled after the change",
+            "{done} of {} owners reconciled by their owner after the change",
             owners.len()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    let counts: Vec<usize> = after.values().map(BTreeSet::len).collect();
-    eprintln!("reconciled per replica after the change: {counts:?}");
-    assert_eq!(after.len(), 3, "{after:?}");
-    assert!(counts.iter().all(|n| fair(*n)), "{counts:?}");
-    let all: BTreeSet<&String> = after.values().flatten().collect();
-    assert_eq!(
-        all.len(),
-        owners.len(),
-        "an owner reconciled by two replicas"
-    );
-    for (id, keys) in &after {
-        let mine: BTreeSet<String> = settled[id.as_str()].iter().map(|k| k.to_string()).collect();
-        assert_eq!(keys, &mine, "{id} reconciled what it does not own");
-    }
+    let counts: Vec<usize> = last.values().map(BTreeSet::len).collect();
+    eprintln!("owners per replica at the end: {counts:?}");
     let log = log.lock().clone();
     // Never a reconcile without the owner's Deployment in the replica's cache.
     let missing: Vec<_> = log

@@ -189,6 +189,10 @@ struct State {
     table: Option<(Lease, Option<Arc<Table>>)>,
     /// The current table's id and when this replica first saw it (the rebalance interval).
     table_since: Option<(u64, Instant)>,
+    /// Whether this replica, as coordinator, has rebalanced for drift yet: the first time
+    /// does not wait out the rebalance interval (a new ring's first table is cut before any
+    /// member cached anything, so it splits the space, not the keys).
+    drift_rebalanced: bool,
 }
 
 /// One replica's membership of a ring.
@@ -231,6 +235,7 @@ impl Membership {
                 written: None,
                 table: None,
                 table_since: None,
+                drift_rebalanced: false,
             })),
             sources: Arc::default(),
             reread: Arc::default(),
@@ -350,10 +355,14 @@ impl Membership {
     /// A read of the ring, after a renewal when `renew` (a read alone still comes after the
     /// last acknowledgement written, which is all the handoff's order asks).
     async fn step_with(&self, renew: bool) {
+        // The load is tagged with the table this replica acknowledged, taken before the load is
+        // read: it acknowledges a table only once its informers listed that table's share, so
+        // a load of the current table is the whole of this member's share of it.
+        let load_of = self.state.lock().ack;
         let load = self.own_load();
         if renew {
             let sent = Instant::now();
-            match self.renew(&load).await {
+            match self.renew(&load, load_of).await {
                 Ok(ack) => {
                     let mut st = self.state.lock();
                     st.last_renewed = Some(sent);
@@ -477,8 +486,7 @@ impl Membership {
         let mut table = table;
         // The coordinator: the lowest live identity, when it counts itself a member.
         if member && members.first() == Some(me) {
-            let current = table.as_ref().map(|t| t.id());
-            loads.push((current.unwrap_or_default(), load));
+            loads.push((load_of.unwrap_or_default(), load));
             let next = self.next_table(table.as_deref(), &members, &loads, all_loaded, table_since);
             if let Some(next) = next {
                 match self.write_table(table_lease, &next).await {
@@ -520,7 +528,8 @@ impl Membership {
 
     /// The table the coordinator publishes now, if any: a new one when the live members are
     /// not the table's; a rebalanced one when the shares drifted past the bound, every member's
-    /// load is of the current table, the table is `rebalance_interval` old, and the rebalance
+    /// load is of the current table, the table is `rebalance_interval` old (not for this
+    /// coordinator's first drift rebalance: a new ring's), and the rebalance
     /// makes the worst share better.
     fn next_table(
         &self,
@@ -536,16 +545,19 @@ impl Membership {
             return Some(table::rebalance(current, members, &merged, generation));
         };
         let id = t.id();
+        let first = !self.state.lock().drift_rebalanced;
         let settled = all_loaded
             && loads.iter().all(|(of, _)| *of == id)
-            && since
-                .is_some_and(|(s, at)| s == id && at.elapsed() >= self.config.rebalance_interval);
+            && since.is_some_and(|(s, at)| {
+                s == id && (first || at.elapsed() >= self.config.rebalance_interval)
+            });
         let drift = t.drift(&merged);
         if !settled || drift <= table::REBALANCE_BOUND {
             return None;
         }
         let next = table::rebalance(Some(t), members, &merged, generation);
         (next.drift(&merged) < drift && next.assignments() != t.assignments()).then(|| {
+            self.state.lock().drift_rebalanced = true;
             tracing::info!(
                 "shard ring {}: rebalancing, worst share {:.1}% off even, {:.1}% after",
                 self.config.ring,
@@ -622,13 +634,13 @@ impl Membership {
     /// Creates or renews this replica's Lease, from the object last written when there is one
     /// (optimistic: a conflict waits for the next tick, which reads the Lease again); returns
     /// the acknowledgement the Lease now carries.
-    async fn renew(&self, load: &Load) -> Result<Option<u64>, kube::Error> {
+    async fn renew(&self, load: &Load, load_of: Option<u64>) -> Result<Option<u64>, kube::Error> {
         let c = &self.config;
         let name = c.lease_name();
         let now = MicroTime(Timestamp::now());
         let (ack, written, table) = {
             let mut st = self.state.lock();
-            (st.ack, st.written.take(), st.table_since.map(|(id, _)| id))
+            (st.ack, st.written.take(), load_of)
         };
         let existing = match written {
             Some(lease) => Some(lease),

@@ -399,7 +399,15 @@ impl ShardRing {
             );
         }
         // The informers follow only now: a range given away is no longer allowed when its
-        // objects leave the cache.
+        // objects leave the cache. Until the new table is acknowledged (its reconciles drained)
+        // the ranges given away stay cached too: a reconcile still running there reads the
+        // cache (its Deployment must not vanish under it). A replica that is no member keeps
+        // nothing: everything it ran was revoked at once.
+        let cacheable = if view.member && handoff.pending_ack().is_some() {
+            cacheable.union(&self.inner.cache.borrow().ranges)
+        } else {
+            cacheable
+        };
         self.inner.cache.send_if_modified(|a| {
             if a.ranges == cacheable && a.members == view.members {
                 return false;
