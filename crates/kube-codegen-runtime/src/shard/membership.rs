@@ -283,6 +283,12 @@ impl Membership {
             .map(|t| t + self.config.renew_deadline)
     }
 
+    /// Counts this replica a member as if it had just renewed (unit tests of the gate).
+    #[cfg(test)]
+    pub(crate) fn renewed_now(&self) {
+        self.state.lock().last_renewed = Some(Instant::now());
+    }
+
     /// The configuration.
     pub fn config(&self) -> &MembershipConfig {
         &self.config

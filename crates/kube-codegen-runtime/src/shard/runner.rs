@@ -69,6 +69,9 @@ struct Gate {
     in_flight: HashMap<u64, u64>,
     /// Running reconciles of these hashes must stop now.
     abandon: RangeSet,
+    /// Given away, not yet acknowledged: the cache still follows them, and a delete seen
+    /// there is reconciled here (the new owner may have listed after it and never see it).
+    draining: RangeSet,
     stopped: bool,
 }
 
@@ -247,12 +250,26 @@ impl ShardRing {
 
     /// May the object with `hash` be reconciled now?
     pub fn admit(&self, hash: u64) -> Admission {
+        self.admit_as(hash, false)
+    }
+
+    /// May the deleted object with `hash` (a tombstone) be reconciled now? As [`admit`](
+    /// Self::admit), and also while its range is being given away (until the new table is
+    /// acknowledged, within the handoff timeout): a delete seen then may have happened before
+    /// the new owner listed the range, so it would reach nobody else. The permit counts as a
+    /// reconcile outside the allowed ranges, so the acknowledgement waits for it.
+    pub fn admit_deleted(&self, hash: u64) -> Admission {
+        self.admit_as(hash, true)
+    }
+
+    fn admit_as(&self, hash: u64, deleted: bool) -> Admission {
         let lapsed = !self.is_member_now();
         let mut gate = self.inner.gate.lock();
         if gate.stopped {
             return Admission::NotMine;
         }
-        if !lapsed && gate.allowed.contains(hash) && !gate.abandon.contains(hash) {
+        let mine = gate.allowed.contains(hash) || (deleted && gate.draining.contains(hash));
+        if !lapsed && mine && !gate.abandon.contains(hash) {
             let id = self.inner.next_permit.fetch_add(1, Ordering::Relaxed);
             gate.in_flight.insert(id, hash);
             return Admission::Reconcile(Permit {
@@ -376,8 +393,14 @@ impl ShardRing {
         let cacheable = handoff.cacheable();
         {
             let mut gate = self.inner.gate.lock();
+            let given = gate.allowed.union(&gate.draining);
             gate.allowed = handoff.allowed().clone();
             gate.cacheable = cacheable.clone();
+            gate.draining = if view.member && handoff.pending_ack().is_some() {
+                given.difference(&gate.allowed)
+            } else {
+                RangeSet::empty()
+            };
             // Not a member: another replica may take everything after the lease duration,
             // so nothing keeps running. Otherwise what was given away gets the handoff timeout.
             gate.abandon = if view.member {
@@ -432,6 +455,7 @@ impl ShardRing {
             let mut gate = self.inner.gate.lock();
             gate.stopped = true;
             gate.allowed = RangeSet::empty();
+            gate.draining = RangeSet::empty();
             gate.abandon = RangeSet::full();
         }
         self.inner.changed.send_modify(|n| *n += 1);
@@ -441,4 +465,57 @@ impl ShardRing {
 
 fn share(r: &RangeSet) -> f64 {
     r.size() as f64 / super::range::HASH_SPACE_END as f64 * 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::shard::Table;
+
+    fn view(members: &[&str], table: &Table, acked: &Table) -> RingView {
+        RingView {
+            member: true,
+            members: members.iter().map(|m| m.to_string()).collect(),
+            table: Some(Arc::new(table.clone())),
+            acked: Some(acked.id()),
+            peers: members
+                .iter()
+                .filter(|m| **m != "a")
+                .map(|m| (m.to_string(), Some(acked.id())))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    /// A delete seen in a range being given away is reconciled by the old owner until the new
+    /// table is acknowledged (the new owner may have listed the range after it); a live object
+    /// there is not, and after the acknowledgement neither is.
+    #[tokio::test]
+    async fn a_tombstone_of_a_range_being_given_away_is_still_reconciled_here() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let ring = ShardRing::new(client, MembershipConfig::new("r", "a", "default"));
+        ring.membership().renewed_now();
+        let mut handoff = Handoff::new("a");
+        let alone = Table::new(1, vec!["a".into()], vec![(0, 0)]).unwrap();
+        let half = 1u64 << 63;
+        let two = Table::new(2, vec!["a".into(), "b".into()], vec![(0, 0), (half, 1)]).unwrap();
+        ring.apply(&mut handoff, &view(&["a"], &alone, &alone));
+        assert_eq!(ring.allowed(), RangeSet::full());
+        // `b` joins: the upper half is given away, not yet acknowledged.
+        ring.apply(&mut handoff, &view(&["a", "b"], &two, &alone));
+        let upper = half + 5;
+        assert!(matches!(ring.admit(upper), Admission::NotMine));
+        let permit = match ring.admit_deleted(upper) {
+            Admission::Reconcile(p) => p,
+            other => panic!("a tombstone while draining: {other:?}"),
+        };
+        assert!(matches!(ring.admit_deleted(5), Admission::Reconcile(_)));
+        drop(permit);
+        // Acknowledged: the upper half is b's alone.
+        ring.apply(&mut handoff, &view(&["a", "b"], &two, &two));
+        assert!(matches!(ring.admit_deleted(upper), Admission::NotMine));
+        assert!(matches!(ring.admit_deleted(5), Admission::Reconcile(_)));
+    }
 }
