@@ -168,6 +168,7 @@ struct Position {
     /// filtered by its owner in the client).
     selector: Option<String>,
     /// The assignment generation of this round (sharded reflectors only).
+    #[cfg(feature = "sharding")]
     generation: u64,
 }
 
