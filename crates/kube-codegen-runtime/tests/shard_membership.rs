@@ -6,8 +6,15 @@
 
 mod support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{ListParams, ObjectList, WatchParams};
+use kube_codegen_runtime::cache::{InformerOptions, ListWatch, SharedIndexInformer, WatchStream};
 use kube_codegen_runtime::shard::{MembershipConfig, ShardRing};
 use kube_fake_apiserver::FakeApiServer;
 use tokio::time::Instant;
@@ -78,4 +85,77 @@ async fn a_join_and_a_leave_are_seen_before_the_next_poll() {
     .await;
     eprintln!("leave seen after {gone:?}");
     run_a.abort();
+}
+
+/// A source that never lists: every request fails (counted).
+struct Broken(Arc<AtomicUsize>);
+
+impl ListWatch<ConfigMap> for Broken {
+    fn list<'a>(
+        &'a self,
+        _: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<ConfigMap>, kube::Error>> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        async { Err(kube::Error::LinesCodecMaxLineLengthExceeded) }.boxed()
+    }
+    fn watch<'a>(
+        &'a self,
+        _: &'a WatchParams,
+        _: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<ConfigMap>, kube::Error>> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        async { Err(kube::Error::LinesCodecMaxLineLengthExceeded) }.boxed()
+    }
+}
+
+/// A table is acknowledged once the sharded informers listed the ranges being taken; one that
+/// cannot list must not hold the ring's handoffs forever: after the handoff timeout the table
+/// is acknowledged anyway (and the share taken).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_informer_that_cannot_list_holds_the_acknowledgement_only_for_the_handoff_timeout() {
+    let server = FakeApiServer::start().await.unwrap();
+    let timeout = Duration::from_secs(2);
+    let a = ShardRing::new(
+        support::client(&server),
+        MembershipConfig::new("broken", "a", "default").timing(
+            Duration::from_secs(10),
+            Duration::from_secs(5),
+            Duration::from_millis(100),
+        ),
+    )
+    .handoff_timeout(timeout);
+    let tried = Arc::new(AtomicUsize::new(0));
+    let informer = SharedIndexInformer::new(
+        Broken(tried.clone()),
+        InformerOptions::default().reflector(support::fast_reflector().sharded(a.scope())),
+    );
+    let run_informer = tokio::spawn({
+        let i = informer.clone();
+        async move { i.run().await }
+    });
+    // The reflector exists before the ring runs (owning nothing yet, it stored an empty
+    // cache without a request).
+    until("the informer running", Duration::from_secs(10), || {
+        informer.has_synced()
+    })
+    .await;
+    let started = Instant::now();
+    let run_a = tokio::spawn({
+        let a = a.clone();
+        async move { a.run().await }
+    });
+    let took = until("a owning the space", Duration::from_secs(20), || {
+        a.allowed().size() == 1 << 64
+    })
+    .await;
+    assert!(
+        tried.load(Ordering::Relaxed) > 0,
+        "the informer never tried to list"
+    );
+    assert!(
+        started.elapsed() >= timeout,
+        "acknowledged after {took:?}, before the informer listed or the timeout passed"
+    );
+    run_a.abort();
+    run_informer.abort();
 }

@@ -307,6 +307,8 @@ impl ShardRing {
         // Since when a ring waits for running reconciles outside the allowed ranges.
         let mut draining_since: Option<Instant> = None;
         let mut last_ack = None;
+        // Since when an acknowledgement waits for the informers to list (see below).
+        let mut caching_since: Option<(Instant, bool)> = None;
         loop {
             if self.inner.gate.lock().stopped {
                 return;
@@ -323,11 +325,32 @@ impl ShardRing {
             drained.borrow_and_update();
             listed.borrow_and_update();
             let mut wait_drain = None;
-            // Acknowledged (and so taken) only once the informers cached what is being taken.
-            let cached = self
-                .inner
-                .caches
-                .listed(self.inner.cache.borrow().generation);
+            // Acknowledged (and so taken) only once the informers cached what is being taken;
+            // an informer that cannot list (a kind not served, no permission) must not hold
+            // the whole ring's handoffs, so after the handoff timeout the table is acknowledged
+            // anyway, with a warning.
+            let generation = self.inner.cache.borrow().generation;
+            let mut cached = self.inner.caches.listed(generation);
+            if cached || handoff.pending_ack().is_none() {
+                caching_since = None;
+            } else {
+                let (since, warned) = caching_since.get_or_insert_with(|| (Instant::now(), false));
+                let deadline = *since + self.inner.handoff_timeout;
+                if Instant::now() >= deadline {
+                    if !*warned {
+                        *warned = true;
+                        tracing::warn!(
+                            ring = %self.inner.membership.config().ring,
+                            "informers have not listed the ranges being taken after {:?}; \
+                             acknowledging the table anyway",
+                            self.inner.handoff_timeout
+                        );
+                    }
+                    cached = true;
+                } else {
+                    wait_drain = Some(deadline);
+                }
+            }
             if let Some(id) = handoff.pending_ack().filter(|_| cached) {
                 let outside = {
                     let gate = self.inner.gate.lock();
