@@ -314,6 +314,7 @@ where
                         backoff.reset();
                     }
                     self.health.failed(e);
+                    self.shard_failed();
                     Some(backoff.next_delay())
                 }
             };
@@ -557,6 +558,16 @@ where
     fn retrying(&self, e: kube::Error) {
         tracing::debug!("reflector: watch not started ({e}); trying again after backoff");
         self.health.failed(e);
+        self.shard_failed();
+    }
+
+    /// A sharded reflector tells its ring it is failing (so the ring does not wait on it for
+    /// ever before acknowledging a table).
+    fn shard_failed(&self) {
+        #[cfg(feature = "sharding")]
+        if let Some(sharded) = &self.shard {
+            sharded.listed.failed();
+        }
     }
 
     fn list_failed(&self, started: Instant) {

@@ -9,10 +9,14 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-/// The assignment generation each live sharded reflector last listed.
+type Slots = BTreeMap<u64, (u64, bool)>;
+
+/// The assignment generation each live sharded reflector last listed, and whether its last
+/// attempt failed.
 #[derive(Debug)]
 pub(crate) struct CacheSync {
-    slots: Mutex<(u64, BTreeMap<u64, u64>)>,
+    /// The last slot id handed out, and per slot: generation listed, failing.
+    slots: Mutex<(u64, Slots)>,
     changed: watch::Sender<u64>,
 }
 
@@ -31,7 +35,7 @@ impl CacheSync {
         let mut slots = self.slots.lock();
         slots.0 += 1;
         let id = slots.0;
-        slots.1.insert(id, 0);
+        slots.1.insert(id, (0, false));
         CacheSlot {
             sync: self.clone(),
             id,
@@ -40,7 +44,17 @@ impl CacheSync {
 
     /// Whether every live reflector has listed generation `generation` (or a later one).
     pub(crate) fn listed(&self, generation: u64) -> bool {
-        self.slots.lock().1.values().all(|g| *g >= generation)
+        self.slots.lock().1.values().all(|(g, _)| *g >= generation)
+    }
+
+    /// Whether every reflector that has not listed `generation` is failing (its last list or
+    /// watch errored): waiting for those may never end.
+    pub(crate) fn only_failing_behind(&self, generation: u64) -> bool {
+        self.slots
+            .lock()
+            .1
+            .values()
+            .all(|(g, failing)| *g >= generation || *failing)
     }
 
     /// Changes whenever a reflector reports or leaves.
@@ -63,8 +77,17 @@ pub(crate) struct CacheSlot {
 impl CacheSlot {
     /// The reflector stored a full list of assignment `generation`.
     pub(crate) fn listed(&self, generation: u64) {
-        if let Some(g) = self.sync.slots.lock().1.get_mut(&self.id) {
+        if let Some((g, failing)) = self.sync.slots.lock().1.get_mut(&self.id) {
             *g = (*g).max(generation);
+            *failing = false;
+        }
+        self.sync.bump();
+    }
+
+    /// The reflector's last request failed (until it lists again).
+    pub(crate) fn failed(&self) {
+        if let Some((_, failing)) = self.sync.slots.lock().1.get_mut(&self.id) {
+            *failing = true;
         }
         self.sync.bump();
     }
@@ -94,6 +117,12 @@ mod tests {
         b.listed(4);
         assert!(sync.listed(3) && !sync.listed(4));
         drop(a);
+        assert!(sync.listed(4));
+        let c = sync.register();
+        assert!(!sync.only_failing_behind(4));
+        c.failed();
+        assert!(sync.only_failing_behind(4) && !sync.listed(4));
+        c.listed(4);
         assert!(sync.listed(4));
     }
 }

@@ -327,11 +327,15 @@ impl ShardRing {
             let mut wait_drain = None;
             // Acknowledged (and so taken) only once the informers cached what is being taken;
             // an informer that cannot list (a kind not served, no permission) must not hold
-            // the whole ring's handoffs, so after the handoff timeout the table is acknowledged
-            // anyway, with a warning.
+            // the whole ring's handoffs, so when only failing informers are behind, after the
+            // handoff timeout the table is acknowledged anyway, with a warning. A slow but
+            // working informer is waited for.
             let generation = self.inner.cache.borrow().generation;
             let mut cached = self.inner.caches.listed(generation);
-            if cached || handoff.pending_ack().is_none() {
+            if cached
+                || handoff.pending_ack().is_none()
+                || !self.inner.caches.only_failing_behind(generation)
+            {
                 caching_since = None;
             } else {
                 let (since, warned) = caching_since.get_or_insert_with(|| (Instant::now(), false));
