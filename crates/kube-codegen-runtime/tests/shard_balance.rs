@@ -3,7 +3,9 @@
 //! cuts the hash space evenly gave one replica all twenty and the others none. Three replicas
 //! in ring mode, sharded by namespace, on the in-memory server: each ends with 6 or 7
 //! namespaces, every object is reconciled by the replica that owns it at the end, and no
-//! object is ever reconciled by two replicas at once while the ranges move.
+//! object is ever reconciled by two replicas at once while the ranges move. The rebalance
+//! interval is longer than the test: a new ring's first table (cut before anything was cached)
+//! is rebalanced as soon as every member reported its load of it.
 #![cfg(feature = "sharding")]
 
 mod support;
@@ -12,17 +14,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::{Api, PostParams};
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::controller::{Action, Context, Controller, Reconciler};
-use kube_codegen_runtime::shard::{MembershipConfig, RangeSet, ShardKey, ShardRing};
+use kube_codegen_runtime::shard::{MembershipConfig, RING_LABEL, RangeSet, ShardKey, ShardRing};
 use kube_fake_apiserver::FakeApiServer;
 use parking_lot::Mutex;
 use support::{cm, fast_reflector};
 
-const LEASE: Duration = Duration::from_millis(1500);
-const RENEW_DEADLINE: Duration = Duration::from_millis(1000);
+// Long enough that the Leases created before the replicas start are still live when they do
+// (no replica fails here).
+const LEASE: Duration = Duration::from_secs(10);
+const RENEW_DEADLINE: Duration = Duration::from_secs(5);
 const RETRY: Duration = Duration::from_millis(100);
 
 /// One reconcile: replica, `namespace/name`, start, end.
@@ -75,12 +81,13 @@ fn start(server: &FakeApiServer, id: &str, log: &Log) -> Replica {
         .unwrap();
     let ring = {
         let _in = rt.enter();
-        ShardRing::new(
-            support::client(server),
-            MembershipConfig::new("cms", id, "default").timing(LEASE, RENEW_DEADLINE, RETRY),
-        )
-        .key(ShardKey::Namespace)
-        .handoff_timeout(Duration::from_millis(500))
+        let mut config =
+            MembershipConfig::new("cms", id, "default").timing(LEASE, RENEW_DEADLINE, RETRY);
+        // Longer than the test waits: a new ring's first rebalance must not wait for it.
+        config.rebalance_interval = Duration::from_secs(120);
+        ShardRing::new(support::client(server), config)
+            .key(ShardKey::Namespace)
+            .handoff_timeout(Duration::from_millis(500))
     };
     let reconciler = Recorder {
         me: id.to_owned(),
@@ -127,6 +134,24 @@ async fn sequential_namespaces_are_shared_six_or_seven_each() {
                 .unwrap();
             keys.insert(format!("{ns}/{name}"));
         }
+    }
+    // The three members' Leases exist before any replica runs (a ring restarted at once, or
+    // replicas started together): the first table has all three and no loads, so it is an even
+    // cut of the space, 10/0/10 here, until the first rebalance.
+    for id in ["a", "b", "c"] {
+        let mut lease = Lease::default();
+        lease.metadata.name = Some(format!("cms-{id}"));
+        lease.metadata.labels = Some([(RING_LABEL.to_owned(), "cms".to_owned())].into());
+        lease.spec = Some(LeaseSpec {
+            holder_identity: Some(id.to_owned()),
+            lease_duration_seconds: Some(2),
+            renew_time: Some(MicroTime(k8s_openapi::jiff::Timestamp::now())),
+            ..LeaseSpec::default()
+        });
+        Api::<Lease>::namespaced(client.clone(), "default")
+            .create(&PostParams::default(), &lease)
+            .await
+            .unwrap();
     }
     let log: Log = Arc::default();
     let replicas: BTreeMap<&str, Replica> = ["a", "b", "c"]

@@ -144,10 +144,9 @@ fn start(c: &kube::Client, watch_list: bool, rx: tokio::sync::watch::Receiver<As
         objects: received.clone(),
     };
     let options = InformerOptions::default().reflector(
-        fast_reflector().watch_list(watch_list).sharded(ShardScope {
-            key: ShardKey::Uid,
-            assignment: rx,
-        }),
+        fast_reflector()
+            .watch_list(watch_list)
+            .sharded(ShardScope::new(ShardKey::Uid, rx)),
     );
     let informer = SharedIndexInformer::new(source, options);
     let task = tokio::spawn({

@@ -24,13 +24,24 @@ struct Args {
     /// Share the Foos with the other replicas running with the same ring NAME instead of
     /// electing a leader: each replica holds a Lease labelled with the ring (in
     /// --leader-elect-lease-namespace, with the --leader-elect-* timings) and caches and
-    /// reconciles only the namespaces whose hash its share of the ring holds.
+    /// reconciles only its share of the Foos (see --shard-by).
     #[arg(long, value_name = "NAME", conflicts_with = "leader_elect")]
     shard_ring: Option<String>,
+    /// What a Foo is hashed by in ring mode: its namespace (a namespace's Foos and Deployments
+    /// on one replica; wants more namespaces than replicas) or its uid (the Foos shared one by
+    /// one, each Deployment cached by its Foo's replica, every replica reading all Deployments).
+    #[arg(long, value_enum, default_value = "namespace", requires = "shard_ring")]
+    shard_by: ShardBy,
     /// Print the RBAC objects this controller needs, as run with these flags, for the
     /// ServiceAccount NAMESPACE/NAME (a JSON List for kubectl apply -f), and exit.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     print_rbac: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ShardBy {
+    Namespace,
+    Uid,
 }
 
 fn main() -> ExitCode {
@@ -45,6 +56,7 @@ async fn run(
     let Args {
         flags,
         shard_ring,
+        shard_by,
         print_rbac,
     } = args;
     let client = match &print_rbac {
@@ -63,8 +75,8 @@ async fn run(
         instance,
     };
     let recorder = Recorder::new(client.clone(), reporter);
-    // Ring mode: sharded by namespace, as a Foo and the Deployment it owns share theirs (by
-    // uid, a replica would cache Deployments of other replicas' Foos).
+    // Ring mode: a Foo and the Deployment it owns on one replica, by their shared namespace or
+    // by the Foo's uid (the Deployment hashed by its controller's, filtered in the client).
     let ring = shard_ring.map(|name| {
         let le = &flags.leader_election;
         let ns = &le.leader_elect_lease_namespace;
@@ -73,7 +85,11 @@ async fn run(
             le.leader_elect_renew_deadline,
             le.leader_elect_retry_period,
         );
-        ShardRing::new(client.clone(), config).key(ShardKey::Namespace)
+        let ring = ShardRing::new(client.clone(), config);
+        match shard_by {
+            ShardBy::Namespace => ring.key(ShardKey::Namespace),
+            ShardBy::Uid => ring.key(ShardKey::Uid).follow_owner::<Deployment, Foo>(),
+        }
     });
     let mut factory = flags.factory_builder(Clientset::new(client.clone()));
     if let Some(ring) = &ring {
@@ -119,7 +135,7 @@ async fn run(
 mod tests {
     use clap::{CommandFactory, Parser};
 
-    use super::Args;
+    use super::{Args, ShardBy};
 
     #[test]
     fn shard_ring_flag() {
@@ -141,5 +157,24 @@ mod tests {
                 .shard_ring
                 .is_none()
         );
+        let uid = [
+            "sample-controller",
+            "--shard-ring",
+            "foos",
+            "--shard-by",
+            "uid",
+        ];
+        assert_eq!(Args::try_parse_from(uid).unwrap().shard_by, ShardBy::Uid);
+        assert_eq!(args.shard_by, ShardBy::Namespace);
+        // Only with a ring; only the two keys.
+        assert!(Args::try_parse_from(["sample-controller", "--shard-by", "uid"]).is_err());
+        let other = [
+            "sample-controller",
+            "--shard-ring",
+            "f",
+            "--shard-by",
+            "name",
+        ];
+        assert!(Args::try_parse_from(other).is_err());
     }
 }

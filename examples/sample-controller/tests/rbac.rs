@@ -65,7 +65,7 @@ fn leases_in_their_namespace_and_a_namespaced_factory_gets_a_role() {
     assert_eq!(
         rules_of(&items, "Role", Some("default")),
         json!([{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                "verbs": ["create", "delete", "get", "list", "update"]}])
+                "verbs": ["create", "delete", "get", "list", "update", "watch"]}])
     );
     assert_eq!(
         rules_of(&items, "Role", Some("team"))

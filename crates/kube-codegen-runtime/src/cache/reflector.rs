@@ -126,7 +126,16 @@ pub struct Reflector<K> {
     metrics: Option<ReflectorMetrics>,
     /// The replica's ranges and the filter in front of the store (`ReflectorOptions::sharded`).
     #[cfg(feature = "sharding")]
-    shard: Option<(crate::shard::ShardScope, Arc<crate::shard::source::Filter>)>,
+    shard: Option<Sharded>,
+}
+
+/// A sharded reflector's scope, the filter in front of its store, and its entry in the ring's
+/// record of what the informers have listed.
+#[cfg(feature = "sharding")]
+struct Sharded {
+    scope: crate::shard::ShardScope,
+    filter: Arc<crate::shard::source::Filter>,
+    listed: crate::shard::caches::CacheSlot,
 }
 
 impl<K> fmt::Debug for Reflector<K> {
@@ -155,8 +164,12 @@ struct Position {
     resource_version: String,
     /// The last list failed with 410: the next one reads at `""` (consistent).
     unavailable: bool,
-    /// The `shardSelector` of this round's ranges (sharded reflectors only).
+    /// The `shardSelector` of this round's ranges (sharded reflectors only; none for a kind
+    /// filtered by its owner in the client).
     selector: Option<String>,
+    /// The assignment generation of this round (sharded reflectors only).
+    #[cfg(feature = "sharding")]
+    generation: u64,
 }
 
 impl Position {
@@ -220,16 +233,24 @@ where
     pub fn with_options(mut self, options: ReflectorOptions) -> Self {
         self.metrics = options.metrics.as_ref().map(ReflectorMetrics::new);
         #[cfg(feature = "sharding")]
-        if let Some(scope) = options.shard.clone()
+        if let Some(scope) = options.shard.as_ref().map(|s| s.for_kind::<K>())
             && self.shard.is_none()
         {
             // Only sharded reflectors pay for the filter: the unsharded path stays as it was.
-            let filter = Arc::new(crate::shard::source::Filter::new(scope.key));
+            let filter = Arc::new(crate::shard::source::Filter::new(
+                scope.key,
+                scope.owner.clone(),
+            ));
             self.store = Arc::new(crate::shard::source::FilteredStore {
                 inner: self.store.clone(),
                 filter: filter.clone(),
             });
-            self.shard = Some((scope, filter));
+            let listed = scope.caches.register();
+            self.shard = Some(Sharded {
+                scope,
+                filter,
+                listed,
+            });
         }
         self.options = options;
         self
@@ -293,6 +314,7 @@ where
                         backoff.reset();
                     }
                     self.health.failed(e);
+                    self.shard_failed();
                     Some(backoff.next_delay())
                 }
             };
@@ -309,22 +331,30 @@ where
         backoff: &mut Backoff,
     ) -> Option<Result<Round, kube::Error>> {
         #[cfg(feature = "sharding")]
-        if let Some((scope, filter)) = &self.shard {
+        if let Some(Sharded { scope, filter, .. }) = &self.shard {
             let mut assignment = scope.assignment.clone();
-            let ranges = assignment.borrow_and_update().ranges.clone();
+            let (ranges, generation) = {
+                let a = assignment.borrow_and_update();
+                (a.ranges.clone(), a.generation)
+            };
+            pos.generation = generation;
             // A selector too long for a request line asks for a superset; the filter then
-            // drops the rest here whatever the server does.
+            // drops the rest here whatever the server does. A kind that follows its owner
+            // sends none (the server cannot select on owner references) and filters it all.
             let sent =
                 crate::shard::range::coarsen(&ranges, crate::shard::range::MAX_SELECTOR_TERMS);
-            pos.selector = sent.selector(scope.key).map(|s| s.to_string());
-            filter.set_ranges(ranges.clone(), sent != ranges);
+            pos.selector = match scope.owner {
+                Some(_) => None,
+                None => sent.selector(scope.key).map(|s| s.to_string()),
+            };
+            filter.set_ranges(ranges.clone(), sent != ranges || scope.owner.is_some());
             let changed = async move {
                 if assignment.changed().await.is_err() {
                     // The ranges can no longer change: keep the last ones.
                     std::future::pending::<()>().await;
                 }
             };
-            if pos.selector.is_none() {
+            if ranges.is_empty() {
                 // Owning nothing: an empty cache (what was cached is reported deleted), no
                 // request until ranges arrive.
                 let rv = pos.resource_version.clone();
@@ -375,6 +405,10 @@ where
         self.moved(pos);
         self.health.recovered();
         self.synced.send_replace(true);
+        #[cfg(feature = "sharding")]
+        if let Some(sharded) = &self.shard {
+            sharded.listed.listed(pos.generation);
+        }
     }
 
     /// Reports a new position to the metrics.
@@ -524,6 +558,16 @@ where
     fn retrying(&self, e: kube::Error) {
         tracing::debug!("reflector: watch not started ({e}); trying again after backoff");
         self.health.failed(e);
+        self.shard_failed();
+    }
+
+    /// A sharded reflector tells its ring it is failing (so the ring does not wait on it for
+    /// ever before acknowledging a table).
+    fn shard_failed(&self) {
+        #[cfg(feature = "sharding")]
+        if let Some(sharded) = &self.shard {
+            sharded.listed.failed();
+        }
     }
 
     fn list_failed(&self, started: Instant) {
@@ -654,7 +698,7 @@ where
     /// server's answer, never a guess: an echo of exactly what was sent).
     fn shard_echo(&self, sent: &str, echo: Option<&str>) {
         #[cfg(feature = "sharding")]
-        if let Some((_, filter)) = &self.shard
+        if let Some(Sharded { filter, .. }) = &self.shard
             && !filter.server_applied(sent, echo)
         {
             tracing::debug!("reflector: shardSelector not applied by the server; filtering here");

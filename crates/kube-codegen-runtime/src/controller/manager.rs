@@ -360,7 +360,7 @@ pub(crate) fn lease_permissions(
             ns,
             LEASES.0,
             LEASES.1,
-            &["get", "list", "create", "update", "delete"],
+            &["get", "list", "watch", "create", "update", "delete"],
         );
     }
     #[cfg(not(feature = "sharding"))]

@@ -116,7 +116,7 @@ where
                 }
             },
         };
-        let permit = match super::sharded::admit(self.shard.as_ref(), &*object) {
+        let permit = match super::sharded::admit(self.shard.as_ref(), &*object, deleted) {
             super::sharded::Admit::Go(permit) => permit,
             other => {
                 // Not this replica's now: queued again when its range is allowed (a deleted

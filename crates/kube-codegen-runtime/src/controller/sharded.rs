@@ -35,14 +35,22 @@ pub(crate) enum Admit {
     NotMine,
 }
 
-pub(crate) fn admit<K: Resource>(gate: Option<&Gate>, object: &K) -> Admit {
+/// What the gate says about `object` (`deleted`: its tombstone, which a replica giving its
+/// range away still reconciles until the handoff is acknowledged).
+pub(crate) fn admit<K: Resource>(gate: Option<&Gate>, object: &K, deleted: bool) -> Admit {
     let Some(gate) = gate else {
         return Admit::Go(None);
     };
     #[cfg(feature = "sharding")]
     {
         use crate::shard::Admission;
-        match gate.admit(crate::shard::object_hash(object, gate.shard_key())) {
+        let hash = crate::shard::object_hash(object, gate.shard_key());
+        let admission = if deleted {
+            gate.admit_deleted(hash)
+        } else {
+            gate.admit(hash)
+        };
+        match admission {
             Admission::Reconcile(p) => Admit::Go(Some(p)),
             Admission::Later => Admit::Later,
             Admission::NotMine => Admit::NotMine,
@@ -50,7 +58,7 @@ pub(crate) fn admit<K: Resource>(gate: Option<&Gate>, object: &K) -> Admit {
     }
     #[cfg(not(feature = "sharding"))]
     {
-        let _ = object;
+        let _ = (object, deleted);
         match *gate {}
     }
 }

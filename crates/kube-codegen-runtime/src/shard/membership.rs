@@ -37,7 +37,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams, PostParams};
 use parking_lot::Mutex;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use super::table::{self, Load, Table};
@@ -77,6 +77,10 @@ pub struct MembershipConfig {
     /// The least time between two rebalances for drift (not for membership changes, which
     /// are published at once); the lease duration by default.
     pub rebalance_interval: Duration,
+    /// Watch the ring's Leases (default): a join, a leave, a new table or a peer's
+    /// acknowledgement is read at once instead of at the next retry period, which stays the
+    /// renewal cadence and the resync. `false`: poll only (issue 30's behaviour).
+    pub watch: bool,
 }
 
 impl MembershipConfig {
@@ -94,7 +98,14 @@ impl MembershipConfig {
             renew_deadline: DEFAULT_RENEW_DEADLINE,
             retry_period: DEFAULT_RETRY_PERIOD,
             rebalance_interval: DEFAULT_LEASE_DURATION,
+            watch: true,
         }
+    }
+
+    /// Watch the ring's Leases (`true`, the default) or only poll them every retry period.
+    pub fn watch(mut self, on: bool) -> Self {
+        self.watch = on;
+        self
     }
 
     /// Other timings (tests): the renew deadline is kept below the duration.
@@ -178,6 +189,10 @@ struct State {
     table: Option<(Lease, Option<Arc<Table>>)>,
     /// The current table's id and when this replica first saw it (the rebalance interval).
     table_since: Option<(u64, Instant)>,
+    /// Whether this replica, as coordinator, has rebalanced for drift yet: the first time
+    /// does not wait out the rebalance interval (a new ring's first table is cut before any
+    /// member cached anything, so it splits the space, not the keys).
+    drift_rebalanced: bool,
 }
 
 /// One replica's membership of a ring.
@@ -189,6 +204,10 @@ pub struct Membership {
     view: Arc<watch::Sender<RingView>>,
     state: Arc<Mutex<State>>,
     sources: Arc<Mutex<Vec<LoadSource>>>,
+    /// A ring Lease changed in a way that matters (membership, table, acknowledgement): read.
+    reread: Arc<Notify>,
+    /// A new acknowledgement waits: renew now rather than at the next retry period.
+    renew_now: Arc<Notify>,
 }
 
 impl std::fmt::Debug for Membership {
@@ -216,8 +235,11 @@ impl Membership {
                 written: None,
                 table: None,
                 table_since: None,
+                drift_rebalanced: false,
             })),
             sources: Arc::default(),
+            reread: Arc::default(),
+            renew_now: Arc::default(),
         }
     }
 
@@ -261,6 +283,12 @@ impl Membership {
             .map(|t| t + self.config.renew_deadline)
     }
 
+    /// Counts this replica a member as if it had just renewed (unit tests of the gate).
+    #[cfg(test)]
+    pub(crate) fn renewed_now(&self) {
+        self.state.lock().last_renewed = Some(Instant::now());
+    }
+
     /// The configuration.
     pub fn config(&self) -> &MembershipConfig {
         &self.config
@@ -269,18 +297,40 @@ impl Membership {
     /// Records that this replica has acted on ring `ring_id` (an [`Assignment::ring_id`]); the
     /// next renewal writes it to the Lease's [`RING_ACK_ANNOTATION`].
     pub fn acknowledge(&self, ring_id: u64) {
-        self.state.lock().ack = Some(ring_id);
+        let new = self.state.lock().ack.replace(ring_id) != Some(ring_id);
+        if new {
+            self.renew_now.notify_one();
+        }
     }
 
-    /// Renews the Lease and reads the ring every retry period, until the future is dropped.
-    /// Failures (a write refused, the server unreachable) are logged and retried; while they
-    /// last past the renew deadline the replica owns nothing.
+    /// Renews the Lease and reads the ring every retry period, until the future is dropped;
+    /// between renewals, reads the ring whenever the Lease watch ([`MembershipConfig::watch`])
+    /// reports a change that matters, and renews at once when there is a new acknowledgement
+    /// to write. Failures (a write refused, the server unreachable) are logged and retried;
+    /// while they last past the renew deadline the replica owns nothing.
     pub async fn run(&self) {
         let mut tick = tokio::time::interval(self.config.retry_period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            self.step().await;
+        let watching = async {
+            if self.config.watch {
+                super::lease_watch::run(&self.api, &self.config, &self.reread).await;
+            }
+            std::future::pending::<()>().await;
+        };
+        let steps = async {
+            loop {
+                let renew = tokio::select! {
+                    biased;
+                    _ = tick.tick() => true,
+                    () = self.renew_now.notified() => true,
+                    () = self.reread.notified() => false,
+                };
+                self.step_with(renew).await;
+            }
+        };
+        tokio::select! {
+            () = watching => {},
+            () = steps => {},
         }
     }
 
@@ -305,15 +355,29 @@ impl Membership {
     /// One renewal and one read of the ring (and, on the coordinating member, the table
     /// published when it must be).
     pub async fn step(&self) {
+        self.step_with(true).await;
+    }
+
+    /// A read of the ring, after a renewal when `renew` (a read alone still comes after the
+    /// last acknowledgement written, which is all the handoff's order asks).
+    async fn step_with(&self, renew: bool) {
+        // The load is tagged with the table this replica acknowledged, taken before the load is
+        // read: it acknowledges a table only once its informers listed that table's share, so
+        // a load of the current table is the whole of this member's share of it.
+        let load_of = self.state.lock().ack;
         let load = self.own_load();
-        let sent = Instant::now();
-        match self.renew(&load).await {
-            Ok(ack) => {
-                let mut st = self.state.lock();
-                st.last_renewed = Some(sent);
-                st.written_ack = ack;
+        if renew {
+            let sent = Instant::now();
+            match self.renew(&load, load_of).await {
+                Ok(ack) => {
+                    let mut st = self.state.lock();
+                    st.last_renewed = Some(sent);
+                    st.written_ack = ack;
+                }
+                Err(e) => {
+                    tracing::warn!("shard ring {}: lease not renewed: {e}", self.config.ring)
+                }
             }
-            Err(e) => tracing::warn!("shard ring {}: lease not renewed: {e}", self.config.ring),
         }
         // The acknowledgement on the Lease before the list below is sent: the peers' read
         // after it (the handoff's order).
@@ -428,8 +492,7 @@ impl Membership {
         let mut table = table;
         // The coordinator: the lowest live identity, when it counts itself a member.
         if member && members.first() == Some(me) {
-            let current = table.as_ref().map(|t| t.id());
-            loads.push((current.unwrap_or_default(), load));
+            loads.push((load_of.unwrap_or_default(), load));
             let next = self.next_table(table.as_deref(), &members, &loads, all_loaded, table_since);
             if let Some(next) = next {
                 match self.write_table(table_lease, &next).await {
@@ -471,7 +534,8 @@ impl Membership {
 
     /// The table the coordinator publishes now, if any: a new one when the live members are
     /// not the table's; a rebalanced one when the shares drifted past the bound, every member's
-    /// load is of the current table, the table is `rebalance_interval` old, and the rebalance
+    /// load is of the current table, the table is `rebalance_interval` old (not for this
+    /// coordinator's first drift rebalance: a new ring's), and the rebalance
     /// makes the worst share better.
     fn next_table(
         &self,
@@ -487,16 +551,19 @@ impl Membership {
             return Some(table::rebalance(current, members, &merged, generation));
         };
         let id = t.id();
+        let first = !self.state.lock().drift_rebalanced;
         let settled = all_loaded
             && loads.iter().all(|(of, _)| *of == id)
-            && since
-                .is_some_and(|(s, at)| s == id && at.elapsed() >= self.config.rebalance_interval);
+            && since.is_some_and(|(s, at)| {
+                s == id && (first || at.elapsed() >= self.config.rebalance_interval)
+            });
         let drift = t.drift(&merged);
         if !settled || drift <= table::REBALANCE_BOUND {
             return None;
         }
         let next = table::rebalance(Some(t), members, &merged, generation);
         (next.drift(&merged) < drift && next.assignments() != t.assignments()).then(|| {
+            self.state.lock().drift_rebalanced = true;
             tracing::info!(
                 "shard ring {}: rebalancing, worst share {:.1}% off even, {:.1}% after",
                 self.config.ring,
@@ -573,13 +640,13 @@ impl Membership {
     /// Creates or renews this replica's Lease, from the object last written when there is one
     /// (optimistic: a conflict waits for the next tick, which reads the Lease again); returns
     /// the acknowledgement the Lease now carries.
-    async fn renew(&self, load: &Load) -> Result<Option<u64>, kube::Error> {
+    async fn renew(&self, load: &Load, load_of: Option<u64>) -> Result<Option<u64>, kube::Error> {
         let c = &self.config;
         let name = c.lease_name();
         let now = MicroTime(Timestamp::now());
         let (ack, written, table) = {
             let mut st = self.state.lock();
-            (st.ack, st.written.take(), st.table_since.map(|(id, _)| id))
+            (st.ack, st.written.take(), load_of)
         };
         let existing = match written {
             Some(lease) => Some(lease),

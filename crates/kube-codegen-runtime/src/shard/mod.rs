@@ -14,15 +14,20 @@
 //!   [`Assignment`] published on a `tokio::sync::watch` channel.
 //! - [`runner`]: [`ShardRing`], a replica's membership, handoff and reconcile gate at run time
 //!   (what `Controller::shard_ring` uses).
+//! - [`owner`]: owned kinds hashed by their controller owner's uid (children follow their
+//!   owner; filtered in the client).
 //! - [`handoff`]: the state machine that says which ranges a replica may reconcile now, so
 //!   that a range changing hands is never worked on by two replicas at once.
 //!
 //! Parsing, formatting and hashing live in `kube_codegen_crd::shard`, which the in-memory API
 //! server applies selectors with: one definition for both sides of the wire.
 
+pub(crate) mod caches;
 pub mod handoff;
 pub mod hash;
+mod lease_watch;
 pub mod membership;
+pub mod owner;
 pub mod range;
 pub mod ring;
 pub mod runner;
@@ -35,6 +40,7 @@ pub use membership::{
     LoadSource, Membership, MembershipConfig, RING_ACK_ANNOTATION, RING_LABEL,
     RING_LOAD_ANNOTATION, RING_TABLE_ANNOTATION,
 };
+pub use owner::OwnerKind;
 pub use range::{HashRange, RangeSet, ShardSelector, ShardSelectorError};
 pub use ring::{DEFAULT_VIRTUAL_POINTS, Ring};
 pub use runner::{Admission, DEFAULT_HANDOFF_TIMEOUT, Permit, ShardRing, ShardStats};
@@ -77,4 +83,43 @@ pub struct ShardScope {
     /// The replica's assignment; a change restarts the informer's list and watch with the
     /// new selector, and the relist reports what left (deletes) and what arrived (adds).
     pub assignment: watch::Receiver<Assignment>,
+    /// Objects are hashed by their controller owner of this kind instead (filtered in the
+    /// client: no selector is sent); set per kind by [`ShardScope::for_kind`].
+    pub owner: Option<OwnerKind>,
+    followers: std::sync::Arc<owner::Followers>,
+    pub(crate) caches: std::sync::Arc<caches::CacheSync>,
+}
+
+impl ShardScope {
+    /// Objects hashed by `key`, following `assignment` (tests, static sharding).
+    pub fn new(key: ShardKey, assignment: watch::Receiver<Assignment>) -> Self {
+        ShardScope {
+            key,
+            assignment,
+            owner: None,
+            followers: Default::default(),
+            caches: Default::default(),
+        }
+    }
+
+    pub(crate) fn with_followers(
+        mut self,
+        followers: std::sync::Arc<owner::Followers>,
+        caches: std::sync::Arc<caches::CacheSync>,
+    ) -> Self {
+        self.followers = followers;
+        self.caches = caches;
+        self
+    }
+
+    /// The scope of `K`'s informer: hashed by its controller owner when the ring says `K`
+    /// follows one ([`ShardRing::follow_owner`]; uid rings only, since a child shares its
+    /// owner's namespace anyway).
+    pub fn for_kind<K: 'static>(&self) -> ShardScope {
+        let mut scope = self.clone();
+        if scope.key == ShardKey::Uid {
+            scope.owner = self.followers.get(&std::any::TypeId::of::<K>()).cloned();
+        }
+        scope
+    }
 }

@@ -69,6 +69,9 @@ struct Gate {
     in_flight: HashMap<u64, u64>,
     /// Running reconciles of these hashes must stop now.
     abandon: RangeSet,
+    /// Given away, not yet acknowledged: the cache still follows them, and a delete seen
+    /// there is reconciled here (the new owner may have listed after it and never see it).
+    draining: RangeSet,
     stopped: bool,
 }
 
@@ -86,6 +89,11 @@ struct Inner {
     abandoned: AtomicU64,
     deferred: AtomicU64,
     members: AtomicU64,
+    /// Kinds hashed by their controller owner ([`ShardRing::follow_owner`]).
+    followers: Arc<super::owner::Followers>,
+    /// What the sharded informers have listed: a table is acknowledged only once they cached
+    /// the ranges being taken.
+    caches: Arc<super::caches::CacheSync>,
 }
 
 /// One replica's part of a shard ring (see the module docs). Cheap to clone.
@@ -158,6 +166,8 @@ impl ShardRing {
                 abandoned: AtomicU64::new(0),
                 deferred: AtomicU64::new(0),
                 members: AtomicU64::new(0),
+                followers: Arc::default(),
+                caches: Arc::default(),
             }),
         }
     }
@@ -175,6 +185,22 @@ impl ShardRing {
     /// Set before the ring is cloned or handed out.
     pub fn key(self, key: ShardKey) -> Self {
         self.with(|i| i.key = key)
+    }
+
+    /// Objects of `Child` are sharded by the uid of their controller owner of kind `Owner`
+    /// (which is sharded by its own uid): a Foo and the Deployments it controls then land on
+    /// the same replica whatever their namespaces. The server cannot select on owner
+    /// references, so `Child`'s informer lists and watches all of them and keeps its share
+    /// (see [`owner`](super::owner)); a `Child` without such a controller is cached by every
+    /// replica. Only for uid rings (by namespace, children share their owner's already). Set
+    /// before the ring is cloned or handed out.
+    pub fn follow_owner<Child: 'static, Owner: kube::Resource<DynamicType = ()>>(self) -> Self {
+        self.with(|i| {
+            Arc::make_mut(&mut i.followers).insert(
+                std::any::TypeId::of::<Child>(),
+                super::OwnerKind::of::<Owner>(),
+            );
+        })
     }
 
     /// How long running reconciles of a range given away may take before they are abandoned
@@ -197,10 +223,8 @@ impl ShardRing {
     /// crate::factory::SharedInformerFactoryBuilder::sharded)): this replica's share of the
     /// current ring (what it reconciles and what it is taking).
     pub fn scope(&self) -> ShardScope {
-        ShardScope {
-            key: self.inner.key,
-            assignment: self.inner.cache.subscribe(),
-        }
+        ShardScope::new(self.inner.key, self.inner.cache.subscribe())
+            .with_followers(self.inner.followers.clone(), self.inner.caches.clone())
     }
 
     /// Calls `f` with every range this replica starts reconciling (to queue its objects).
@@ -226,12 +250,26 @@ impl ShardRing {
 
     /// May the object with `hash` be reconciled now?
     pub fn admit(&self, hash: u64) -> Admission {
+        self.admit_as(hash, false)
+    }
+
+    /// May the deleted object with `hash` (a tombstone) be reconciled now? As [`admit`](
+    /// Self::admit), and also while its range is being given away (until the new table is
+    /// acknowledged, within the handoff timeout): a delete seen then may have happened before
+    /// the new owner listed the range, so it would reach nobody else. The permit counts as a
+    /// reconcile outside the allowed ranges, so the acknowledgement waits for it.
+    pub fn admit_deleted(&self, hash: u64) -> Admission {
+        self.admit_as(hash, true)
+    }
+
+    fn admit_as(&self, hash: u64, deleted: bool) -> Admission {
         let lapsed = !self.is_member_now();
         let mut gate = self.inner.gate.lock();
         if gate.stopped {
             return Admission::NotMine;
         }
-        if !lapsed && gate.allowed.contains(hash) && !gate.abandon.contains(hash) {
+        let mine = gate.allowed.contains(hash) || (deleted && gate.draining.contains(hash));
+        if !lapsed && mine && !gate.abandon.contains(hash) {
             let id = self.inner.next_permit.fetch_add(1, Ordering::Relaxed);
             gate.in_flight.insert(id, hash);
             return Admission::Reconcile(Permit {
@@ -262,12 +300,15 @@ impl ShardRing {
         let mut renewing = std::pin::pin!(async move { membership.run().await });
         let mut views = self.inner.membership.view();
         let mut drained = self.inner.changed.subscribe();
+        let mut listed = self.inner.caches.subscribe();
         let mut handoff = Handoff::new(self.inner.membership.config().identity.clone());
         let retry = self.inner.membership.config().retry_period;
         let mut applied: Option<RingView> = None;
         // Since when a ring waits for running reconciles outside the allowed ranges.
         let mut draining_since: Option<Instant> = None;
         let mut last_ack = None;
+        // Since when an acknowledgement waits for the informers to list (see below).
+        let mut caching_since: Option<(Instant, bool)> = None;
         loop {
             if self.inner.gate.lock().stopped {
                 return;
@@ -282,8 +323,39 @@ impl ShardRing {
                 applied = Some(view);
             }
             drained.borrow_and_update();
+            listed.borrow_and_update();
             let mut wait_drain = None;
-            if let Some(id) = handoff.pending_ack() {
+            // Acknowledged (and so taken) only once the informers cached what is being taken;
+            // an informer that cannot list (a kind not served, no permission) must not hold
+            // the whole ring's handoffs, so when only failing informers are behind, after the
+            // handoff timeout the table is acknowledged anyway, with a warning. A slow but
+            // working informer is waited for.
+            let generation = self.inner.cache.borrow().generation;
+            let mut cached = self.inner.caches.listed(generation);
+            if cached
+                || handoff.pending_ack().is_none()
+                || !self.inner.caches.only_failing_behind(generation)
+            {
+                caching_since = None;
+            } else {
+                let (since, warned) = caching_since.get_or_insert_with(|| (Instant::now(), false));
+                let deadline = *since + self.inner.handoff_timeout;
+                if Instant::now() >= deadline {
+                    if !*warned {
+                        *warned = true;
+                        tracing::warn!(
+                            ring = %self.inner.membership.config().ring,
+                            "informers have not listed the ranges being taken after {:?}; \
+                             acknowledging the table anyway",
+                            self.inner.handoff_timeout
+                        );
+                    }
+                    cached = true;
+                } else {
+                    wait_drain = Some(deadline);
+                }
+            }
+            if let Some(id) = handoff.pending_ack().filter(|_| cached) {
                 let outside = {
                     let gate = self.inner.gate.lock();
                     gate.in_flight
@@ -318,6 +390,7 @@ impl ShardRing {
                 () = &mut renewing => return,
                 r = views.changed() => if r.is_err() { return },
                 _ = drained.changed() => {},
+                _ = listed.changed() => {},
                 () = tokio::time::sleep_until(wait_drain.map_or(wake, |d| d.min(wake))) => {},
             }
         }
@@ -347,8 +420,14 @@ impl ShardRing {
         let cacheable = handoff.cacheable();
         {
             let mut gate = self.inner.gate.lock();
+            let given = gate.allowed.union(&gate.draining);
             gate.allowed = handoff.allowed().clone();
             gate.cacheable = cacheable.clone();
+            gate.draining = if view.member && handoff.pending_ack().is_some() {
+                given.difference(&gate.allowed)
+            } else {
+                RangeSet::empty()
+            };
             // Not a member: another replica may take everything after the lease duration,
             // so nothing keeps running. Otherwise what was given away gets the handoff timeout.
             gate.abandon = if view.member {
@@ -370,7 +449,15 @@ impl ShardRing {
             );
         }
         // The informers follow only now: a range given away is no longer allowed when its
-        // objects leave the cache.
+        // objects leave the cache. Until the new table is acknowledged (its reconciles drained)
+        // the ranges given away stay cached too: a reconcile still running there reads the
+        // cache (its Deployment must not vanish under it). A replica that is no member keeps
+        // nothing: everything it ran was revoked at once.
+        let cacheable = if view.member && handoff.pending_ack().is_some() {
+            cacheable.union(&self.inner.cache.borrow().ranges)
+        } else {
+            cacheable
+        };
         self.inner.cache.send_if_modified(|a| {
             if a.ranges == cacheable && a.members == view.members {
                 return false;
@@ -395,6 +482,7 @@ impl ShardRing {
             let mut gate = self.inner.gate.lock();
             gate.stopped = true;
             gate.allowed = RangeSet::empty();
+            gate.draining = RangeSet::empty();
             gate.abandon = RangeSet::full();
         }
         self.inner.changed.send_modify(|n| *n += 1);
@@ -404,4 +492,57 @@ impl ShardRing {
 
 fn share(r: &RangeSet) -> f64 {
     r.size() as f64 / super::range::HASH_SPACE_END as f64 * 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::shard::Table;
+
+    fn view(members: &[&str], table: &Table, acked: &Table) -> RingView {
+        RingView {
+            member: true,
+            members: members.iter().map(|m| m.to_string()).collect(),
+            table: Some(Arc::new(table.clone())),
+            acked: Some(acked.id()),
+            peers: members
+                .iter()
+                .filter(|m| **m != "a")
+                .map(|m| (m.to_string(), Some(acked.id())))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    /// A delete seen in a range being given away is reconciled by the old owner until the new
+    /// table is acknowledged (the new owner may have listed the range after it); a live object
+    /// there is not, and after the acknowledgement neither is.
+    #[tokio::test]
+    async fn a_tombstone_of_a_range_being_given_away_is_still_reconciled_here() {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let ring = ShardRing::new(client, MembershipConfig::new("r", "a", "default"));
+        ring.membership().renewed_now();
+        let mut handoff = Handoff::new("a");
+        let alone = Table::new(1, vec!["a".into()], vec![(0, 0)]).unwrap();
+        let half = 1u64 << 63;
+        let two = Table::new(2, vec!["a".into(), "b".into()], vec![(0, 0), (half, 1)]).unwrap();
+        ring.apply(&mut handoff, &view(&["a"], &alone, &alone));
+        assert_eq!(ring.allowed(), RangeSet::full());
+        // `b` joins: the upper half is given away, not yet acknowledged.
+        ring.apply(&mut handoff, &view(&["a", "b"], &two, &alone));
+        let upper = half + 5;
+        assert!(matches!(ring.admit(upper), Admission::NotMine));
+        let permit = match ring.admit_deleted(upper) {
+            Admission::Reconcile(p) => p,
+            other => panic!("a tombstone while draining: {other:?}"),
+        };
+        assert!(matches!(ring.admit_deleted(5), Admission::Reconcile(_)));
+        drop(permit);
+        // Acknowledged: the upper half is b's alone.
+        ring.apply(&mut handoff, &view(&["a", "b"], &two, &two));
+        assert!(matches!(ring.admit_deleted(upper), Admission::NotMine));
+        assert!(matches!(ring.admit_deleted(5), Admission::Reconcile(_)));
+    }
 }

@@ -14,7 +14,7 @@ use parking_lot::RwLock;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::{RangeSet, SHARD_INFO_ANNOTATION, ShardKey, object_hash};
+use super::{OwnerKind, RangeSet, SHARD_INFO_ANNOTATION, ShardKey, object_hash};
 use crate::cache::{ReflectorStore, WatchStream};
 
 /// `metadata.shardInfo.selector` of a list or bookmark, when present.
@@ -221,6 +221,8 @@ fn event_of<K: DeserializeOwned + Clone>(line: &str) -> Result<Option<WatchEvent
 /// server left the filtering to the client this round.
 pub(crate) struct Filter {
     key: ShardKey,
+    /// Hash by the controller owner of this kind instead (objects without one are kept).
+    owner: Option<OwnerKind>,
     ranges: RwLock<RangeSet>,
     active: AtomicBool,
     /// The selector sent is a superset of the ranges: filter whatever the server does.
@@ -228,9 +230,10 @@ pub(crate) struct Filter {
 }
 
 impl Filter {
-    pub(crate) fn new(key: ShardKey) -> Self {
+    pub(crate) fn new(key: ShardKey, owner: Option<OwnerKind>) -> Self {
         Filter {
             key,
+            owner,
             ranges: RwLock::new(RangeSet::empty()),
             active: AtomicBool::new(true),
             superset: AtomicBool::new(false),
@@ -254,8 +257,19 @@ impl Filter {
     }
 
     fn keeps<K: Resource>(&self, obj: &K) -> bool {
-        !self.active.load(Ordering::Relaxed)
-            || self.ranges.read().contains(object_hash(obj, self.key))
+        if !self.active.load(Ordering::Relaxed) {
+            return true;
+        }
+        let hash = match &self.owner {
+            // No controller of the kind: no owner's replica to follow, so every replica keeps
+            // it (a controller finding a name taken by an object it does not own says so).
+            Some(owner) => match owner.owner_hash(obj) {
+                Some(h) => h,
+                None => return true,
+            },
+            None => object_hash(obj, self.key),
+        };
+        self.ranges.read().contains(hash)
     }
 }
 

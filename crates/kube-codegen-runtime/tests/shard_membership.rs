@@ -1,0 +1,161 @@
+//! Issue 34: ring membership watches the ring's Leases. With a retry period of 30 s (the
+//! polling cadence), a replica joining and one leaving are seen by the other member, and the
+//! joiner takes its share, long before the next poll could have read them: only the watch
+//! (waking a read) and the renewal a new acknowledgement triggers explain it.
+#![cfg(feature = "sharding")]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{ListParams, ObjectList, WatchParams};
+use kube_codegen_runtime::cache::{InformerOptions, ListWatch, SharedIndexInformer, WatchStream};
+use kube_codegen_runtime::shard::{MembershipConfig, ShardRing};
+use kube_fake_apiserver::FakeApiServer;
+use tokio::time::Instant;
+
+const LEASE: Duration = Duration::from_secs(90);
+const RENEW_DEADLINE: Duration = Duration::from_secs(60);
+const RETRY: Duration = Duration::from_secs(30);
+
+fn ring(server: &FakeApiServer, id: &str) -> ShardRing {
+    ShardRing::new(
+        support::client(server),
+        MembershipConfig::new("members", id, "default").timing(LEASE, RENEW_DEADLINE, RETRY),
+    )
+}
+
+async fn until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !check() {
+        assert!(
+            start.elapsed() < limit,
+            "{what} not within {limit:?} (the retry period is {RETRY:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    start.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_and_a_leave_are_seen_before_the_next_poll() {
+    let server = FakeApiServer::start().await.unwrap();
+    let a = ring(&server, "a");
+    let run_a = tokio::spawn({
+        let a = a.clone();
+        async move { a.run().await }
+    });
+    // Alone, `a` owns the whole space once it has acknowledged its first table.
+    until("a owning the space", Duration::from_secs(10), || {
+        a.allowed().size() == 1 << 64
+    })
+    .await;
+    let limit = RETRY / 3;
+    let b = ring(&server, "b");
+    let run_b = tokio::spawn({
+        let b = b.clone();
+        async move { b.run().await }
+    });
+    let seen = until("a seeing b join", limit, || {
+        a.membership().view().borrow().members == ["a", "b"]
+    })
+    .await;
+    // The table moves half to b; a acknowledges it at once (a renewal of its own), and b
+    // takes its share on reading that.
+    let taken = until("b taking its share", limit, || {
+        let (sa, sb) = (a.allowed().size(), b.allowed().size());
+        sb > 0 && sa + sb == 1 << 64
+    })
+    .await;
+    eprintln!("join seen after {seen:?}, share taken after {taken:?}");
+    run_b.abort();
+    b.leave().await;
+    let gone = until("a seeing b leave", limit, || {
+        a.membership().view().borrow().members == ["a"]
+    })
+    .await;
+    until("a owning the space again", limit, || {
+        a.allowed().size() == 1 << 64
+    })
+    .await;
+    eprintln!("leave seen after {gone:?}");
+    run_a.abort();
+}
+
+/// A source that never lists: every request fails (counted).
+struct Broken(Arc<AtomicUsize>);
+
+impl ListWatch<ConfigMap> for Broken {
+    fn list<'a>(
+        &'a self,
+        _: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<ConfigMap>, kube::Error>> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        async { Err(kube::Error::LinesCodecMaxLineLengthExceeded) }.boxed()
+    }
+    fn watch<'a>(
+        &'a self,
+        _: &'a WatchParams,
+        _: &'a str,
+    ) -> BoxFuture<'a, Result<WatchStream<ConfigMap>, kube::Error>> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        async { Err(kube::Error::LinesCodecMaxLineLengthExceeded) }.boxed()
+    }
+}
+
+/// A table is acknowledged once the sharded informers listed the ranges being taken; one that
+/// cannot list must not hold the ring's handoffs forever: after the handoff timeout the table
+/// is acknowledged anyway (and the share taken).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_informer_that_cannot_list_holds_the_acknowledgement_only_for_the_handoff_timeout() {
+    let server = FakeApiServer::start().await.unwrap();
+    let timeout = Duration::from_secs(2);
+    let a = ShardRing::new(
+        support::client(&server),
+        MembershipConfig::new("broken", "a", "default").timing(
+            Duration::from_secs(10),
+            Duration::from_secs(5),
+            Duration::from_millis(100),
+        ),
+    )
+    .handoff_timeout(timeout);
+    let tried = Arc::new(AtomicUsize::new(0));
+    let informer = SharedIndexInformer::new(
+        Broken(tried.clone()),
+        InformerOptions::default().reflector(support::fast_reflector().sharded(a.scope())),
+    );
+    let run_informer = tokio::spawn({
+        let i = informer.clone();
+        async move { i.run().await }
+    });
+    // The reflector exists before the ring runs (owning nothing yet, it stored an empty
+    // cache without a request).
+    until("the informer running", Duration::from_secs(10), || {
+        informer.has_synced()
+    })
+    .await;
+    let started = Instant::now();
+    let run_a = tokio::spawn({
+        let a = a.clone();
+        async move { a.run().await }
+    });
+    let took = until("a owning the space", Duration::from_secs(20), || {
+        a.allowed().size() == 1 << 64
+    })
+    .await;
+    assert!(
+        tried.load(Ordering::Relaxed) > 0,
+        "the informer never tried to list"
+    );
+    assert!(
+        started.elapsed() >= timeout,
+        "acknowledged after {took:?}, before the informer listed or the timeout passed"
+    );
+    run_a.abort();
+    run_informer.abort();
+}
