@@ -119,7 +119,8 @@ fn rules(r: &Registration) -> Vec<RuleWithOperations> {
     }]
 }
 
-/// The configurations for `registrations` (see [`super::WebhookServer::registrations`]), each
+/// The configurations for `registrations` (see
+/// [`WebhookServer::registrations`](crate::webhook::WebhookServer::registrations)), each
 /// `None` when no webhook of its direction is served. Webhooks are sorted by name, as
 /// controller-gen sorts them.
 pub fn configurations(
