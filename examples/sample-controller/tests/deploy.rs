@@ -315,12 +315,18 @@ async fn runs_as_its_service_account_with_the_derived_permissions() {
         metric(&body, "controller_runtime_reconcile_total") >= 1.0,
         "{body}"
     );
-    assert_eq!(
-        metric(&body, "controller_runtime_reconcile_errors_total"),
-        0.0,
-        "{body}"
+    // The only error allowed: a status update racing the controller's own previous one (its
+    // cache not yet showing it) is a 409, mended by the retry, as upstream's controller does.
+    let log = program.log();
+    let failed: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("reconcile failed"))
+        .collect();
+    assert!(
+        failed.iter().all(|l| l.contains("Conflict")),
+        "a reconcile failed for another reason than a conflict:\n{log}"
     );
-    assert!(!program.log().contains("forbidden"), "{}", program.log());
+    assert!(!log.contains("forbidden"), "{log}");
 }
 
 /// Each derived rule removed in turn: the 403 the controller meets names that permission.
