@@ -12,6 +12,7 @@
 
 pub mod cases;
 mod cause;
+pub mod cel_words;
 mod error;
 pub mod gofmt;
 pub mod k8s_validation;

@@ -6,6 +6,8 @@
 //! evaluated. Errors read like cel-go's: `ERROR: <input>:1:9: Syntax error: ...` with the source
 //! line and a caret under the column.
 
+use crate::cel_words::RESERVED;
+
 /// Nesting deeper than this is refused, like cel-go's recursion limit.
 pub(crate) const MAX_RECURSION_DEPTH: usize = 250;
 
@@ -16,30 +18,6 @@ const OPERAND_SET: &str = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null
 /// lex as `IDENTIFIER` and are refused only as variables (`reservedIds` in cel-go's
 /// `parser/parser.go`), so `self.return` selects a field.
 const TOKEN_KEYWORDS: &[&str] = &["in", "true", "false", "null"];
-
-const RESERVED: &[&str] = &[
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "false",
-    "for",
-    "function",
-    "if",
-    "import",
-    "in",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "null",
-    "return",
-    "true",
-    "var",
-    "void",
-    "while",
-];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Tk {

@@ -353,11 +353,6 @@ fn eval_here(expr: &Expression, vars: &[(&str, Cel)]) -> Result<Cel, String> {
     })
 }
 
-/// Evaluates a boolean expression (a match condition, a validation).
-pub fn eval_bool(expr: &Expression, vars: &[(&str, Cel)]) -> Result<bool, String> {
-    bool_of(eval(expr, vars)?)
-}
-
 /// A condition's result: a `bool`, else the error.
 pub fn bool_of(v: Cel) -> Result<bool, String> {
     match v {
@@ -414,6 +409,21 @@ impl<'a> Composition<'a> {
         })
     }
 
+    /// A policy's `matchConditions`, with its variables: see [`match_conditions`].
+    pub fn match_conditions(
+        &self,
+        spec: &Value,
+        vars: &[(&'static str, Cel)],
+    ) -> Result<bool, String> {
+        let exprs = spec
+            .get("matchConditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| c.get("expression").and_then(Value::as_str).unwrap_or(""));
+        match_conditions(exprs, |e| self.eval(e, vars))
+    }
+
     /// Computes the variable `name` (and first those its expression uses) into `done`.
     fn resolve(&self, name: &str, vars: &[(&'static str, Cel)], done: &mut Done, depth: usize) {
         // A variable can only use those declared before it, so a chain is at most as long as
@@ -457,6 +467,28 @@ fn with_variables(vars: &[(&'static str, Cel)], done: &Done) -> Vec<(&'static st
     all
 }
 
+/// Match conditions (`matchconditions.Matcher`, for webhooks and policies alike): `Ok(false)`
+/// as soon as one is false; otherwise the errors of those that failed, aggregated, if any (the
+/// caller applies its failure policy).
+pub fn match_conditions<'e>(
+    exprs: impl IntoIterator<Item = &'e str>,
+    eval: impl Fn(&Expression) -> Result<Cel, String>,
+) -> Result<bool, String> {
+    let mut errors = Vec::new();
+    for expr in exprs {
+        match compile(expr).and_then(|e| eval(&e)).and_then(bool_of) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
+        }
+    }
+    if errors.is_empty() {
+        Ok(true)
+    } else {
+        Err(aggregate(&errors))
+    }
+}
+
 /// Go's `utilerrors.NewAggregate(...).Error()`: one error as itself, more as `[a, b]`.
 pub fn aggregate(errors: &[String]) -> String {
     match errors {
@@ -484,6 +516,10 @@ fn type_name(v: &Cel) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn eval_bool(expr: &Expression, vars: &[(&str, Cel)]) -> Result<bool, String> {
+        bool_of(eval(expr, vars)?)
+    }
 
     #[test]
     fn conditions_see_the_object() {

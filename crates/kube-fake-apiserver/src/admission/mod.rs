@@ -11,6 +11,7 @@ mod cel;
 mod matching;
 mod mutating;
 pub mod policies;
+mod reinvocation;
 mod review;
 mod webhooks;
 
@@ -219,8 +220,8 @@ pub async fn mutate(
     config: &Config,
     attrs: &mut Attributes,
 ) -> Result<(), ApiError> {
-    let mut policies = mutating::Reinvocation::default();
-    let mut hooks = webhooks::Reinvocation::default();
+    let mut policies = reinvocation::Reinvocation::default();
+    let mut hooks = reinvocation::Reinvocation::default();
     let mut again = mutating::mutate(shared, config, attrs, &mut policies, false).await?;
     again |= webhooks::mutate(shared, config, attrs, &mut hooks, false).await?;
     if again {

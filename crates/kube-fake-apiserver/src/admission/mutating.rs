@@ -8,32 +8,11 @@
 use serde_json::{Value, json};
 
 use super::policies::{self, Bound};
+use super::reinvocation::Reinvocation;
 use super::{Attributes, Config, Operation, cel, review};
 use crate::state::Shared;
 use crate::status::ApiError;
 use crate::util::str_of;
-
-/// What a reinvocation needs to remember between the first pass of the mutating plugins and
-/// the second (`policyReinvokeContext`).
-#[derive(Debug, Default)]
-pub struct Reinvocation {
-    /// The invocations (policy, binding, param) with `reinvocationPolicy: IfNeeded` run so far.
-    previously: Vec<String>,
-    /// Those to run again in the second pass.
-    to_reinvoke: Vec<String>,
-    /// The object as this plugin last left it.
-    last_output: Option<Value>,
-}
-
-impl Reinvocation {
-    fn require_reinvoking(&mut self) {
-        for k in &self.previously {
-            if !self.to_reinvoke.contains(k) {
-                self.to_reinvoke.push(k.clone());
-            }
-        }
-    }
-}
 
 /// A configuration or evaluation error of one binding (`generic.PolicyError`).
 struct PolicyError {
@@ -60,10 +39,7 @@ pub async fn mutate(
     if attrs.operation == Operation::Delete || config.mutating_policies.is_empty() {
         return Ok(false);
     }
-    if reinvoke && state.last_output.as_ref() != attrs.object.as_ref() {
-        // Something after this plugin changed the object: every eligible policy runs again.
-        state.require_reinvoking();
-    }
+    state.begin(reinvoke, attrs.object.as_ref());
     let mut errors: Vec<PolicyError> = Vec::new();
     let mut changed_any = false;
     for (i, bound) in config.mutating_policies.iter().enumerate() {
@@ -147,7 +123,7 @@ pub async fn mutate(
                     continue;
                 }
             }
-            if reinvoke && !state.to_reinvoke.contains(&key) {
+            if !state.runs(reinvoke, &key) {
                 continue;
             }
             let before = object.clone();
@@ -167,19 +143,19 @@ pub async fn mutate(
                     Err(e) => errors.push(error(e, Some("Invalid"))),
                 }
             }
-            if object != before {
+            let changed = object != before;
+            if changed {
                 attrs.object = Some(from_version(shared, attrs, object, &version).await?);
                 changed_any = true;
-                state.require_reinvoking();
             }
-            if str_of(spec.get("reinvocationPolicy")) == "IfNeeded"
-                && !state.previously.contains(&key)
-            {
-                state.previously.push(key);
-            }
+            state.ran(
+                &key,
+                changed,
+                str_of(spec.get("reinvocationPolicy")) == "IfNeeded",
+            );
         }
     }
-    state.last_output = attrs.object.clone();
+    state.end(attrs.object.as_ref());
     let errors: Vec<PolicyError> = errors.into_iter().filter(|e| !e.ignore).collect();
     let Some(first) = errors.first() else {
         return Ok(changed_any);
@@ -286,31 +262,10 @@ impl Base<'_> {
 /// errors (all of them, when none is false) are the invocation's error under `Fail`, a skip
 /// under `Ignore`.
 fn matches(spec: &Value, base: &Base, object: &Value) -> Result<bool, String> {
-    let vars = base.vars(object);
-    let mut errors = Vec::new();
-    for c in spec
-        .get("matchConditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let expr = str_of(c.get("expression"));
-        match cel::compile(expr)
-            .and_then(|e| cel::Composition::of(spec, true).eval(&e, &vars))
-            .and_then(cel::bool_of)
-        {
-            Ok(true) => {}
-            Ok(false) => return Ok(false),
-            Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
-        }
+    match cel::Composition::of(spec, true).match_conditions(spec, &base.vars(object)) {
+        Err(_) if str_of(spec.get("failurePolicy")) == "Ignore" => Ok(false),
+        result => result,
     }
-    if errors.is_empty() {
-        return Ok(true);
-    }
-    if str_of(spec.get("failurePolicy")) == "Ignore" {
-        return Ok(false);
-    }
-    Err(cel::aggregate(&errors))
 }
 
 /// One mutation applied to `object` (in the matched `version`): the new object, `None` when

@@ -240,25 +240,10 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Vec<Dec
     let composition = cel::Composition::of(spec, false);
     let vars: Vec<(&'static str, Cel)> = base.to_vec();
     // Match conditions: any false skips the binding; errors go by the failure policy.
-    let mut errors = Vec::new();
-    for c in spec
-        .get("matchConditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let expr = str_of(c.get("expression"));
-        match cel::compile(expr)
-            .and_then(|e| composition.eval(&e, &vars))
-            .and_then(cel::bool_of)
-        {
-            Ok(true) => {}
-            Ok(false) => return Vec::new(),
-            Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
-        }
-    }
-    if !errors.is_empty() {
-        return on_error(cel::aggregate(&errors));
+    match composition.match_conditions(spec, &vars) {
+        Ok(true) => {}
+        Ok(false) => return Vec::new(),
+        Err(e) => return on_error(e),
     }
     let mut out = Vec::new();
     for v in spec

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::matching::{self, Rule};
+use super::reinvocation::Reinvocation;
 use super::{Attributes, Config, cel, review};
 use crate::conversion_config::{self, ReviewVersion};
 use crate::state::Shared;
@@ -198,27 +199,18 @@ fn conditions_match(
         ("oldObject", cel::to_cel(old.unwrap_or(&Value::Null))),
         ("request", cel::to_cel(request)),
     ];
-    let mut errors = Vec::new();
-    for (_, expr) in &hook.match_conditions {
-        match cel::compile(expr).and_then(|e| cel::eval_bool(&e, &vars)) {
-            Ok(true) => {}
-            Ok(false) => return Ok(false),
-            Err(e) => errors.push(format!("expression '{expr}' resulted in error: {e}")),
-        }
+    let exprs = hook.match_conditions.iter().map(|(_, e)| e.as_str());
+    match cel::match_conditions(exprs, |e| cel::eval(e, &vars)) {
+        Ok(matched) => Ok(matched),
+        Err(_) if hook.ignore_failures => Ok(false),
+        // `apierrors.NewForbidden` around the conditions' aggregated errors.
+        Err(e) => Err(ApiError::forbidden(
+            &attrs.res.group,
+            &attrs.res.plural,
+            &attrs.name,
+            &e,
+        )),
     }
-    if errors.is_empty() {
-        return Ok(true);
-    }
-    if hook.ignore_failures {
-        return Ok(false);
-    }
-    // `apierrors.NewForbidden` around the conditions' aggregated errors.
-    Err(ApiError::forbidden(
-        &attrs.res.group,
-        &attrs.res.plural,
-        &attrs.name,
-        &cel::aggregate(&errors),
-    ))
 }
 
 /// One call: what the webhook answered, or why the call failed (`Err(Ok(_))`: a refusal that
@@ -300,13 +292,10 @@ pub async fn mutate(
     state: &mut Reinvocation,
     reinvoke: bool,
 ) -> Result<bool, ApiError> {
-    if reinvoke && state.last_output.as_ref() != attrs.object.as_ref() {
-        // A later plugin changed the object: every `IfNeeded` webhook that ran is called again.
-        state.require_reinvoking();
-    }
+    state.begin(reinvoke, attrs.object.as_ref());
     let mut changed_any = false;
     for hook in &config.mutating {
-        if reinvoke && !state.to_reinvoke.contains(&hook.id) {
+        if !state.runs(reinvoke, &hook.id) {
             continue;
         }
         let Some((version, request)) = invocation(shared, config, hook, attrs).await? else {
@@ -325,38 +314,11 @@ pub async fn mutate(
             }
             Err(Err(e)) => return Err(fail_closed(e)),
         };
-        if changed {
-            changed_any = true;
-            state.require_reinvoking();
-        }
-        if hook.reinvoke_if_needed && !state.previously.contains(&hook.id) {
-            state.previously.push(hook.id.clone());
-        }
+        changed_any |= changed;
+        state.ran(&hook.id, changed, hook.reinvoke_if_needed);
     }
-    state.last_output = attrs.object.clone();
+    state.end(attrs.object.as_ref());
     Ok(changed_any)
-}
-
-/// What the webhooks' reinvocation remembers between the chain's two passes
-/// (`webhookReinvokeContext`).
-#[derive(Debug, Default)]
-pub struct Reinvocation {
-    /// `IfNeeded` webhooks called so far.
-    previously: Vec<String>,
-    /// Those to call again in the second pass.
-    to_reinvoke: Vec<String>,
-    /// The object as the webhooks last left it.
-    last_output: Option<Value>,
-}
-
-impl Reinvocation {
-    fn require_reinvoking(&mut self) {
-        for id in &self.previously {
-            if !self.to_reinvoke.contains(id) {
-                self.to_reinvoke.push(id.clone());
-            }
-        }
-    }
 }
 
 /// Applies a webhook's JSON patch to the object it was sent; whether the object changed.

@@ -534,39 +534,6 @@ fn mutable_operations(m: &Value, p: &Path, out: &mut Vec<Cause>) {
     }
 }
 
-/// CEL's `IDENT` less its reserved words (`isCELIdentifier`).
-fn is_cel_identifier(name: &str) -> bool {
-    const RESERVED: &[&str] = &[
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-        && !RESERVED.contains(&name)
-}
-
 /// `validateVariable` without the CEL compile.
 fn variables(spec: &Value, sp: &Path, out: &mut Vec<Cause>) {
     for (idx, v) in items(spec, "variables").enumerate() {
@@ -574,7 +541,7 @@ fn variables(spec: &Value, sp: &Path, out: &mut Vec<Cause>) {
         let name = s(v, "name");
         if name.trim().is_empty() {
             out.push(required(&vp.child("name"), "name is not specified"));
-        } else if !is_cel_identifier(name) {
+        } else if !kube_codegen_crd::cel_words::is_identifier(name) {
             out.push(invalid_str(
                 &vp.child("name"),
                 name,

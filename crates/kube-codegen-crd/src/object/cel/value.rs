@@ -10,6 +10,7 @@ use kube_cel::cel::Value as Cel;
 use kube_cel::cel::objects::{Key, Map};
 use serde_json::Value;
 
+use crate::cel_words::RESERVED;
 use crate::object::MAX_DEPTH;
 use crate::object::node::{Additional, Node};
 
@@ -162,32 +163,6 @@ fn limited_metadata(v: &Value) -> Cel {
     }
     Cel::Map(Map { map: Arc::new(out) })
 }
-
-/// CEL's reserved words, which a property name is escaped around (`__in__`):
-/// `celReservedSymbols` in k8s.io/apiserver/pkg/cel/escaping.go.
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
 
 /// The escaped name a selection of a keyword also finds: kube-apiserver's type provider
 /// (`DeclTypeProvider.FindStructFieldType` in k8s.io/apiserver/pkg/cel/types.go, with
