@@ -31,8 +31,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             "kube-codegen-runtime",
             "--all-features",
             "--test",
-            "cache_faults",
+            "all",
             "--",
+            "cache_faults::",
             "--nocapture",
         ])
         .env("FAULT_SCHEDULES", args.schedules.to_string())

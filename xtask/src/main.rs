@@ -11,6 +11,8 @@ mod first_user;
 mod paths;
 mod proto_table;
 mod scratch;
+#[cfg(test)]
+mod test_binaries;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

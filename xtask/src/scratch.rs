@@ -170,7 +170,10 @@ pub fn write_workspace(
 
     for (index, spec) in crates.iter().enumerate() {
         let dir = root.join(&spec.name);
-        write_if_changed(&dir.join("Cargo.toml"), &package_toml(&spec.name, spec.bare))?;
+        write_if_changed(
+            &dir.join("Cargo.toml"),
+            &package_toml(&spec.name, spec.bare),
+        )?;
         let mut lib = String::from(
             "//! Generated corpus code (scratch crate written by `cargo xtask`).\n#![deny(warnings)]\n",
         );

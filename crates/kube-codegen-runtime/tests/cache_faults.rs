@@ -36,7 +36,7 @@ use kube_fake_apiserver::FakeApiServer;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-mod support;
+use crate::support;
 
 const NAMESPACES: [&str; 2] = ["default", "other"];
 /// Names per namespace: a small key space, so creates, updates and deletes collide often.
@@ -546,7 +546,7 @@ fn report(schedule: &Schedule, outcome: Option<String>, violations: &[String]) -
     }
     r.push_str(&format!(
         "  replay (same faults and writes; timing varies): FAULT_SEED={seed} FAULT_SCHEDULES=1 \
-         cargo test -p kube-codegen-runtime --all-features --test cache_faults -- --nocapture\n"
+         cargo test -p kube-codegen-runtime --all-features --test all -- cache_faults:: --nocapture\n"
     ));
     r
 }
@@ -586,7 +586,7 @@ async fn randomized_fault_schedules_converge() {
                             .unwrap_or_default();
                         Err(format!(
                             "seed {seed} panicked: {msg}\n  replay: FAULT_SEED={seed} FAULT_SCHEDULES=1 \
-                             cargo test -p kube-codegen-runtime --all-features --test cache_faults -- --nocapture\n"
+                             cargo test -p kube-codegen-runtime --all-features --test all -- cache_faults:: --nocapture\n"
                         ))
                     })
             });

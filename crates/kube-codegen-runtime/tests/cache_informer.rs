@@ -13,7 +13,7 @@ use kube_codegen_runtime::cache::{
 };
 use kube_fake_apiserver::FakeApiServer;
 
-mod support;
+use crate::support;
 use parking_lot::Mutex;
 use support::{client, cm, eventually, fast_reflector, within};
 

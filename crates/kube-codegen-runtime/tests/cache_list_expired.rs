@@ -20,7 +20,7 @@ use kube_codegen_runtime::cache::{ListWatch, Reflector, Store, WatchStream};
 use kube_fake_apiserver::{FakeApiServer, Faults};
 use parking_lot::Mutex;
 
-mod support;
+use crate::support;
 use support::{cm, eventually, fast_reflector};
 
 const PATH: &str = "/api/v1/configmaps";

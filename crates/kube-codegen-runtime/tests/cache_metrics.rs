@@ -3,7 +3,7 @@
 //! resourceVersion, each handler's backlog, watch-list fallbacks), and the reflector's last
 //! error.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! server was down. The outage is a TCP proxy between the client and the in-memory server
 //! that refuses connections and cuts the open ones.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

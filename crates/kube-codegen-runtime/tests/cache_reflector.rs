@@ -10,7 +10,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube_codegen_runtime::cache::{Reflector, Store};
 use kube_fake_apiserver::FakeApiServer;
 
-mod support;
+use crate::support;
 use support::{client, cm, eventually, fast_reflector, within};
 
 /// Starts a reflector over every namespace's config maps with fast retries, listing (no

@@ -3,7 +3,7 @@
 //! the server refuses it, a watch-list cut before its end bookmark, a 410 on a watch-list, the
 //! switch that turns it off, and the first LIST's resourceVersion.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -15,7 +15,7 @@ use kube_codegen_runtime::controller::{
 use kube_fake_apiserver::FakeApiServer;
 use parking_lot::Mutex;
 
-mod support;
+use crate::support;
 use support::{client, cm, eventually, fast_reflector};
 
 /// Records every reconcile as `(name, deleted)`; behaves by the object's name.

@@ -19,7 +19,7 @@ use kube_codegen_runtime::workqueue::{
 };
 use kube_fake_apiserver::FakeApiServer;
 
-mod support;
+use crate::support;
 use support::{client, eventually, fast_reflector, within};
 
 fn cm(name: &str, value: &str) -> ConfigMap {

@@ -4,7 +4,7 @@
 //! workqueue's series, read by kubectl's `get --raw` too; and both gone after `run` returns.
 #![cfg(all(feature = "webhook", feature = "prometheus"))]
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

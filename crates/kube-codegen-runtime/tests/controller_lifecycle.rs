@@ -21,7 +21,7 @@ use kube_fake_apiserver::FakeApiServer;
 use parking_lot::Mutex;
 use serde_json::json;
 
-mod support;
+use crate::support;
 use support::{client, cm, eventually, fast_reflector, within};
 
 type Stop = tokio::sync::oneshot::Sender<()>;

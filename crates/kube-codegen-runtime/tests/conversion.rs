@@ -1,7 +1,6 @@
 //! `conversion::Converter` answering ConversionReviews as kube-apiserver expects.
 
-#[path = "support/foo.rs"]
-mod foo;
+use crate::support::foo;
 
 use std::sync::{Arc, Mutex};
 

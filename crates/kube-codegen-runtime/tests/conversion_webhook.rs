@@ -2,8 +2,7 @@
 //! `WebhookServer` over HTTPS with its certificate files reloaded.
 #![cfg(feature = "webhook")]
 
-#[path = "support/foo.rs"]
-mod foo;
+use crate::support::foo;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -9,7 +9,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube_codegen_runtime::events::{Event, EventType, Recorder, Reporter};
 use kube_fake_apiserver::FakeApiServer;
 
-mod support;
+use crate::support;
 use support::{client, cm};
 
 const EVENTS_PATH: &str = "/apis/events.k8s.io/v1/namespaces/default/events";

@@ -13,7 +13,7 @@ use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::cache::{EventHandlerFns, SharedIndexInformer};
 use kube_fake_apiserver::FakeApiServer;
 
-mod support;
+use crate::support;
 use support::{client, fast_reflector, within};
 
 /// Polls `check` every 10 ms until it holds, for at most 10 s.

@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-mod support;
+use crate::support;
 use support::client;
 
 const LEASE: Duration = Duration::from_secs(2);

@@ -8,7 +8,7 @@
 //! is rebalanced as soon as every member reported its load of it.
 #![cfg(feature = "sharding")]
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! the lease duration plus 5 s, and after the last change every object is reconciled.
 #![cfg(feature = "sharding")]
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! old owner can reconcile those deletes: it does, before it acknowledges the new table.
 #![cfg(feature = "sharding")]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

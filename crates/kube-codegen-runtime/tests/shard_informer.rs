@@ -3,7 +3,7 @@
 //! deletes and adds when the ranges change; and ring membership through Leases.
 #![cfg(feature = "sharding")]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! (waking a read) and the renewal a new acknowledgement triggers explain it.
 #![cfg(feature = "sharding")]
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

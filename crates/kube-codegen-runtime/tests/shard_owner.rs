@@ -7,7 +7,7 @@
 //! reconciled by two replicas at once.
 #![cfg(feature = "sharding")]
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

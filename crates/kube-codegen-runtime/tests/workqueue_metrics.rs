@@ -8,7 +8,7 @@ use kube_codegen_runtime::workqueue::{DURATION_BUCKETS, PrometheusMetricsProvide
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 
-mod support;
+use crate::support;
 use support::within;
 
 fn scrape(registry: &Registry) -> String {

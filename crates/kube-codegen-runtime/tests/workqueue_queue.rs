@@ -7,7 +7,7 @@ use futures::FutureExt;
 use kube_codegen_runtime::workqueue::{AddOpts, LOW_PRIORITY, WorkQueue};
 use tokio::time::Instant;
 
-mod support;
+use crate::support;
 use support::{DEADLINE, within, within_for};
 
 fn queue() -> WorkQueue<&'static str> {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kube_codegen_runtime::workqueue::WorkQueue;
 
-mod support;
+use crate::support;
 use support::{within, within_for};
 
 const KEYS: usize = 8;

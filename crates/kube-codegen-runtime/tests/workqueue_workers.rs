@@ -8,7 +8,7 @@ use kube_codegen_runtime::workqueue::{Action, WorkQueue, run_workers};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-mod support;
+use crate::support;
 use support::within;
 
 #[tokio::test(start_paused = true)]

@@ -2,7 +2,7 @@
 //! here (its rcgen certificate given as `caBundle`) denies, patches, warns, is slow or is not
 //! there, and the server answers as the real one does (messages from
 //! `admission/plugin/webhook/{errors,mutating,validating}`).
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -778,7 +778,7 @@ async fn equivalent_versions_are_converted_and_subresources_matched() {
 
 /// What a ConfigMap create costs with each kind of admission configured. Ignored by default (it
 /// measures, it does not check); run it with `cargo test -p kube-fake-apiserver --release
-/// --test admission -- --ignored --nocapture measure`. Prints min/median/max over 5 runs of
+/// --test all -- admission::measure --ignored --nocapture`. Prints min/median/max over 5 runs of
 /// each run's median of 100 creates.
 #[tokio::test]
 #[ignore]

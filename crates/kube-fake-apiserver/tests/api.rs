@@ -1,6 +1,6 @@
 //! Raw-HTTP behaviour: status codes and Status bodies, CRUD, conflicts, finalizers, subresources,
 //! patches, dryRun, lists and pagination, CRD registration and removal, discovery.
-mod common;
+use crate::common;
 
 use common::*;
 use kube_fake_apiserver::FakeApiServer;

@@ -2,7 +2,7 @@
 //! (Background, Foreground, Orphan, dangling owners, cluster-scoped owners, collector off),
 //! namespace lifecycle, continue tokens that expire (and the fault forcing it), aggregated
 //! discovery, CRD conditions over time and the deployment stand-in.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

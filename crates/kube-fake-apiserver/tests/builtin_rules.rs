@@ -1,7 +1,7 @@
 //! Built-in kinds over HTTP: what kube-apiserver 1.35 returns for minimal objects (defaults,
 //! allocated Service fields, a Job's generated selector), and its 422s for classic invalid
 //! objects and immutable-field updates; kubectl shows the same causes.
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Stdio;

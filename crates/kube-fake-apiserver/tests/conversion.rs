@@ -4,7 +4,7 @@
 //! misbehaving webhook with the real server's status and message. kubectl (v1.32 at
 //! /usr/bin/kubectl, as in `tests/kubectl.rs`) reads through the other version and prints the
 //! server's message when the webhook fails.
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! one is a 422 `Invalid` whose causes are the server's, as kubectl prints them. The same files
 //! drive the generator's and the validator's tests.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! `kube::Client` / `kube::Api` against the server unchanged (HTTP, in-process and TLS), every fault,
 //! request recording, and the binary.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@ use kube_fake_apiserver::FakeApiServer;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-mod common;
+use crate::common;
 use common::kubectl::{Kubectl, kubectl_or_skip};
 
 /// Bound for a line to show up on a watching kubectl.

@@ -5,7 +5,7 @@
 //! a built-in. When kubectl is not installed each test prints a `SKIPPED` line and passes, except
 //! under `CI=true`.
 
-mod common;
+use crate::common;
 use common::kubectl::{Kubectl, kubectl_or_skip};
 
 use kube_fake_apiserver::FakeApiServer;

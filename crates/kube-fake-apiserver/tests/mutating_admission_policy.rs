@@ -1,6 +1,6 @@
 //! MutatingAdmissionPolicy (admissionregistration.k8s.io/v1beta1) as kube-apiserver 1.35
 //! serves and applies it with the `MutatingAdmissionPolicy` gate and the beta API turned on.
-mod common;
+use crate::common;
 
 use common::{Resp, get, post, put};
 use kube_fake_apiserver::FakeApiServer;

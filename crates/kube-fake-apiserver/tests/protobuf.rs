@@ -1,7 +1,7 @@
 //! Protobuf as client-go v0.35 speaks it for built-in kinds: request bodies in the `k8s\0`
 //! envelope, answers when `Accept` prefers protobuf, and length-framed watch events. The bodies
 //! sent are encoded by prost (k8s-pb's types, generated from k8s.io/api's generated.proto).
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -601,7 +601,7 @@ async fn custom_resources_never_speak_protobuf() {
 }
 
 /// Not a check: what protobuf costs next to JSON (`cargo test -p kube-fake-apiserver
-/// --all-features --test protobuf -- --ignored --nocapture`; figures in ARCHITECTURE.md).
+/// --all-features --test all -- protobuf:: --ignored --nocapture`; figures in ARCHITECTURE.md).
 #[tokio::test]
 #[ignore]
 async fn measure_protobuf_against_json() {

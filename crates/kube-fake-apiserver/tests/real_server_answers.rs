@@ -1,7 +1,7 @@
 //! Answers checked against a genuine kube-apiserver 1.35 (issue 28 items 4-7), through kube-rs:
 //! `storageVersionHash` in discovery, the scale subresource's type check, a conversion webhook
 //! whose service does not exist, and the request body and etcd size limits.
-mod common;
+use crate::common;
 
 use common::{call, with_widgets};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};

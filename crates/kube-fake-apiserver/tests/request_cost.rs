@@ -1,6 +1,6 @@
 //! The cost of a create and a list does not grow with the number of kinds served. Ignored by
 //! default (it measures, it does not check); run it with
-//! `cargo test -p kube-fake-apiserver --release --test request_cost -- --ignored --nocapture`.
+//! `cargo test -p kube-fake-apiserver --release --test all -- request_cost:: --ignored --nocapture`.
 use std::time::{Duration, Instant};
 
 use kube_fake_apiserver::{FakeApiServer, KindSpec};

@@ -1,7 +1,7 @@
 //! `shardSelector` (KEP-5866): lists, watches and watch-lists filtered by the FNV-1a hash of the
 //! uid or namespace, the echo in `metadata.shardInfo`, 400 on a malformed selector, the OpenAPI
 //! v3 parameter; and all of it ignored by a server with the option off, as a 1.35 server does.
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! Watch semantics: replay, 410, bookmarks, streaming lists, timeouts, selectors, Table output.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The workload status stand-ins: StatefulSets, DaemonSets and ReplicaSets report ready and Jobs
 //! complete a set delay after each new generation, with kube-controller-manager's fields; off by
 //! default.
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests that run against `kube-fake-apiserver`.
-#![allow(dead_code)] // each test file uses its own subset
+#![allow(dead_code)] // each test module uses its own subset
+
+pub mod foo;
 
 use std::future::Future;
 use std::time::Duration;

@@ -1,0 +1,9 @@
+//! The package's integration tests, one module per file, in one binary: one link and one
+//! build of the dependencies' generic code for all of them, instead of one per file (most of
+//! the workspace's test build went there).
+
+mod generated_api;
+mod kitchen;
+mod kube_api;
+mod validation;
+mod widget;

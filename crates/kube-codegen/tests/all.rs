@@ -1,0 +1,12 @@
+//! The package's integration tests, one module per file, in one binary: one link and one
+//! build of the dependencies' generic code for all of them, instead of one per file (most of
+//! the workspace's test build went there).
+
+mod builder;
+mod cli;
+mod from_cluster;
+mod hostile;
+mod invalid_crds;
+mod naming;
+mod proptest_schemas;
+mod refusals;

@@ -1,0 +1,12 @@
+//! The package's integration tests, one module per file, in one binary: one link and one
+//! build of the dependencies' generic code for all of them, instead of one per file (most of
+//! the workspace's test build went there).
+
+mod admission;
+mod conversion;
+mod crds;
+mod deploy;
+mod e2e;
+mod rbac;
+mod readme;
+mod sync;
