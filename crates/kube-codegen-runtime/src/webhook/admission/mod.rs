@@ -668,18 +668,48 @@ fn parse<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<Value, Answer> {
 
 /// Whether the object's text says it is a `K` (`apiVersion` and `kind` strings that are
 /// `K`'s), read without building the object; `false` also when the text does not say so
-/// plainly (repeated keys, other types), left to [`parse`] to word.
+/// plainly (other types), left to [`parse`] to word. Members are read until both are seen (an
+/// API server writes them first), the rest left unread: the typed decode that follows reads it
+/// all, and refuses a repeated `apiVersion` or `kind`.
 fn head_is<K: AdmissionKind>(text: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow, rename = "apiVersion")]
-        api_version: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow)]
-        kind: Option<std::borrow::Cow<'a, str>>,
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+    use std::borrow::Cow;
+
+    /// What was seen: (`apiVersion` is `K`'s, `kind` is `K`'s), each `None` until read.
+    struct Head<'s, K>(&'s mut (Option<bool>, Option<bool>), PhantomData<K>);
+
+    impl<'de, K: AdmissionKind> Visitor<'de> for Head<'_, K> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                match &*key {
+                    "apiVersion" => {
+                        self.0.0 = Some(map.next_value::<Cow<'de, str>>()? == K::API_VERSION);
+                    }
+                    "kind" => self.0.1 = Some(map.next_value::<Cow<'de, str>>()? == K::KIND),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                if self.0.0.is_some() && self.0.1.is_some() {
+                    // Stopping here makes the deserializer report the unread rest as an
+                    // error, which is not one: what was seen is the answer.
+                    return Ok(());
+                }
+            }
+            Ok(())
+        }
     }
-    serde_json::from_str::<Head>(text).is_ok_and(|h| {
-        h.api_version.as_deref() == Some(K::API_VERSION) && h.kind.as_deref() == Some(K::KIND)
-    })
+
+    let mut seen = (None, None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = de.deserialize_map(Head::<K>(&mut seen, PhantomData));
+    seen == (Some(true), Some(true))
 }
 
 /// `sent` decoded as `K` (by value: its strings are moved, not copied).
