@@ -134,6 +134,7 @@ pub mod defaults {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                #[allow(clippy::collapsible_if)]
                 fn typed_schema_defaults(&mut self) -> bool {
                     let o0 = self;
                     if o0.spec.is_none() {

@@ -135,6 +135,7 @@ pub mod knownoff {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                #[allow(clippy::collapsible_if)]
                 fn typed_schema_defaults(&mut self) -> bool {
                     let o0 = self;
                     if let ::std::option::Option::Some(o1) = o0.spec.as_mut() {

@@ -149,6 +149,7 @@ pub mod batch {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                #[allow(clippy::collapsible_if)]
                 fn typed_schema_defaults(&mut self) -> bool {
                     let o0 = self;
                     if let ::std::option::Option::Some(o1) = o0.spec.as_mut() {
@@ -2280,6 +2281,7 @@ pub mod lenientnodot {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                #[allow(clippy::collapsible_if)]
                 fn typed_schema_defaults(&mut self) -> bool {
                     let o0 = self;
                     if let ::std::option::Option::Some(o1) = o0.spec.as_mut() {

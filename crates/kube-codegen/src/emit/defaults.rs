@@ -1,4 +1,4 @@
-//! Typed schema defaulting: the body of the generated `SchemaChecks::typed_schema_defaults`,
+//! Typed schema defaulting: the generated `SchemaChecks::typed_schema_defaults`,
 //! kube-apiserver's structural defaulting written out for one kind version's schema, on the
 //! typed object instead of its JSON (no `serde_json::Value` on the way).
 //!
@@ -29,16 +29,29 @@ struct Unsupported;
 
 type Gen = Result<Option<TokenStream>, Unsupported>;
 
-/// The body of `typed_schema_defaults(&mut self) -> bool` for the kind `r`.
-pub fn typed_defaults_body(r: &Resource) -> TokenStream {
+/// `typed_schema_defaults(&mut self) -> bool` for the kind `r`.
+pub fn typed_defaults_method(r: &Resource) -> TokenStream {
     match root(r) {
+        // `if let Some(x) = .. { if x.f.is_none() {..} }` is what edition 2024's clippy wants
+        // as a let chain, which edition 2021 (generated code compiles under both) lacks.
         Ok(Some(code)) => quote! {
-            let o0 = self;
-            #code
-            true
+            #[allow(clippy::collapsible_if)]
+            fn typed_schema_defaults(&mut self) -> bool {
+                let o0 = self;
+                #code
+                true
+            }
         },
-        Ok(None) => quote!(true),
-        Err(Unsupported) => quote!(false),
+        Ok(None) => quote! {
+            fn typed_schema_defaults(&mut self) -> bool {
+                true
+            }
+        },
+        Err(Unsupported) => quote! {
+            fn typed_schema_defaults(&mut self) -> bool {
+                false
+            }
+        },
     }
 }
 
@@ -138,10 +151,7 @@ fn field(obj: &Ident, f: &Field, node: &Value, types: &[TypeDef], depth: usize) 
     let place = quote!(#obj.#name);
     let v = var(depth + 1);
     let inner = slot(&v, &f.ty, node, types, depth + 1)?;
-    let default = match kube_codegen_crd::object::default_of(node) {
-        Some(d) => Some(literal(&f.ty, &d)),
-        None => None,
-    };
+    let default = kube_codegen_crd::object::default_of(node).map(|d| literal(&f.ty, &d));
     let mut out = TokenStream::new();
     match f.presence {
         // Always present in the typed object (a missing one fails the decode).

@@ -31,7 +31,7 @@ pub fn kind_items(r: &Resource) -> TokenStream {
     let literal = super::raw_literal(&json).unwrap_or_else(|| proc_macro2::Literal::string(&json));
     let (group, kind) = (&r.group, &r.kind);
     let rt = quote!(::kube_codegen_runtime::validation);
-    let typed_defaults = super::defaults::typed_defaults_body(r);
+    let typed_defaults = super::defaults::typed_defaults_method(r);
     let typed_diff = super::typed_diff::impls(r);
     let static_doc = format!(
         " The `openAPIV3Schema` of `{}/{}` `{}` (without `description`s), compiled on first use.",
@@ -94,9 +94,7 @@ pub fn kind_items(r: &Resource) -> TokenStream {
                 self.apply_defaults()
             }
 
-            fn typed_schema_defaults(&mut self) -> bool {
-                #typed_defaults
-            }
+            #typed_defaults
 
             fn typed_patch_base(&self) -> ::std::option::Option<Self> {
                 ::std::option::Option::Some(::std::clone::Clone::clone(self))
