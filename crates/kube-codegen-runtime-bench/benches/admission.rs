@@ -10,11 +10,13 @@
 //! (for a profiler).
 //!
 //! - `handler`: `webhook::handle(&defaulting, request)`: method and content-type checks, the
-//!   body collected, the review decoded (the object kept as its text), the object parsed into
-//!   a `serde_json::Value`, the schema's defaults applied to it (the generated
-//!   `SchemaChecks::openapi_schema`), decoded into the generated type, the user's defaults, the
-//!   mutated object encoded to text, the patch diffed on the sent and mutated texts, the answer
-//!   encoded (patch in base64) and the response built.
+//!   body collected, the review decoded (the object kept as its text), the object decoded
+//!   straight from the text into the generated type, checked to re-encode as that text (a
+//!   comparing sink) and copied, the schema's defaults by generated code
+//!   (`SchemaChecks::typed_schema_defaults`), the user's defaults, the patch by generated code
+//!   comparing the copy and the result field by field (`SchemaChecks::typed_patch`), the
+//!   answer encoded (patch in base64) and the response built. At start, the bench checks that
+//!   these typed paths give what the JSON paths give on this object.
 //! - `bare`: the same without the schema's defaults (`without_schema_defaults`).
 //! - `validating`: the validating handler (generated `validate()`, then a user check) on the
 //!   same review.
