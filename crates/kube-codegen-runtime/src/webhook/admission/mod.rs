@@ -617,6 +617,13 @@ fn answer(
 /// The object sent, as `K`; an `Errored(400)` answer when it is missing, of another
 /// kind or version, or does not decode as `K` (what controller-runtime's decoder refuses).
 fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<K, Answer> {
+    // Straight from the text when it is plainly a `K`; the JSON path words any refusal.
+    if let Some(raw) = raw
+        && head_is::<K>(raw.get())
+        && let Ok(obj) = serde_json::from_str::<K>(raw.get())
+    {
+        return Ok(obj);
+    }
     typed::<K>(parse::<K>(raw)?)
 }
 
