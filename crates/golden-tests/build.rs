@@ -25,6 +25,12 @@ fn main() {
         "/// (CRD file stem, apiVersion, kind, typed round trip) for every resource of every up-to-date golden.\n\
          pub static RESOURCES: &[(&str, &str, &str, RoundTrip)] = &[\n",
     );
+    // Goldens with the generated `SchemaChecks` (`--emit validation`): the typed defaults are
+    // checked against the JSON path on their samples (`tests/typed_defaults.rs`).
+    let mut defaults = String::from(
+        "/// (CRD file stem, apiVersion, kind, typed-against-JSON defaults check) for every resource with generated defaulting.\n\
+         static DEFAULTED: &[(&str, &str, &str, DefaultsCheck)] = &[\n",
+    );
     let mut stale = String::from(
         "/// CRD file stems whose golden is missing or differs from the generator's output.\npub static STALE: &[&str] = &[\n",
     );
@@ -59,6 +65,13 @@ fn main() {
                         "    ({stem:?}, {api_version:?}, {:?}, ::xtask::roundtrip::typed_round_trip::<::golden_tests::{module}::{}>),",
                         r.kind, r.rust_path
                     );
+                    if text.contains("fn typed_schema_defaults") {
+                        let _ = writeln!(
+                            defaults,
+                            "    ({stem:?}, {api_version:?}, {:?}, check::<::golden_tests::{module}::{}>),",
+                            r.kind, r.rust_path
+                        );
+                    }
                 }
             }
             _ => {
@@ -70,6 +83,8 @@ fn main() {
     stale.push_str("];\n");
     write_if_changed(&out.join("goldens.rs"), &modules);
     write_if_changed(&out.join("dispatch.rs"), &(dispatch + &stale));
+    defaults.push_str("];\n");
+    write_if_changed(&out.join("defaults_dispatch.rs"), &defaults);
 }
 
 /// The single-file output and resources for one CRD with its header flags, as `render_golden` makes them.

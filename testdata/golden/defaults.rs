@@ -134,6 +134,80 @@ pub mod defaults {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                #[allow(clippy::collapsible_if)]
+                fn typed_schema_defaults(&mut self) -> bool {
+                    let o0 = self;
+                    if o0.spec.is_none() {
+                        o0.spec = ::std::option::Option::Some(
+                            match ::serde_json::from_str(r"{}") {
+                                ::std::result::Result::Ok(d) => d,
+                                ::std::result::Result::Err(_) => return false,
+                            },
+                        );
+                    }
+                    if let ::std::option::Option::Some(o1) = o0.spec.as_mut() {
+                        if o1.enabled.is_none() {
+                            o1.enabled = ::std::option::Option::Some(true);
+                        }
+                        if o1.engine.is_none() {
+                            o1.engine = ::std::option::Option::Some(
+                                match ::serde_json::from_str(r#""redis""#) {
+                                    ::std::result::Result::Ok(d) => d,
+                                    ::std::result::Result::Err(_) => return false,
+                                },
+                            );
+                        }
+                        if o1.eviction.is_none() {
+                            o1.eviction = ::std::option::Option::Some(
+                                match ::serde_json::from_str(r#"{"policy":"lru"}"#) {
+                                    ::std::result::Result::Ok(d) => d,
+                                    ::std::result::Result::Err(_) => return false,
+                                },
+                            );
+                        }
+                        if let ::std::option::Option::Some(o2) = o1.eviction.as_mut() {
+                            if o2.max_keys.is_none() {
+                                o2.max_keys = ::std::option::Option::Some(1000000i64);
+                            }
+                        }
+                        if o1.ratio.is_none() {
+                            o1.ratio = ::std::option::Option::Some(
+                                match ::serde_json::from_str(r"0.75") {
+                                    ::std::result::Result::Ok(d) => d,
+                                    ::std::result::Result::Err(_) => return false,
+                                },
+                            );
+                        }
+                        if o1.size.is_none() {
+                            o1.size = ::std::option::Option::Some(3i32);
+                        }
+                        if o1.ttl.is_none() {
+                            o1.ttl = ::std::option::Option::Some(
+                                ::std::string::String::from("1h"),
+                            );
+                        }
+                        if o1.zones.is_none() {
+                            o1.zones = ::std::option::Option::Some(
+                                match ::serde_json::from_str(r#"["a","b"]"#) {
+                                    ::std::result::Result::Ok(d) => d,
+                                    ::std::result::Result::Err(_) => return false,
+                                },
+                            );
+                        }
+                    }
+                    true
+                }
+                fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                    ::std::option::Option::Some(::std::clone::Clone::clone(self))
+                }
+                fn typed_patch(
+                    before: &Self,
+                    after: &Self,
+                ) -> ::std::option::Option<
+                    ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+                > {
+                    ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+                }
                 fn schema_validate(
                     &self,
                 ) -> ::std::result::Result<
@@ -150,6 +224,107 @@ pub mod defaults {
                     ::kube_codegen_runtime::validation::ValidationErrors,
                 > {
                     self.validate_update(old)
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for Cache {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::metadata(
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "spec",
+                        &self.spec,
+                        &after.spec,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for CacheSpecEviction {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "maxKeys",
+                        &self.max_keys,
+                        &after.max_keys,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "policy",
+                        &self.policy,
+                        &after.policy,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for CacheSpec {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "enabled",
+                        &self.enabled,
+                        &after.enabled,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "engine",
+                        &self.engine,
+                        &after.engine,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "eviction",
+                        &self.eviction,
+                        &after.eviction,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "ratio",
+                        &self.ratio,
+                        &after.ratio,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "size",
+                        &self.size,
+                        &after.size,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "ttl",
+                        &self.ttl,
+                        &after.ttl,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "zones",
+                        &self.zones,
+                        &after.zones,
+                        d,
+                    );
                 }
             }
             /// Schema:

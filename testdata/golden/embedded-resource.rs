@@ -132,6 +132,20 @@ pub mod embedded {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                fn typed_schema_defaults(&mut self) -> bool {
+                    true
+                }
+                fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                    ::std::option::Option::Some(::std::clone::Clone::clone(self))
+                }
+                fn typed_patch(
+                    before: &Self,
+                    after: &Self,
+                ) -> ::std::option::Option<
+                    ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+                > {
+                    ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+                }
                 fn schema_validate(
                     &self,
                 ) -> ::std::result::Result<
@@ -148,6 +162,126 @@ pub mod embedded {
                     ::kube_codegen_runtime::validation::ValidationErrors,
                 > {
                     self.validate_update(old)
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for Bundle {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::metadata(
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "spec",
+                        &self.spec,
+                        &after.spec,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for BundleSpecConfigMap {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "data",
+                        &self.data,
+                        &after.data,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "metadata",
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for BundleSpecResources {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "metadata",
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::flattened(
+                        &self.extra_fields,
+                        &after.extra_fields,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for BundleSpec {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "configMap",
+                        &self.config_map,
+                        &after.config_map,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "resources",
+                        &self.resources,
+                        &after.resources,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "template",
+                        &self.template,
+                        &after.template,
+                        d,
+                    );
                 }
             }
             #[derive(

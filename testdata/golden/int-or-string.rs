@@ -132,6 +132,20 @@ pub mod intstr {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                fn typed_schema_defaults(&mut self) -> bool {
+                    true
+                }
+                fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                    ::std::option::Option::Some(::std::clone::Clone::clone(self))
+                }
+                fn typed_patch(
+                    before: &Self,
+                    after: &Self,
+                ) -> ::std::option::Option<
+                    ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+                > {
+                    ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+                }
                 fn schema_validate(
                     &self,
                 ) -> ::std::result::Result<
@@ -148,6 +162,75 @@ pub mod intstr {
                     ::kube_codegen_runtime::validation::ValidationErrors,
                 > {
                     self.validate_update(old)
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for TrafficSplit {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::metadata(
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "spec",
+                        &self.spec,
+                        &after.spec,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for TrafficSplitSpec {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "limits",
+                        &self.limits,
+                        &after.limits,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "maxUnavailable",
+                        &self.max_unavailable,
+                        &after.max_unavailable,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "port",
+                        &self.port,
+                        &after.port,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "targets",
+                        &self.targets,
+                        &after.targets,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "weight",
+                        &self.weight,
+                        &after.weight,
+                        d,
+                    );
                 }
             }
             #[derive(

@@ -132,6 +132,20 @@ pub mod keywords {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                fn typed_schema_defaults(&mut self) -> bool {
+                    true
+                }
+                fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                    ::std::option::Option::Some(::std::clone::Clone::clone(self))
+                }
+                fn typed_patch(
+                    before: &Self,
+                    after: &Self,
+                ) -> ::std::option::Option<
+                    ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+                > {
+                    ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+                }
                 fn schema_validate(
                     &self,
                 ) -> ::std::result::Result<
@@ -148,6 +162,283 @@ pub mod keywords {
                     ::kube_codegen_runtime::validation::ValidationErrors,
                 > {
                     self.validate_update(old)
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for Oddity {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::metadata(
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "spec",
+                        &self.spec,
+                        &after.spec,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for OdditySpecMatch {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "abstract",
+                        &self.r#abstract,
+                        &after.r#abstract,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "box",
+                        &self.r#box,
+                        &after.r#box,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "dyn",
+                        &self.r#dyn,
+                        &after.r#dyn,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "fn",
+                        &self.r#fn,
+                        &after.r#fn,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "loop",
+                        &self.r#loop,
+                        &after.r#loop,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "macro",
+                        &self.r#macro,
+                        &after.r#macro,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "static",
+                        &self.r#static,
+                        &after.r#static,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "try",
+                        &self.r#try,
+                        &after.r#try,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "union",
+                        &self.union,
+                        &after.union,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "yield",
+                        &self.r#yield,
+                        &after.r#yield,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for OdditySpecMetadata {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "name",
+                        &self.name,
+                        &after.name,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "owner",
+                        &self.owner,
+                        &after.owner,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for OdditySpec {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "$ref",
+                        &self.ref_2,
+                        &after.ref_2,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "1st",
+                        &self._1st,
+                        &after._1st,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "2",
+                        &self._2,
+                        &after._2,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "@type",
+                        &self.type_2,
+                        &after.type_2,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "CamelCase",
+                        &self.camel_case_2,
+                        &after.camel_case_2,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "Self",
+                        &self.self_2,
+                        &after.self_2,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "_underscore",
+                        &self.underscore,
+                        &after.underscore,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "async",
+                        &self.r#async,
+                        &after.r#async,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "await",
+                        &self.r#await,
+                        &after.r#await,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "camelCase",
+                        &self.camel_case_3,
+                        &after.camel_case_3,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "camel_case",
+                        &self.camel_case,
+                        &after.camel_case,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "crate",
+                        &self.crate_,
+                        &after.crate_,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "enumField",
+                        &self.enum_field,
+                        &after.enum_field,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "foo.bar",
+                        &self.foo_bar,
+                        &after.foo_bar,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "gen",
+                        &self.r#gen,
+                        &after.r#gen,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "match",
+                        &self.r#match,
+                        &after.r#match,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "metadata",
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "ref",
+                        &self.r#ref,
+                        &after.r#ref,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "self",
+                        &self.self_,
+                        &after.self_,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "super",
+                        &self.super_,
+                        &after.super_,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "type",
+                        &self.r#type,
+                        &after.r#type,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "with space",
+                        &self.with_space,
+                        &after.with_space,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "x-foo",
+                        &self.x_foo,
+                        &after.x_foo,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "ünïcode",
+                        &self.n_code,
+                        &after.n_code,
+                        d,
+                    );
                 }
             }
             #[derive(

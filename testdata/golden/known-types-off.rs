@@ -135,6 +135,41 @@ pub mod knownoff {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                #[allow(clippy::collapsible_if)]
+                fn typed_schema_defaults(&mut self) -> bool {
+                    let o0 = self;
+                    if let ::std::option::Option::Some(o1) = o0.spec.as_mut() {
+                        if let ::std::option::Option::Some(o2) = o1
+                            .image_pull_secret
+                            .as_mut()
+                        {
+                            if o2.name.is_none() {
+                                o2.name = ::std::option::Option::Some(
+                                    ::std::string::String::from(""),
+                                );
+                            }
+                        }
+                        if let ::std::option::Option::Some(o2) = o1.secret_ref.as_mut() {
+                            if o2.name.is_none() {
+                                o2.name = ::std::option::Option::Some(
+                                    ::std::string::String::from(""),
+                                );
+                            }
+                        }
+                    }
+                    true
+                }
+                fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                    ::std::option::Option::Some(::std::clone::Clone::clone(self))
+                }
+                fn typed_patch(
+                    before: &Self,
+                    after: &Self,
+                ) -> ::std::option::Option<
+                    ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+                > {
+                    ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+                }
                 fn schema_validate(
                     &self,
                 ) -> ::std::result::Result<
@@ -151,6 +186,387 @@ pub mod knownoff {
                     ::kube_codegen_runtime::validation::ValidationErrors,
                 > {
                     self.validate_update(old)
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for Database {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::metadata(
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "spec",
+                        &self.spec,
+                        &after.spec,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "status",
+                        &self.status,
+                        &after.status,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff
+            for DatabaseSpecImagePullSecret {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "name",
+                        &self.name,
+                        &after.name,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for DatabaseSpecOwner {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "blockOwnerDeletion",
+                        &self.block_owner_deletion,
+                        &after.block_owner_deletion,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "controller",
+                        &self.controller,
+                        &after.controller,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "name",
+                        &self.name,
+                        &after.name,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "uid",
+                        &self.uid,
+                        &after.uid,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff
+            for DatabaseSpecSecretRef {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "key",
+                        &self.key,
+                        &after.key,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "name",
+                        &self.name,
+                        &after.name,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "optional",
+                        &self.optional,
+                        &after.optional,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff
+            for DatabaseSpecSelectorMatchExpressions {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "key",
+                        &self.key,
+                        &after.key,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "operator",
+                        &self.operator,
+                        &after.operator,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "values",
+                        &self.values,
+                        &after.values,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff
+            for DatabaseSpecSelector {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "matchExpressions",
+                        &self.match_expressions,
+                        &after.match_expressions,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "matchLabels",
+                        &self.match_labels,
+                        &after.match_labels,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for DatabaseSpecTarget {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "fieldPath",
+                        &self.field_path,
+                        &after.field_path,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "name",
+                        &self.name,
+                        &after.name,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "namespace",
+                        &self.namespace,
+                        &after.namespace,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "resourceVersion",
+                        &self.resource_version,
+                        &after.resource_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "uid",
+                        &self.uid,
+                        &after.uid,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for DatabaseSpec {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "imagePullSecret",
+                        &self.image_pull_secret,
+                        &after.image_pull_secret,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "nearMissRef",
+                        &self.near_miss_ref,
+                        &after.near_miss_ref,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "owner",
+                        &self.owner,
+                        &after.owner,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "secretRef",
+                        &self.secret_ref,
+                        &after.secret_ref,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "selector",
+                        &self.selector,
+                        &after.selector,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "target",
+                        &self.target,
+                        &after.target,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff
+            for DatabaseStatusConditions {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "lastTransitionTime",
+                        &self.last_transition_time,
+                        &after.last_transition_time,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "message",
+                        &self.message,
+                        &after.message,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "observedGeneration",
+                        &self.observed_generation,
+                        &after.observed_generation,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "reason",
+                        &self.reason,
+                        &after.reason,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "status",
+                        &self.status,
+                        &after.status,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "type",
+                        &self.r#type,
+                        &after.r#type,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff
+            for DatabaseStatusExtendedConditions {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "lastTransitionTime",
+                        &self.last_transition_time,
+                        &after.last_transition_time,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "message",
+                        &self.message,
+                        &after.message,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "observedGeneration",
+                        &self.observed_generation,
+                        &after.observed_generation,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "reason",
+                        &self.reason,
+                        &after.reason,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "severity",
+                        &self.severity,
+                        &after.severity,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "status",
+                        &self.status,
+                        &after.status,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "type",
+                        &self.r#type,
+                        &after.r#type,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for DatabaseStatus {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "conditions",
+                        &self.conditions,
+                        &after.conditions,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "extendedConditions",
+                        &self.extended_conditions,
+                        &after.extended_conditions,
+                        d,
+                    );
                 }
             }
             #[derive(

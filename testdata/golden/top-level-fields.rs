@@ -145,6 +145,20 @@ pub mod toplevel {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                fn typed_schema_defaults(&mut self) -> bool {
+                    true
+                }
+                fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                    ::std::option::Option::Some(::std::clone::Clone::clone(self))
+                }
+                fn typed_patch(
+                    before: &Self,
+                    after: &Self,
+                ) -> ::std::option::Option<
+                    ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+                > {
+                    ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+                }
                 fn schema_validate(
                     &self,
                 ) -> ::std::result::Result<
@@ -161,6 +175,95 @@ pub mod toplevel {
                     ::kube_codegen_runtime::validation::ValidationErrors,
                 > {
                     self.validate_update(old)
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for AccessRule {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::metadata(
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "data",
+                        &self.data,
+                        &after.data,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "immutable",
+                        &self.immutable,
+                        &after.immutable,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "priority",
+                        &self.priority,
+                        &after.priority,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "rules",
+                        &self.rules,
+                        &after.rules,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "spec",
+                        &self.spec,
+                        &after.spec,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for AccessRuleRules {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "resources",
+                        &self.resources,
+                        &after.resources,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "verbs",
+                        &self.verbs,
+                        &after.verbs,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for AccessRuleSpec {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "enabled",
+                        &self.enabled,
+                        &after.enabled,
+                        d,
+                    );
                 }
             }
             #[derive(

@@ -146,6 +146,20 @@ pub mod legacy {
                 fn schema_defaults(&mut self) {
                     self.apply_defaults()
                 }
+                fn typed_schema_defaults(&mut self) -> bool {
+                    true
+                }
+                fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                    ::std::option::Option::Some(::std::clone::Clone::clone(self))
+                }
+                fn typed_patch(
+                    before: &Self,
+                    after: &Self,
+                ) -> ::std::option::Option<
+                    ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+                > {
+                    ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+                }
                 fn schema_validate(
                     &self,
                 ) -> ::std::result::Result<
@@ -162,6 +176,89 @@ pub mod legacy {
                     ::kube_codegen_runtime::validation::ValidationErrors,
                 > {
                     self.validate_update(old)
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for Database {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "apiVersion",
+                        &self.api_version,
+                        &after.api_version,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::non_empty(
+                        "kind",
+                        &self.kind,
+                        &after.kind,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::metadata(
+                        &self.metadata,
+                        &after.metadata,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "spec",
+                        &self.spec,
+                        &after.spec,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional(
+                        "status",
+                        &self.status,
+                        &after.status,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for DatabaseSpec {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::required_whole(
+                        "engine",
+                        &self.engine,
+                        &after.engine,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "replicas",
+                        &self.replicas,
+                        &after.replicas,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "storageGB",
+                        &self.storage_gb,
+                        &after.storage_gb,
+                        d,
+                    );
+                }
+            }
+            impl ::kube_codegen_runtime::typed_patch::TypedDiff for DatabaseStatus {
+                fn diff(
+                    &self,
+                    after: &Self,
+                    d: &mut ::kube_codegen_runtime::typed_patch::Diff,
+                ) {
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "endpoint",
+                        &self.endpoint,
+                        &after.endpoint,
+                        d,
+                    );
+                    ::kube_codegen_runtime::typed_patch::optional_whole(
+                        "replicas",
+                        &self.replicas,
+                        &after.replicas,
+                        d,
+                    );
                 }
             }
             #[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]

@@ -10,11 +10,13 @@
 //! (for a profiler).
 //!
 //! - `handler`: `webhook::handle(&defaulting, request)`: method and content-type checks, the
-//!   body collected, the review decoded (the object kept as its text), the object parsed into
-//!   a `serde_json::Value`, the schema's defaults applied to it (the generated
-//!   `SchemaChecks::openapi_schema`), decoded into the generated type, the user's defaults, the
-//!   mutated object encoded to text, the patch diffed on the sent and mutated texts, the answer
-//!   encoded (patch in base64) and the response built.
+//!   body collected, the review decoded (the object kept as its text), the object decoded
+//!   straight from the text into the generated type, checked to re-encode as that text (a
+//!   comparing sink) and copied, the schema's defaults by generated code
+//!   (`SchemaChecks::typed_schema_defaults`), the user's defaults, the patch by generated code
+//!   comparing the copy and the result field by field (`SchemaChecks::typed_patch`), the
+//!   answer encoded (patch in base64) and the response built. At start, the bench checks that
+//!   these typed paths give what the JSON paths give on this object.
 //! - `bare`: the same without the schema's defaults (`without_schema_defaults`).
 //! - `validating`: the validating handler (generated `validate()`, then a user check) on the
 //!   same review.
@@ -144,6 +146,44 @@ impl Validator<Gadget> for TagsAreShort {
     }
 }
 
+/// The generated typed paths the handler takes on this review do what the JSON paths do: the
+/// typed defaults give the object the schema's defaults on the JSON give (on the gadget,
+/// without its spec, with an empty one), the object re-encodes as sent (so the handler answers
+/// the typed patch), and that patch is the two `add`s.
+fn typed_paths_hold() {
+    use kube_codegen_runtime::validation::SchemaChecks;
+    let mut empty = gadget();
+    empty["spec"] = json!({});
+    let mut without = gadget();
+    without.as_object_mut().unwrap().remove("spec");
+    for sent in [gadget(), empty, without] {
+        let mut typed: Gadget = serde_json::from_value(sent.clone()).unwrap();
+        assert!(typed.typed_schema_defaults());
+        let mut json = sent.clone();
+        Gadget::openapi_schema()
+            .unwrap()
+            .schema()
+            .apply_defaults(&mut json);
+        let by_json: Gadget = serde_json::from_value(json).unwrap();
+        assert_eq!(typed, by_json, "{sent}");
+    }
+    let text = serde_json::to_string(&gadget()).unwrap();
+    let before: Gadget = serde_json::from_str(&text).unwrap();
+    assert_eq!(serde_json::to_string(&before).unwrap(), text);
+    let mut after = before.clone();
+    assert!(after.typed_schema_defaults());
+    // What `default_replicas` does.
+    after.spec.as_mut().unwrap().replicas.get_or_insert(1);
+    let ops = Gadget::typed_patch(&before, &after).unwrap();
+    assert_eq!(
+        serde_json::to_value(ops).unwrap(),
+        json!([
+            {"op": "add", "path": "/spec/replicas", "value": 1},
+            {"op": "add", "path": "/spec/tier", "value": "standard"}
+        ])
+    );
+}
+
 fn defaulting() -> Defaulting<Gadget> {
     admission::defaulting::<Gadget>(default_replicas)
 }
@@ -197,6 +237,8 @@ fn main() {
     assert_eq!(answer["response"]["patchType"], "JSONPatch");
     let answer: Value = serde_json::from_slice(&handle(&validating, &body)).unwrap();
     assert_eq!(answer["response"]["allowed"], true, "{answer}");
+
+    typed_paths_hold();
 
     if let Some(only) = only {
         let run = || match only.as_str() {

@@ -10,6 +10,7 @@ pub mod factory;
 pub mod leaderelection;
 #[cfg(feature = "sharding")]
 pub mod shard;
+pub mod typed_patch;
 #[cfg(feature = "validation")]
 pub mod validation;
 #[cfg(feature = "webhook")]

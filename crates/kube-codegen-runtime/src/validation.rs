@@ -321,6 +321,32 @@ pub trait SchemaChecks {
     }
     /// The schema's defaults (generated `apply_defaults()`).
     fn schema_defaults(&mut self) {}
+    /// The schema's defaults applied to the typed object by generated code, with no JSON on
+    /// the way: the object [`SchemaChecks::schema_defaults`] gives, when `true`. `false` (the
+    /// default) when the typed object cannot say what the JSON path would do (a required
+    /// nullable field that is `None`: absent or `null`?; a default that does not decode;
+    /// defaults below a field kept as JSON): the object may then be partly defaulted, and the
+    /// caller starts again from the JSON path.
+    fn typed_schema_defaults(&mut self) -> bool {
+        false
+    }
+    /// A copy of the object to compute [`SchemaChecks::typed_patch`] from later, when the type
+    /// has a generated one (kube-codegen's types: `Some(self.clone())`); `None` otherwise.
+    fn typed_patch_base(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+    /// The JSON patch from `before` to `after`, written field by field by generated code
+    /// ([`crate::typed_patch`]); `None` when the type has none, or a value did not encode.
+    fn typed_patch(before: &Self, after: &Self) -> Option<Vec<crate::typed_patch::PatchOperation>>
+    where
+        Self: Sized,
+    {
+        let _ = (before, after);
+        None
+    }
     /// The schema's checks on create (generated `validate()`).
     fn schema_validate(&self) -> Result<(), ValidationErrors> {
         Ok(())

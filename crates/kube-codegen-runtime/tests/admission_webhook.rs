@@ -13,6 +13,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_codegen_runtime::conversion::{Converter, WebhookServer};
+use kube_codegen_runtime::typed_patch::{self, Diff, TypedDiff};
 use kube_codegen_runtime::validation::{self, LazySchema, ValidationErrors};
 use kube_codegen_runtime::webhook::admission::{
     self, AdmissionError, AdmissionRequest, ConfigOptions, FieldErrors, SchemaChecksOnly,
@@ -808,4 +809,147 @@ async fn served_over_https_beside_the_conversion_webhook() {
     }
     stop.send(()).unwrap();
     serving.await.unwrap();
+}
+
+/// `Widget` as kube-codegen now generates it: typed schema defaults and a typed patch (the
+/// impls written out as the generator writes them), counting the typed patches it makes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypedWidget {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    api_version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    kind: String,
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spec: Option<WidgetSpec>,
+}
+
+static TYPED_PATCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl k8s_openapi::Resource for TypedWidget {
+    const API_VERSION: &'static str = "apps.example.com/v1";
+    const GROUP: &'static str = "apps.example.com";
+    const KIND: &'static str = "Widget";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "widgets";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::Metadata for TypedWidget {
+    type Ty = ObjectMeta;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl admission::SchemaChecks for TypedWidget {
+    fn openapi_schema() -> Option<&'static LazySchema> {
+        Some(&SCHEMA)
+    }
+    fn schema_defaults(&mut self) {
+        validation::apply_defaults(self, &SCHEMA)
+    }
+    fn typed_schema_defaults(&mut self) -> bool {
+        if let Some(spec) = self.spec.as_mut()
+            && spec.replicas.is_none()
+        {
+            spec.replicas = Some(1);
+        }
+        true
+    }
+    fn typed_patch_base(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+    fn typed_patch(before: &Self, after: &Self) -> Option<Vec<json_patch::PatchOperation>> {
+        TYPED_PATCHES.fetch_add(1, Ordering::SeqCst);
+        typed_patch::typed_patch(before, after)
+    }
+}
+
+impl TypedDiff for TypedWidget {
+    fn diff(&self, after: &Self, d: &mut Diff) {
+        typed_patch::non_empty("apiVersion", &self.api_version, &after.api_version, d);
+        typed_patch::non_empty("kind", &self.kind, &after.kind, d);
+        typed_patch::metadata(&self.metadata, &after.metadata, d);
+        typed_patch::optional("spec", &self.spec, &after.spec, d);
+    }
+}
+
+impl TypedDiff for WidgetSpec {
+    fn diff(&self, after: &Self, d: &mut Diff) {
+        typed_patch::optional_whole("replicas", &self.replicas, &after.replicas, d);
+        typed_patch::optional_whole("mode", &self.mode, &after.mode, d);
+        typed_patch::optional_whole("owner", &self.owner, &after.owner, d);
+    }
+}
+
+/// A CREATE review of the object text `object`, as written (key order and spacing kept).
+fn review_of_text(object: &str) -> Vec<u8> {
+    let body = String::from_utf8(review("CREATE", Some(json!("@OBJECT@")), None)).unwrap();
+    body.replace("\"@OBJECT@\"", object).into_bytes()
+}
+
+#[test]
+fn typed_patch_where_the_text_reencodes_and_the_text_diff_elsewhere() {
+    let typed =
+        admission::defaulting::<TypedWidget>(|_: &AdmissionRequest, w: &mut TypedWidget| {
+            let spec = w.spec.get_or_insert_with(Default::default);
+            spec.mode.get_or_insert_with(|| "auto".to_owned());
+            Ok(())
+        });
+    let by_text = admission::defaulting::<Widget>(default_mode);
+    let head = r#""apiVersion":"apps.example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"}"#;
+    // (object text, whether it re-encodes as sent: the typed patch is made)
+    let cases = [
+        (format!("{{{head},\"spec\":{{\"replicas\":3}}}}"), true),
+        (format!("{{{head}}}"), true),
+        (format!("{{{head},\"spec\":{{\"owner\":\"a/b~c\"}}}}"), true),
+        // An unknown field: the typed object drops it; not the hook's removal.
+        (format!("{{{head},\"spec\":{{\"extra\":true}}}}"), false),
+        // Keys in another order than the type's.
+        (format!("{{\"spec\":{{\"replicas\":3}},{head}}}"), false),
+        (
+            format!("{{{head},\"spec\":{{\"mode\":\"m\",\"replicas\":3}}}}"),
+            false,
+        ),
+        // A `null` the type reads as absent (and the schema defaults).
+        (format!("{{{head},\"spec\":{{\"replicas\":null}}}}"), false),
+        // Spacing.
+        (format!("{{ {head},\"spec\":{{\"replicas\":3}}}}"), false),
+    ];
+    for (text, reencodes) in cases {
+        let sent: Value = serde_json::from_str(&text).unwrap();
+        let made = TYPED_PATCHES.load(Ordering::SeqCst);
+        let r = response(&typed.review_json(&review_of_text(&text)));
+        let expected = response(&by_text.review_json(&review_of_text(&text)));
+        assert_eq!(r["allowed"], true, "{text}: {r}");
+        assert_eq!(
+            TYPED_PATCHES.load(Ordering::SeqCst) - made,
+            usize::from(reencodes),
+            "{text}"
+        );
+        assert_eq!(applied(&sent, &r), applied(&sent, &expected), "{text}");
+        let ops = serde_json::to_value(patch_of(&r)).unwrap();
+        assert!(
+            ops.as_array()
+                .is_none_or(|ops| ops.iter().all(|op| op["op"] != "remove")),
+            "{text}: {ops}"
+        );
+    }
+    // The typed patch as controller-runtime writes it for a missing spec: one `add`.
+    let text = format!("{{{head}}}");
+    let r = response(&typed.review_json(&review_of_text(&text)));
+    assert_eq!(
+        serde_json::to_value(patch_of(&r).unwrap()).unwrap(),
+        json!([{"op": "add", "path": "/spec", "value": {"mode": "auto"}}])
+    );
+    // Nothing changed: no patch.
+    let text = format!("{{{head},\"spec\":{{\"replicas\":3,\"mode\":\"m\"}}}}");
+    let r = response(&typed.review_json(&review_of_text(&text)));
+    assert!(r.get("patch").is_none(), "{r}");
 }

@@ -169,7 +169,10 @@
 //! the in-memory API server), `validate_update(&old)` (plus transition rules and ratcheting) and
 //! `apply_defaults()`, over the version's schema embedded as compact JSON (see
 //! `kube_codegen_runtime::validation`), and implements that module's `SchemaChecks` with them
-//! (what the runtime's admission webhooks run first).
+//! (what the runtime's admission webhooks run first), with the schema's defaults also written
+//! out as code on the typed object (`typed_schema_defaults`), and every generated struct
+//! implements `kube_codegen_runtime::typed_patch::TypedDiff` (the JSON patch between two
+//! values, field by field: a defaulting webhook's answer).
 //!
 //! Root types: `apiVersion`/`kind` strings (filled by the hand-written `Default`), `metadata:
 //! ObjectMeta`, then every other top-level property; constants for CRD name, plural, singular,

@@ -12,6 +12,12 @@ fn pruned_default(s: Node<'_>) -> Option<Value> {
     Some(d)
 }
 
+/// The `default` of the schema node `schema` as the server applies it (pruned against the
+/// node), `None` when the node has none: what generated typed defaulting embeds.
+pub fn default_of(schema: &Value) -> Option<Value> {
+    pruned_default(Node(schema))
+}
+
 /// Null in a field that may not be null: replaced by the default when there is one.
 fn non_nullable_null(x: &Value, s: Node<'_>) -> bool {
     x.is_null() && !s.nullable()

@@ -32,6 +32,7 @@ pub mod scale;
 mod tests;
 
 pub use cel::{RuleIssue, RuleIssueKind};
+pub use defaults::default_of;
 
 /// Hostile inputs can nest objects arbitrarily deep; every walk stops here instead of
 /// exhausting the stack. Real CRD schemas and objects stay far below this.

@@ -4,8 +4,10 @@
 mod api;
 mod apply;
 mod conversion;
+mod defaults;
 mod layout;
 mod resource;
+mod typed_diff;
 mod types;
 mod validation;
 

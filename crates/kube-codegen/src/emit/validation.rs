@@ -5,7 +5,9 @@
 //! into `kube_codegen_runtime::validation`, and the root type's
 //! `kube_codegen_runtime::validation::SchemaChecks` impl over them (what the runtime's admission
 //! webhooks run before the user's hooks, with the schema itself so they can default the object
-//! as sent before its one typed decode).
+//! as sent before its one typed decode), whose `typed_schema_defaults` applies the schema's
+//! defaults to the typed object by generated code (`defaults`) and whose `typed_patch` diffs
+//! two values field by field (`typed_diff`).
 //!
 //! The new public names are methods of the root type, which has no other methods (only
 //! `SCREAMING_CASE` constants), so they need no collision rule; the static's name,
@@ -29,6 +31,8 @@ pub fn kind_items(r: &Resource) -> TokenStream {
     let literal = super::raw_literal(&json).unwrap_or_else(|| proc_macro2::Literal::string(&json));
     let (group, kind) = (&r.group, &r.kind);
     let rt = quote!(::kube_codegen_runtime::validation);
+    let typed_defaults = super::defaults::typed_defaults_method(r);
+    let typed_diff = super::typed_diff::impls(r);
     let static_doc = format!(
         " The `openAPIV3Schema` of `{}/{}` `{}` (without `description`s), compiled on first use.",
         r.group, r.version, r.kind
@@ -90,6 +94,19 @@ pub fn kind_items(r: &Resource) -> TokenStream {
                 self.apply_defaults()
             }
 
+            #typed_defaults
+
+            fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+                ::std::option::Option::Some(::std::clone::Clone::clone(self))
+            }
+
+            fn typed_patch(
+                before: &Self,
+                after: &Self,
+            ) -> ::std::option::Option<::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>> {
+                ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+            }
+
             fn schema_validate(&self) -> ::std::result::Result<(), #rt::ValidationErrors> {
                 self.validate()
             }
@@ -98,6 +115,8 @@ pub fn kind_items(r: &Resource) -> TokenStream {
                 self.validate_update(old)
             }
         }
+
+        #typed_diff
     }
 }
 

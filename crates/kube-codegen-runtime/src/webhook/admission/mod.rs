@@ -9,11 +9,16 @@
 //!   generated kind: `apply_defaults()`, `validate()`, `validate_update()`), unless turned
 //!   off, then the user's [`Defaulter`] (mutates the typed object in place) or [`Validator`]
 //!   (create, update, delete; warnings and errors). A defaulting webhook applies the schema's
-//!   defaults to the JSON as sent and decodes it once ([`SchemaChecks::openapi_schema`]),
-//!   rather than decoding, then `apply_defaults()`'s trip through JSON and back.
+//!   defaults by generated code on the object decoded straight from its text
+//!   ([`SchemaChecks::typed_schema_defaults`]); where that cannot, to the JSON as sent before
+//!   one typed decode ([`SchemaChecks::openapi_schema`]), rather than decoding, then
+//!   `apply_defaults()`'s trip through JSON and back.
 //! - A defaulting answer carries the JSON patch (RFC 6902, the `json-patch` crate) from the
 //!   object as sent to the mutated object as encoded, less removals the typed decode made by
-//!   itself (controller-runtime's `dropSchemeRemovals`).
+//!   itself (controller-runtime's `dropSchemeRemovals`). Where the object decoded re-encodes
+//!   as the very text sent (checked as it encodes, allocating nothing), the patch is written
+//!   by the generated code comparing the typed objects before and after the hooks
+//!   ([`SchemaChecks::typed_patch`]); elsewhere it is diffed on the two texts.
 //! - Errors are answered as controller-runtime answers them: a [`ValidationErrors`] (or any
 //!   `Status`) as it is (`validationResponseFromStatus`: 422 `Invalid` with its causes, the
 //!   message `<Kind>.<group> "<name>" is invalid: ...`), a plain message as `Denied` (403
@@ -337,12 +342,67 @@ impl<K: AdmissionKind> Defaulting<K> {
         if request.operation == Operation::Delete {
             return Answer::allowed();
         }
-        let mut sent = match parse::<K>(object) {
-            Ok(v) => v,
+        // What the patch is computed against: the object's text as sent.
+        let sent_text = object.map_or("", RawValue::get);
+        let (mut obj, before) = match self.decoded(object) {
+            Ok(decoded) => decoded,
             Err(a) => return a,
         };
-        // What the patch is computed against: the object's text as sent (`parse` found it).
-        let sent_text = object.map_or("", RawValue::get);
+        match guarded(|| self.defaulter.default(request, &mut obj)) {
+            Ok(Ok(())) => {}
+            Ok(Err(refused)) => return refused.answer(),
+            Err(panicked) => return panicked,
+        }
+        if let Some(before) = before
+            && let Some(ops) = K::typed_patch(&before, &obj)
+        {
+            return patched(json_patch::Patch(ops));
+        }
+        let mutated = match serde_json::to_string(&obj) {
+            Ok(v) => v,
+            Err(e) => return Answer::errored(500, e.to_string()),
+        };
+        drop(obj);
+        let round_trip = || {
+            let again: K = serde_json::from_str(sent_text).map_err(|e| e.to_string())?;
+            serde_json::to_string(&again).map_err(|e| e.to_string())
+        };
+        match patch::patch(sent_text, &mutated, round_trip) {
+            Ok(ops) => patched(ops),
+            Err(e) => Answer::errored(500, e),
+        }
+    }
+}
+
+impl<K: AdmissionKind> Defaulting<K> {
+    /// The object sent, decoded, with the schema's defaults when they are on; and, when the
+    /// patch can be diffed on the typed objects ([`SchemaChecks::typed_patch`]), the object as
+    /// decoded, before any default.
+    fn decoded(&self, object: Option<&RawValue>) -> Result<(K, Option<K>), Answer> {
+        // Straight from the text, defaulted by the generated code: no JSON tree. Anything
+        // that path cannot do (a head or body that does not decode, a default the typed
+        // object cannot place) is done again by the JSON path below, which also words the
+        // errors.
+        if let Some(raw) = object
+            && head_is::<K>(raw.get())
+            && let Ok(mut obj) = serde_json::from_str::<K>(raw.get())
+        {
+            // controller-runtime diffs the text sent against the mutated object encoded: the
+            // typed diff says the same only when the decode kept the text as it was (no
+            // unknown field dropped, no `null` or number rewritten, keys in the type's order).
+            let before = if patch::encodes_as(&obj, raw.get()) {
+                obj.typed_patch_base()
+            } else {
+                None
+            };
+            if !self.schema {
+                return Ok((obj, before));
+            }
+            if guarded(|| obj.typed_schema_defaults())? {
+                return Ok((obj, before));
+            }
+        }
+        let mut sent = parse::<K>(object)?;
         let schema = if self.schema {
             K::openapi_schema()
         } else {
@@ -355,8 +415,7 @@ impl<K: AdmissionKind> Defaulting<K> {
                 schema.schema().apply_defaults(&mut sent);
                 K::deserialize(sent).or_else(|_| {
                     // A default the type cannot hold: no defaults, as `apply_defaults()`.
-                    let sent = serde_json::from_str::<Value>(sent_text)
-                        .map_err(|e| Answer::errored(400, e.to_string()))?;
+                    let sent = parse::<K>(object)?;
                     typed::<K>(sent)
                 })
             }),
@@ -368,34 +427,17 @@ impl<K: AdmissionKind> Defaulting<K> {
                 Ok(obj)
             }),
         };
-        let mut obj = match decoded {
-            Ok(Ok(obj)) => obj,
-            Ok(Err(a)) | Err(a) => return a,
-        };
-        match guarded(|| self.defaulter.default(request, &mut obj)) {
-            Ok(Ok(())) => {}
-            Ok(Err(refused)) => return refused.answer(),
-            Err(panicked) => return panicked,
-        }
-        let mutated = match serde_json::to_string(&obj) {
-            Ok(v) => v,
-            Err(e) => return Answer::errored(500, e.to_string()),
-        };
-        drop(obj);
-        let round_trip = || {
-            let again: K = serde_json::from_str(sent_text).map_err(|e| e.to_string())?;
-            serde_json::to_string(&again).map_err(|e| e.to_string())
-        };
-        match patch::patch(sent_text, &mutated, round_trip) {
-            Ok(ops) if ops.0.is_empty() => Answer::allowed(),
-            Ok(ops) => {
-                let mut a = Answer::allowed();
-                a.patch = serde_json::to_vec(&ops).ok();
-                a
-            }
-            Err(e) => Answer::errored(500, e),
-        }
+        Ok((decoded??, None))
     }
+}
+
+/// Allowed, with `ops` as the patch when there are any.
+fn patched(ops: json_patch::Patch) -> Answer {
+    let mut a = Answer::allowed();
+    if !ops.0.is_empty() {
+        a.patch = serde_json::to_vec(&ops).ok();
+    }
+    a
 }
 
 impl<K: AdmissionKind> ReviewHandler for Defaulting<K> {
@@ -575,6 +617,13 @@ fn answer(
 /// The object sent, as `K`; an `Errored(400)` answer when it is missing, of another
 /// kind or version, or does not decode as `K` (what controller-runtime's decoder refuses).
 fn decode<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<K, Answer> {
+    // Straight from the text when it is plainly a `K`; the JSON path words any refusal.
+    if let Some(raw) = raw
+        && head_is::<K>(raw.get())
+        && let Ok(obj) = serde_json::from_str::<K>(raw.get())
+    {
+        return Ok(obj);
+    }
     typed::<K>(parse::<K>(raw)?)
 }
 
@@ -622,6 +671,52 @@ fn parse<K: AdmissionKind>(raw: Option<&RawValue>) -> Result<Value, Answer> {
         ));
     }
     Ok(sent)
+}
+
+/// Whether the object's text says it is a `K` (`apiVersion` and `kind` strings that are
+/// `K`'s), read without building the object; `false` also when the text does not say so
+/// plainly (other types), left to [`parse`] to word. Members are read until both are seen (an
+/// API server writes them first), the rest left unread: the typed decode that follows reads it
+/// all, and refuses a repeated `apiVersion` or `kind`.
+fn head_is<K: AdmissionKind>(text: &str) -> bool {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+    use std::borrow::Cow;
+
+    /// What was seen: (`apiVersion` is `K`'s, `kind` is `K`'s), each `None` until read.
+    struct Head<'s, K>(&'s mut (Option<bool>, Option<bool>), PhantomData<K>);
+
+    impl<'de, K: AdmissionKind> Visitor<'de> for Head<'_, K> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                match &*key {
+                    "apiVersion" => {
+                        self.0.0 = Some(map.next_value::<Cow<'de, str>>()? == K::API_VERSION);
+                    }
+                    "kind" => self.0.1 = Some(map.next_value::<Cow<'de, str>>()? == K::KIND),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                if self.0.0.is_some() && self.0.1.is_some() {
+                    // Stopping here makes the deserializer report the unread rest as an
+                    // error, which is not one: what was seen is the answer.
+                    return Ok(());
+                }
+            }
+            Ok(())
+        }
+    }
+
+    let mut seen = (None, None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = de.deserialize_map(Head::<K>(&mut seen, PhantomData));
+    seen == (Some(true), Some(true))
 }
 
 /// `sent` decoded as `K` (by value: its strings are moved, not copied).

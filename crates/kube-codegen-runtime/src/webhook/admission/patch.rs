@@ -17,6 +17,28 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+/// Whether `obj` encodes to exactly `text`: written into a sink that compares as it goes and
+/// stops at the first difference, allocating nothing.
+pub(super) fn encodes_as<T: serde::Serialize>(obj: &T, text: &str) -> bool {
+    struct Same<'a>(&'a [u8]);
+    impl std::io::Write for Same<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            match self.0.strip_prefix(buf) {
+                Some(rest) => {
+                    self.0 = rest;
+                    Ok(buf.len())
+                }
+                None => Err(std::io::ErrorKind::InvalidData.into()),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut sink = Same(text.as_bytes());
+    serde_json::to_writer(&mut sink, obj).is_ok() && sink.0.is_empty()
+}
+
 /// The patch from `sent` to `mutated` (both JSON texts); `round_trip` gives the sent object
 /// decoded and encoded again with no change (called only when the patch removes something).
 pub(super) fn patch(

@@ -119,6 +119,20 @@ impl ::kube_codegen_runtime::validation::SchemaChecks for Website {
     fn schema_defaults(&mut self) {
         self.apply_defaults()
     }
+    fn typed_schema_defaults(&mut self) -> bool {
+        true
+    }
+    fn typed_patch_base(&self) -> ::std::option::Option<Self> {
+        ::std::option::Option::Some(::std::clone::Clone::clone(self))
+    }
+    fn typed_patch(
+        before: &Self,
+        after: &Self,
+    ) -> ::std::option::Option<
+        ::std::vec::Vec<::kube_codegen_runtime::typed_patch::PatchOperation>,
+    > {
+        ::kube_codegen_runtime::typed_patch::typed_patch(before, after)
+    }
     fn schema_validate(
         &self,
     ) -> ::std::result::Result<
@@ -135,6 +149,59 @@ impl ::kube_codegen_runtime::validation::SchemaChecks for Website {
         ::kube_codegen_runtime::validation::ValidationErrors,
     > {
         self.validate_update(old)
+    }
+}
+impl ::kube_codegen_runtime::typed_patch::TypedDiff for Website {
+    fn diff(&self, after: &Self, d: &mut ::kube_codegen_runtime::typed_patch::Diff) {
+        ::kube_codegen_runtime::typed_patch::non_empty(
+            "apiVersion",
+            &self.api_version,
+            &after.api_version,
+            d,
+        );
+        ::kube_codegen_runtime::typed_patch::non_empty(
+            "kind",
+            &self.kind,
+            &after.kind,
+            d,
+        );
+        ::kube_codegen_runtime::typed_patch::metadata(
+            &self.metadata,
+            &after.metadata,
+            d,
+        );
+        ::kube_codegen_runtime::typed_patch::optional(
+            "spec",
+            &self.spec,
+            &after.spec,
+            d,
+        );
+        ::kube_codegen_runtime::typed_patch::optional(
+            "status",
+            &self.status,
+            &after.status,
+            d,
+        );
+    }
+}
+impl ::kube_codegen_runtime::typed_patch::TypedDiff for WebsiteSpec {
+    fn diff(&self, after: &Self, d: &mut ::kube_codegen_runtime::typed_patch::Diff) {
+        ::kube_codegen_runtime::typed_patch::required_whole(
+            "content",
+            &self.content,
+            &after.content,
+            d,
+        );
+    }
+}
+impl ::kube_codegen_runtime::typed_patch::TypedDiff for WebsiteStatus {
+    fn diff(&self, after: &Self, d: &mut ::kube_codegen_runtime::typed_patch::Diff) {
+        ::kube_codegen_runtime::typed_patch::optional_whole(
+            "conditions",
+            &self.conditions,
+            &after.conditions,
+            d,
+        );
     }
 }
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
