@@ -9,22 +9,12 @@ use serde_json::Value;
 use xtask::documents;
 use xtask::roundtrip::{self, Verdict};
 
+mod testdata;
+use testdata::{sorted, testdata};
+
 type RoundTrip = fn(Value) -> Result<Value, String>;
 
 include!(concat!(env!("OUT_DIR"), "/dispatch.rs"));
-
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
-}
-
-fn sorted(dir: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .collect();
-    paths.sort();
-    paths
-}
 
 /// The CRD file for a samples directory.
 fn crd_for(stem: &str) -> Option<PathBuf> {

@@ -5,13 +5,14 @@
 //! and the admission webhook's (the schema's defaults on the JSON as sent, then the decode).
 #![allow(deprecated)] // deprecated CRD versions are generated as #[deprecated] types and tested all the same
 
-use std::path::{Path, PathBuf};
-
 use kube_codegen_runtime::validation::SchemaChecks;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use xtask::documents;
+
+mod testdata;
+use testdata::{sorted, testdata};
 
 /// What one object gave.
 #[derive(Debug, Default)]
@@ -96,19 +97,6 @@ fn variants(doc: &Value) -> Vec<(String, Value)> {
         }
     }
     out
-}
-
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
-}
-
-fn sorted(dir: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .collect();
-    paths.sort();
-    paths
 }
 
 #[test]

@@ -6,29 +6,8 @@
 use kube_codegen_crd::validate::validate_crd;
 use serde_json::{Value, json};
 
-const KEYWORDS: [&str; 21] = [
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
+/// The 21 words of `celReservedSymbols` (k8s.io/apiserver/pkg/cel/escaping.go).
+use kube_codegen_crd::cel_words::RESERVED as KEYWORDS;
 
 fn crd(props: Value, rule: &str) -> Value {
     json!({
@@ -108,7 +87,7 @@ fn token_keyword_errors(kw: &str) -> String {
 #[test]
 fn keyword_properties_selected_directly_and_escaped() {
     let mut wrong = Vec::new();
-    for kw in KEYWORDS {
+    for &kw in KEYWORDS {
         let props = json!({kw: {"type": "boolean"}});
         let escaped = format!("!has(self.__{kw}__) || self.__{kw}__");
         let direct = format!("!has(self.{kw}) || self.{kw}");

@@ -50,24 +50,31 @@ struct WidgetSpec {
     owner: Option<String>,
 }
 
-impl k8s_openapi::Resource for Widget {
-    const API_VERSION: &'static str = "apps.example.com/v1";
-    const GROUP: &'static str = "apps.example.com";
-    const KIND: &'static str = "Widget";
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "widgets";
-    type Scope = k8s_openapi::NamespaceResourceScope;
+/// `apps.example.com/v1` `Widget`'s resource traits, for the test types that stand for it.
+macro_rules! widget_resource {
+    ($t:ty) => {
+        impl k8s_openapi::Resource for $t {
+            const API_VERSION: &'static str = "apps.example.com/v1";
+            const GROUP: &'static str = "apps.example.com";
+            const KIND: &'static str = "Widget";
+            const VERSION: &'static str = "v1";
+            const URL_PATH_SEGMENT: &'static str = "widgets";
+            type Scope = k8s_openapi::NamespaceResourceScope;
+        }
+
+        impl k8s_openapi::Metadata for $t {
+            type Ty = ObjectMeta;
+            fn metadata(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
 }
 
-impl k8s_openapi::Metadata for Widget {
-    type Ty = ObjectMeta;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+widget_resource!(Widget);
 
 static SCHEMA: LazySchema = LazySchema::new(
     r#"{"type":"object","properties":{"spec":{"type":"object","properties":{
@@ -828,24 +835,7 @@ struct TypedWidget {
 
 static TYPED_PATCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-impl k8s_openapi::Resource for TypedWidget {
-    const API_VERSION: &'static str = "apps.example.com/v1";
-    const GROUP: &'static str = "apps.example.com";
-    const KIND: &'static str = "Widget";
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "widgets";
-    type Scope = k8s_openapi::NamespaceResourceScope;
-}
-
-impl k8s_openapi::Metadata for TypedWidget {
-    type Ty = ObjectMeta;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+widget_resource!(TypedWidget);
 
 impl admission::SchemaChecks for TypedWidget {
     fn openapi_schema() -> Option<&'static LazySchema> {
