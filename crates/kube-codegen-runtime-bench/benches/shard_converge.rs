@@ -464,6 +464,57 @@ fn overlaps(log: &[Span], killed: &BTreeMap<u8, Instant>, ids: &[String]) -> (us
     (count, examples)
 }
 
+/// The overlap check on made-up spans (run by `cargo test`): a check that finds nothing
+/// would pass every run.
+fn overlaps_self_check() -> Result<(), String> {
+    // In the past, so that a span that never ended (it ends "now") covers the later ones.
+    let t = Instant::now()
+        .checked_sub(Duration::from_secs(1))
+        .ok_or("the clock is too young")?;
+    let ms = |n| t + Duration::from_millis(n);
+    let span = |replica: u8, start: u64, end: Option<u64>| Span {
+        replica,
+        foo: 7,
+        start: ms(start),
+        end: end.map(ms),
+        done: true,
+        touched: false,
+    };
+    let ids: Vec<String> = ["a", "b"].map(String::from).into();
+    let none = BTreeMap::new();
+    let cases = [
+        // Two replicas at once.
+        (vec![span(0, 0, Some(10)), span(1, 5, Some(20))], &none, 1),
+        // One after the other, and one replica twice at once (its own workers never do that,
+        // but it is not two replicas).
+        (
+            vec![
+                span(0, 0, Some(10)),
+                span(1, 10, Some(20)),
+                span(1, 12, Some(15)),
+            ],
+            &none,
+            0,
+        ),
+        // A killed replica's span never ended: it ends at the kill.
+        (
+            vec![span(0, 0, None), span(1, 30, Some(40))],
+            &[(0u8, ms(20))].into(),
+            0,
+        ),
+        (vec![span(0, 0, None), span(1, 30, Some(40))], &none, 1),
+    ];
+    for (i, (log, killed, want)) in cases.iter().enumerate() {
+        let (got, _) = overlaps(log, killed, &ids);
+        if got != *want {
+            return Err(format!(
+                "overlap self-check {i}: {got} overlaps found, {want} expected"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Waits until every Foo `want` marks has a span from `from` on that `ok` accepts (given the
 /// Foo); returns when the last of them ended, or the Foos still missing at the deadline.
 async fn reconciled(
@@ -836,6 +887,9 @@ fn main() {
         scale.reconcile = Duration::from_millis(*ms as u64);
     }
     let runs = runs.unwrap_or(if quick || smoke { 1 } else { 5 });
+    if smoke && let Err(e) = overlaps_self_check() {
+        fail(e);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
