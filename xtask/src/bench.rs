@@ -66,6 +66,13 @@ pub enum Group {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// `cargo bench -p kube-codegen-runtime-bench --bench shard_converge -- [ARGS]` (S1 from
+    /// convergence: three ring-mode replicas from an unformed ring, a kill, 3 -> 4 -> 2; shares
+    /// in objects, failover, objects moved; fails on an overlapping or a missing reconcile).
+    S1Converge {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// `cargo bench -p sample-controller --bench controller`: reconciles per CPU-second on 1,000
     /// Foos against the in-process server, beside the Foo informer alone.
     Controller {
@@ -118,6 +125,7 @@ pub fn run(group: Group) -> Result<ExitCode> {
         Group::R1 { args } => runtime_bench("controller", &args),
         Group::P1 { args } => runtime_bench("priority", &args),
         Group::O1 { args } => runtime_bench("restart", &args),
+        Group::S1Converge { args } => runtime_bench("shard_converge", &args),
         Group::Controller { args } => package_bench("sample-controller", "controller", &args),
         Group::Buildrs(args) => {
             crate::bench_buildrs::run(&args)?;
