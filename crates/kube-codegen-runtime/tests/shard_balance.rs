@@ -154,7 +154,7 @@ async fn sequential_namespaces_are_shared_six_or_seven_each() {
             .unwrap();
     }
     let log: Log = Arc::default();
-    let replicas: BTreeMap<&str, Replica> = ["a", "b", "c"]
+    let mut replicas: BTreeMap<&str, Replica> = ["a", "b", "c"]
         .into_iter()
         .map(|id| (id, start(&server, id, &log)))
         .collect();
@@ -234,5 +234,49 @@ async fn sequential_namespaces_are_shared_six_or_seven_each() {
                 assert_eq!(a.2, b.2, "{k} reconciled by {} and {} at once", a.2, b.2);
             }
         }
+    }
+
+    // `c` crashes (its runtime shut down, nothing cleaned up). Once its Lease expires, the
+    // survivors' table shares c's namespaces between them at once (c's last published load is
+    // kept for it) and moves none of theirs: no drift rebalance can follow within the test
+    // (the interval is 120 s), so the first table of two is the last.
+    drop(replicas.remove("c"));
+    let deadline = Instant::now() + LEASE + Duration::from_secs(20);
+    let after: BTreeMap<&str, &str> = loop {
+        let sets: Vec<(&str, RangeSet)> = replicas
+            .iter()
+            .map(|(id, r)| (*id, r.ring.allowed()))
+            .collect();
+        let total: u128 = sets.iter().map(|(_, s)| s.size()).sum();
+        if total == 1 << 64 {
+            break namespaces
+                .iter()
+                .map(|ns| {
+                    let (id, _) = sets.iter().find(|(_, s)| s.contains(hash(ns))).unwrap();
+                    (ns.as_str(), *id)
+                })
+                .collect();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a and b never took c's ranges over"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    eprintln!("after c's crash: {after:?}");
+    for (ns, was) in &owner {
+        if *was != "c" {
+            assert_eq!(
+                after[ns], *was,
+                "{ns} moved from {was}, which is still live"
+            );
+        }
+    }
+    for id in ["a", "b"] {
+        let n = after.values().filter(|o| **o == id).count();
+        assert!(
+            (9..=11).contains(&n),
+            "{id} holds {n} of 20 namespaces: {after:?}"
+        );
     }
 }

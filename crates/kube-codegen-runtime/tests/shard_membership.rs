@@ -159,3 +159,102 @@ async fn an_informer_that_cannot_list_holds_the_acknowledgement_only_for_the_han
     run_a.abort();
     run_informer.abort();
 }
+
+/// A crashed member's keys go to the survivors in the table that replaces it, split between
+/// them by the load it last published (its Lease, expired, still holds it), and nothing the
+/// survivors held moves. Without that load the table could only split the crashed member's
+/// ranges by their size in the hash space, which says nothing of where its keys are (300
+/// namespaces `ns-1` .. `ns-300` hash in clusters): the shares would be uneven until a drift
+/// rebalance moved the survivors' keys too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_members_keys_are_shared_by_its_last_load_and_nothing_else_moves() {
+    use kube_codegen_runtime::shard::ShardKey;
+
+    let server = FakeApiServer::start().await.unwrap();
+    let keys: Arc<Vec<u64>> = Arc::new(
+        (1..=300)
+            .map(|i| ShardKey::Namespace.hash("", &format!("ns-{i}")))
+            .collect(),
+    );
+    let member = |id: &str| {
+        let mut config = MembershipConfig::new("crash", id, "default").timing(
+            Duration::from_secs(3),
+            Duration::from_secs(2),
+            Duration::from_millis(100),
+        );
+        // Short, so the three settle even; the replacing table is read as soon as it holds,
+        // before a drift rebalance (which waits for the survivors' loads under it and then
+        // this long) could change it.
+        config.rebalance_interval = Duration::from_secs(1);
+        let ring = ShardRing::new(support::client(&server), config);
+        // Each member caches (and reports) the keys of its ranges, 10 objects a key.
+        let (r, k) = (ring.clone(), keys.clone());
+        ring.membership().add_load_source(move || {
+            let allowed = r.allowed();
+            k.iter()
+                .filter(|h| allowed.contains(**h))
+                .map(|h| (*h, 10))
+                .collect()
+        });
+        let run = tokio::spawn({
+            let ring = ring.clone();
+            async move { ring.run().await }
+        });
+        (ring, run)
+    };
+    let (a, run_a) = member("a");
+    let (b, run_b) = member("b");
+    let (c, run_c) = member("c");
+    let held = |r: &ShardRing| {
+        let allowed = r.allowed();
+        keys.iter()
+            .filter(|h| allowed.contains(**h))
+            .copied()
+            .collect::<Vec<u64>>()
+    };
+    let balanced = |rings: &[&ShardRing], per: std::ops::RangeInclusive<usize>| {
+        let total: u128 = rings.iter().map(|r| r.allowed().size()).sum();
+        total == 1 << 64 && rings.iter().all(|r| per.contains(&held(r).len()))
+    };
+    until(
+        "three members sharing the keys",
+        Duration::from_secs(30),
+        || balanced(&[&a, &b, &c], 95..=105),
+    )
+    .await;
+    // Their loads of this table published (renewals every 100 ms).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (before_a, before_b) = (held(&a), held(&b));
+    run_c.abort();
+    let _ = run_c.await;
+    until(
+        "a and b taking c's keys over",
+        Duration::from_secs(30),
+        || {
+            let total: u128 = [&a, &b].iter().map(|r| r.allowed().size()).sum();
+            total == 1 << 64
+        },
+    )
+    .await;
+    let (after_a, after_b) = (held(&a), held(&b));
+    eprintln!(
+        "a {} -> {}, b {} -> {} keys",
+        before_a.len(),
+        after_a.len(),
+        before_b.len(),
+        after_b.len()
+    );
+    assert!(
+        before_a.iter().all(|h| after_a.contains(h))
+            && before_b.iter().all(|h| after_b.contains(h)),
+        "a survivor's key moved"
+    );
+    for (id, n) in [("a", after_a.len()), ("b", after_b.len())] {
+        assert!(
+            (145..=155).contains(&n),
+            "{id} holds {n} of 300 keys once c is gone"
+        );
+    }
+    run_a.abort();
+    run_b.abort();
+}

@@ -8,7 +8,10 @@
 //! the even share, once every member published its load for the current table and the table is
 //! `rebalance_interval` old. Each member publishes the hashes of the keys it caches, weighted by
 //! objects, on its own Lease ([`RING_LOAD_ANNOTATION`]; sources added with
-//! [`Membership::add_load_source`]). The replica's share of the table is published on a
+//! [`Membership::add_load_source`]). A member that leaves (its Lease expired or deleted) leaves
+//! its last load behind: the table that replaces it shares its keys out by that load at once,
+//! moving nothing else (without it the leaver's ranges could only be split by their size in
+//! the hash space, and a drift rebalance would then move the survivors' keys too). The replica's share of the table is published on a
 //! `tokio::sync::watch` channel of [`Assignment`]s. Two members writing the table at once is
 //! harmless: the writes are conditional on the Lease's `resourceVersion`, and the handoff is safe
 //! whatever tables are published (members act on a table only once they acknowledged it).
@@ -193,6 +196,10 @@ struct State {
     /// does not wait out the rebalance interval (a new ring's first table is cut before any
     /// member cached anything, so it splits the space, not the keys).
     drift_rebalanced: bool,
+    /// The last load each member published that is no longer live (its Lease expired, or
+    /// deleted by a graceful leave), by holder: its keys are still there, and the table that
+    /// replaces it gives them to the others at once rather than after a drift rebalance.
+    departed: HashMap<String, (u64, Load)>,
 }
 
 /// One replica's membership of a ring.
@@ -236,6 +243,7 @@ impl Membership {
                 table: None,
                 table_since: None,
                 drift_rebalanced: false,
+                departed: HashMap::new(),
             })),
             sources: Arc::default(),
             reread: Arc::default(),
@@ -389,8 +397,10 @@ impl Membership {
         let now = Instant::now();
         let table_name = self.config.table_lease_name();
         let me = &self.config.identity;
-        let (member, peers, mut loads, all_loaded, table, table_since, table_lease) = {
+        let (member, peers, mut loads, all_loaded, departed, table, table_since, table_lease) = {
             let mut st = self.state.lock();
+            // Fields borrowed apart (the live Leases while the departed ones are noted).
+            let st = &mut *st;
             match leases {
                 Ok(list) => {
                     let mut fresh = HashMap::new();
@@ -437,6 +447,14 @@ impl Membership {
                             },
                         );
                     }
+                    // A Lease gone since the last read (a graceful leave deletes it): its
+                    // holder's last load is kept for the table that replaces it.
+                    let gone: Vec<(String, (u64, Load))> = st
+                        .seen
+                        .drain()
+                        .filter_map(|(_, s)| Some((s.holder, s.load?)))
+                        .collect();
+                    st.departed.extend(gone);
                     st.seen = fresh;
                     st.table = table_lease.map(|l| {
                         let t = l
@@ -465,6 +483,34 @@ impl Membership {
                 live.iter().map(|s| (s.holder.clone(), s.ack)).collect();
             let loads: Vec<(u64, Load)> = live.iter().filter_map(|s| s.load.clone()).collect();
             let all_loaded = loads.len() == live.len();
+            // Expired Leases' holders have departed too; a holder live again has not.
+            let expired: Vec<(String, (u64, Load))> = st
+                .seen
+                .values()
+                .filter(|s| {
+                    &s.holder != me && now.duration_since(s.at) >= self.config.lease_duration
+                })
+                .filter_map(|s| Some((s.holder.clone(), s.load.clone()?)))
+                .collect();
+            st.departed.extend(expired);
+            for s in &live {
+                st.departed.remove(&s.holder);
+            }
+            st.departed.remove(me);
+            // Only loads of the current table can still be used: tables only move on.
+            if let Some(id) = st
+                .table
+                .as_ref()
+                .and_then(|(_, t)| t.as_ref())
+                .map(|t| t.id())
+            {
+                st.departed.retain(|_, (of, _)| *of == id);
+            }
+            let departed: Vec<(String, (u64, Load))> = st
+                .departed
+                .iter()
+                .map(|(h, l)| (h.clone(), l.clone()))
+                .collect();
             let table = st.table.as_ref().and_then(|(_, t)| t.clone());
             if let Some(t) = &table {
                 let id = t.id();
@@ -479,6 +525,7 @@ impl Membership {
                 peers,
                 loads,
                 all_loaded,
+                departed,
                 table,
                 table_since,
                 table_lease,
@@ -493,7 +540,14 @@ impl Membership {
         // The coordinator: the lowest live identity, when it counts itself a member.
         if member && members.first() == Some(me) {
             loads.push((load_of.unwrap_or_default(), load));
-            let next = self.next_table(table.as_deref(), &members, &loads, all_loaded, table_since);
+            let next = self.next_table(
+                table.as_deref(),
+                &members,
+                &loads,
+                &departed,
+                all_loaded,
+                table_since,
+            );
             if let Some(next) = next {
                 match self.write_table(table_lease, &next).await {
                     Ok(lease) => {
@@ -542,13 +596,27 @@ impl Membership {
         current: Option<&Table>,
         members: &[String],
         loads: &[(u64, Load)],
+        departed: &[(String, (u64, Load))],
         all_loaded: bool,
         since: Option<(u64, Instant)>,
     ) -> Option<Table> {
         let generation = current.map_or(1, |t| t.generation() + 1);
         let merged = Load::merge(loads.iter().map(|(_, l)| l));
         let Some(t) = current.filter(|t| t.members() == members) else {
-            return Some(table::rebalance(current, members, &merged, generation));
+            // The keys of members of the current table that left, as they last published them
+            // under it (their ranges were theirs alone, so nothing is counted twice): the new
+            // table shares them out at once, moving only what the leavers held.
+            let left = departed.iter().filter(|(holder, (of, _))| {
+                current.is_some_and(|t| *of == t.id() && t.members().contains(holder))
+                    && !members.contains(holder)
+            });
+            let with_left = Load::merge(
+                loads
+                    .iter()
+                    .map(|(_, l)| l)
+                    .chain(left.map(|(_, (_, l))| l)),
+            );
+            return Some(table::rebalance(current, members, &with_left, generation));
         };
         let id = t.id();
         let first = !self.state.lock().drift_rebalanced;
