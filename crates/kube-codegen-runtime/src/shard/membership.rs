@@ -43,7 +43,9 @@ use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
+use super::RangeSet;
 use super::table::{self, Load, Table};
+
 use super::{Assignment, RingView};
 use crate::leaderelection::{DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD};
 
@@ -372,8 +374,20 @@ impl Membership {
         // The load is tagged with the table this replica acknowledged, taken before the load is
         // read: it acknowledges a table only once its informers listed that table's share, so
         // a load of the current table is the whole of this member's share of it.
-        let load_of = self.state.lock().ack;
-        let load = self.own_load();
+        // Only the keys of this member's share of that table count: ranges it gave away stay
+        // cached until the new table is acknowledged, and counting them would count their
+        // keys twice (the taker reports them too) and skew the next cut.
+        let (load_of, share) = {
+            let st = self.state.lock();
+            let share = st
+                .table
+                .as_ref()
+                .and_then(|(_, t)| t.as_deref())
+                .filter(|t| Some(t.id()) == st.ack)
+                .map(|t| t.ranges_of(&self.config.identity));
+            (st.ack, share)
+        };
+        let load = self.own_load(share.as_ref());
         if renew {
             let sent = Instant::now();
             match self.renew(&load, load_of).await {
@@ -581,8 +595,14 @@ impl Membership {
 
     /// This replica's load now (the sources summed, summarised), tagged on the next renewal
     /// with the table it was observed under.
-    fn own_load(&self) -> Load {
-        let keys: Vec<(u64, u64)> = self.sources.lock().iter().flat_map(|f| f()).collect();
+    fn own_load(&self, share: Option<&RangeSet>) -> Load {
+        let keys: Vec<(u64, u64)> = self
+            .sources
+            .lock()
+            .iter()
+            .flat_map(|f| f())
+            .filter(|(h, _)| share.is_none_or(|s| s.contains(*h)))
+            .collect();
         Load::new(keys).summary(table::SUMMARY_POINTS)
     }
 
