@@ -258,3 +258,73 @@ async fn a_crashed_members_keys_are_shared_by_its_last_load_and_nothing_else_mov
     run_a.abort();
     run_b.abort();
 }
+
+/// A member's published load is its share of the table it acknowledged, whatever else it still
+/// caches (ranges given away stay cached until the next table is acknowledged): counting those
+/// keys too would count them twice, with the member that took them, and skew the next cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_published_load_holds_only_the_members_share() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube::Api;
+    use kube_codegen_runtime::shard::{Load, RING_LOAD_ANNOTATION, ShardKey};
+
+    let server = FakeApiServer::start().await.unwrap();
+    let keys: Arc<Vec<u64>> = Arc::new(
+        (1..=100)
+            .map(|i| ShardKey::Namespace.hash("", &format!("team-{i}")))
+            .collect(),
+    );
+    let member = |id: &str| {
+        let config = MembershipConfig::new("loads", id, "default").timing(
+            Duration::from_secs(3),
+            Duration::from_secs(2),
+            Duration::from_millis(100),
+        );
+        let ring = ShardRing::new(support::client(&server), config);
+        // A cache that holds every key, whatever the share.
+        let k = keys.clone();
+        ring.membership()
+            .add_load_source(move || k.iter().map(|h| (*h, 1)).collect());
+        let run = tokio::spawn({
+            let ring = ring.clone();
+            async move { ring.run().await }
+        });
+        (ring, run)
+    };
+    let (a, run_a) = member("a");
+    let (b, run_b) = member("b");
+    until("a and b sharing the space", Duration::from_secs(30), || {
+        let (sa, sb) = (a.allowed().size(), b.allowed().size());
+        sa > 0 && sb > 0 && sa + sb == 1 << 64
+    })
+    .await;
+    let leases: Api<Lease> = Api::namespaced(support::client(&server), "default");
+    for (id, ring) in [("a", &a), ("b", &b)] {
+        let share = ring.allowed();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lease = leases.get(&format!("loads-{id}")).await.unwrap();
+            let published = lease
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(RING_LOAD_ANNOTATION))
+                .and_then(|v| Load::decode(v.split_once(';')?.1));
+            // Renewals every 100 ms: the load of the current share comes within a few.
+            if let Some(load) = published
+                && !load.points().is_empty()
+                && load.points().iter().all(|(h, _)| share.contains(*h))
+            {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{id}'s load holds keys outside its share: {:?}",
+                lease.metadata.annotations
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    run_a.abort();
+    run_b.abort();
+}
