@@ -315,16 +315,20 @@ async fn runs_as_its_service_account_with_the_derived_permissions() {
         metric(&body, "controller_runtime_reconcile_total") >= 1.0,
         "{body}"
     );
-    // The only error allowed: a status update racing the controller's own previous one (its
-    // cache not yet showing it) is a 409, mended by the retry, as upstream's controller does.
+    // The only errors allowed are the 409s of a cache that does not show the controller's own
+    // last write yet, mended by the retry as upstream's controller mends them: a status update
+    // racing its previous one (`Conflict`), or a reconcile that does not see the Deployment it
+    // just created (`AlreadyExists`; seen once in a CI-like run).
     let log = program.log();
     let failed: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("reconcile failed"))
         .collect();
     assert!(
-        failed.iter().all(|l| l.contains("Conflict")),
-        "a reconcile failed for another reason than a conflict:\n{log}"
+        failed
+            .iter()
+            .all(|l| l.contains("Conflict") || l.contains("AlreadyExists")),
+        "a reconcile failed for another reason than a stale cache's 409:\n{log}"
     );
     assert!(!log.contains("forbidden"), "{log}");
 }
