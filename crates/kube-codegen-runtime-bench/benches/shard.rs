@@ -39,10 +39,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Api;
 use kube::api::PostParams;
@@ -421,20 +419,7 @@ async fn serve(scale: Scale) -> Result<(), String> {
     let server = start_with_foo_crd(builder).await?;
     let client = server.in_process_client();
     let t0 = Instant::now();
-    let ns_api: Api<Namespace> = Api::all(client.clone());
-    futures::stream::iter(0..scale.namespaces)
-        .map(|i| {
-            let ns_api = ns_api.clone();
-            async move {
-                let mut ns = Namespace::default();
-                ns.metadata.name = Some(namespace(i));
-                ns_api.create(&PostParams::default(), &ns).await.map(drop)
-            }
-        })
-        .buffer_unordered(64)
-        .try_collect::<Vec<()>>()
-        .await
-        .map_err(|e| format!("creating namespaces: {e}"))?;
+    cluster::create_namespaces(&client, scale.namespaces, namespace).await?;
     seed(&client, scale.foos(), |i| ns_of(&scale, i)).await?;
     println!(
         "# server: {} namespaces, {} Foos and Deployments created in {:.1} s",

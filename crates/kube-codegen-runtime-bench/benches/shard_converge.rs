@@ -31,11 +31,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
-use kube::Api;
-use kube::api::PostParams;
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::controller::{Action, Context, Controller, Reconciler};
 use kube_codegen_runtime::shard::{MembershipConfig, RangeSet, ShardKey, ShardRing};
@@ -928,20 +924,7 @@ async fn drive(scale: Scale, runs: usize) -> Result<Failures, String> {
     let server = start_with_foo_crd(builder).await?;
     let client = server.in_process_client();
     let t0 = Instant::now();
-    let ns_api: Api<Namespace> = Api::all(client.clone());
-    futures::stream::iter(0..scale.namespaces)
-        .map(|i| {
-            let ns_api = ns_api.clone();
-            async move {
-                let mut ns = Namespace::default();
-                ns.metadata.name = Some(namespace(i));
-                ns_api.create(&PostParams::default(), &ns).await.map(drop)
-            }
-        })
-        .buffer_unordered(64)
-        .try_collect::<Vec<()>>()
-        .await
-        .map_err(|e| format!("creating namespaces: {e}"))?;
+    cluster::create_namespaces(&client, scale.namespaces, namespace).await?;
     let per_ns = scale.per_ns;
     seed(&client, scale.foos(), |i| namespace(i / per_ns)).await?;
     eprintln!(

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, Namespace, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
@@ -117,6 +117,27 @@ pub fn deployment_for(foo: &Foo) -> Deployment {
 }
 
 /// Creates Foos `0..foos`, each in `namespace_of(i)`, and after each its Deployment (the
+/// Creates the namespaces `0..n`, named by `name`, 64 requests at a time.
+pub async fn create_namespaces(
+    client: &kube::Client,
+    n: usize,
+    name: impl Fn(usize) -> String,
+) -> Result<(), String> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    futures::stream::iter(0..n)
+        .map(|i| {
+            let api = api.clone();
+            let mut ns = Namespace::default();
+            ns.metadata.name = Some(name(i));
+            async move { api.create(&PostParams::default(), &ns).await.map(drop) }
+        })
+        .buffer_unordered(64)
+        .try_collect::<Vec<()>>()
+        .await
+        .map(drop)
+        .map_err(|e| format!("creating namespaces: {e}"))
+}
+
 /// child needs the Foo's uid for its owner reference).
 pub async fn seed(
     client: &kube::Client,
