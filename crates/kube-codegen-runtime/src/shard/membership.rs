@@ -486,27 +486,21 @@ impl Membership {
             let member = st
                 .last_renewed
                 .is_some_and(|t| now.duration_since(t) < self.config.renew_deadline);
-            let live: Vec<&Seen> = st
+            let (live, expired): (Vec<&Seen>, Vec<&Seen>) = st
                 .seen
                 .values()
-                .filter(|s| {
-                    &s.holder != me && now.duration_since(s.at) < self.config.lease_duration
-                })
-                .collect();
+                .filter(|s| &s.holder != me)
+                .partition(|s| now.duration_since(s.at) < self.config.lease_duration);
             let peers: std::collections::BTreeMap<String, Option<u64>> =
                 live.iter().map(|s| (s.holder.clone(), s.ack)).collect();
             let loads: Vec<(u64, Load)> = live.iter().filter_map(|s| s.load.clone()).collect();
             let all_loaded = loads.len() == live.len();
             // Expired Leases' holders have departed too; a holder live again has not.
-            let expired: Vec<(String, (u64, Load))> = st
-                .seen
-                .values()
-                .filter(|s| {
-                    &s.holder != me && now.duration_since(s.at) >= self.config.lease_duration
-                })
-                .filter_map(|s| Some((s.holder.clone(), s.load.clone()?)))
-                .collect();
-            st.departed.extend(expired);
+            st.departed.extend(
+                expired
+                    .iter()
+                    .filter_map(|s| Some((s.holder.clone(), s.load.clone()?))),
+            );
             for s in &live {
                 st.departed.remove(&s.holder);
             }
