@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use common::{Resp, call, get, merge_patch, post};
+use common::{Resp, call, get, json_patch, merge_patch, post};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use kube_fake_apiserver::FakeApiServer;
@@ -674,6 +674,141 @@ async fn policy_actions_warn_and_default_messages_follow_the_server() {
         r.body["message"],
         "configmaps \"x\" is forbidden: ValidatingAdmissionPolicy 'no-x' with binding 'no-x-binding' denied request: failed expression: !has(object.data.x)"
     );
+}
+
+#[tokio::test]
+async fn audit_annotation_errors_deny_by_the_failure_policy_whatever_the_actions() {
+    let (_srv, c) = server().await;
+    // Warn-only bindings: a failed validation only warns, but an audit annotation that cannot
+    // be computed denies (`AuditAnnotationActionError` is appended to the denials directly).
+    for (name, failure_policy, value) in [
+        ("annotate-fail", "Fail", "'owner: ' + object.data.owner"),
+        ("annotate-ignore", "Ignore", "'owner: ' + object.data.owner"),
+        (
+            "annotate-int",
+            "Ignore",
+            "has(object.data) ? size(object.data) : null",
+        ),
+    ] {
+        policy(
+            &c,
+            name,
+            json!({
+                "failurePolicy": failure_policy,
+                "matchConstraints": configmap_rules(),
+                "matchConditions": [{"name": "mine", "expression": format!("object.metadata.name.startsWith('{name}')")}],
+                "auditAnnotations": [
+                    {"key": "empty", "valueExpression": "'  '"},
+                    {"key": "none", "valueExpression": "null"},
+                    {"key": "value", "valueExpression": value},
+                ],
+            }),
+            json!({"policyName": name, "validationActions": ["Warn"]}),
+        )
+        .await;
+    }
+    let with_owner = |name: &str| {
+        let mut cm = configmap(name);
+        cm["data"] = json!({"owner": "team-a"});
+        cm
+    };
+    // Values that compute (a string, or null for an object without data) admit.
+    assert_eq!(post(&c, CM, with_owner("annotate-fail-1")).await.code, 201);
+    let mut no_data = configmap("annotate-int-0");
+    no_data.as_object_mut().map(|m| m.remove("data"));
+    let r = post(&c, CM, no_data).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+
+    let r = post(&c, CM, configmap("annotate-fail-2")).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("configmaps \"annotate-fail-2\" is forbidden: ValidatingAdmissionPolicy 'annotate-fail' with binding 'annotate-fail-binding' denied request: expression ''owner: ' + object.data.owner' resulted in error: "),
+        "{message}"
+    );
+    // Under Ignore the evaluation error is left out...
+    assert_eq!(post(&c, CM, configmap("annotate-ignore-1")).await.code, 201);
+    // ...but a value of another type than string or null is an error under either policy.
+    let r = post(&c, CM, with_owner("annotate-int-1")).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "configmaps \"annotate-int-1\" is forbidden: ValidatingAdmissionPolicy 'annotate-int' with binding 'annotate-int-binding' denied request: valueExpression 'has(object.data) ? size(object.data) : null' resulted in unsupported return type: int. Return type must be either string or null."
+    );
+}
+
+#[tokio::test]
+async fn the_status_controller_type_checks_policies_against_the_matched_kinds() {
+    let (_srv, c) = common::with_widgets().await;
+    let rules = json!({"resourceRules": [
+        {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]},
+        {"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["widgets", "widgets/status"]},
+        // Wildcards are not type-checked.
+        {"apiGroups": ["*"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]},
+    ]});
+    let r = post(
+        &c,
+        VAP,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "typed"}, "spec": {
+            "matchConstraints": rules,
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "variables": [{"name": "spec", "expression": "object.spec"}],
+            "validations": [
+                {"expression": "object.spec.replica > 1"},
+                {"expression": "object.spec.replicas > 1 && object.metadata.labels['app'] == params.data.app",
+                 "messageExpression": "'too few: ' + variables.spec.replicas"},
+                {"expression": "has(params.data) && request.operation == 'CREATE' && namespaceObject.metadata.name != ''"},
+            ],
+        }}),
+    )
+    .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let path = format!("{VAP}/typed");
+    let observed = |generation: i64| {
+        let c = c.clone();
+        let path = path.clone();
+        async move {
+            let r = get(&c, &path).await;
+            (r.body["status"]["observedGeneration"] == generation).then_some(r.body)
+        }
+    };
+    let policy = common::eventually("the policy's status", || observed(1)).await;
+    let both = |issue: &str| {
+        format!("apps/v1, Kind=Deployment: {issue}\n\nexample.com/v1, Kind=Widget: {issue}\n")
+    };
+    assert_eq!(
+        policy["status"]["typeChecking"],
+        json!({"expressionWarnings": [
+            {"fieldRef": "spec.validations[0].expression",
+             "warning": both("ERROR: <input>:1:12: undefined field 'replica'\n | object.spec.replica > 1\n | ...........^")},
+            {"fieldRef": "spec.validations[1].messageExpression",
+             "warning": both("ERROR: <input>:1:13: found no matching overload for '_+_' applied to '(string, int)'\n | 'too few: ' + variables.spec.replicas\n | ............^")},
+        ]})
+    );
+    let entry = policy["metadata"]["managedFields"]
+        .as_array()
+        .and_then(|m| m.iter().find(|e| e["subresource"] == "status"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        entry["manager"], "validatingadmissionpolicy-status-controller",
+        "{entry}"
+    );
+    assert_eq!(entry["operation"], "Apply");
+
+    // A corrected policy is checked again at its new generation: no warnings left.
+    let r = json_patch(
+        &c,
+        &path,
+        json!([
+            {"op": "replace", "path": "/spec/validations/0/expression", "value": "object.spec.replicas > 1"},
+            {"op": "remove", "path": "/spec/validations/1/messageExpression"},
+        ]),
+    )
+    .await;
+    assert_eq!(r.code, 200, "{}", r.body);
+    let policy = common::eventually("the new generation's status", || observed(2)).await;
+    assert_eq!(policy["status"]["typeChecking"], json!({}));
 }
 
 #[tokio::test]

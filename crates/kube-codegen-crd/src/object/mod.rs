@@ -31,6 +31,7 @@ pub mod scale;
 #[cfg(test)]
 mod tests;
 
+pub use cel::check::typed::{Declared, type_check};
 pub use cel::{RuleIssue, RuleIssueKind};
 pub use defaults::default_of;
 

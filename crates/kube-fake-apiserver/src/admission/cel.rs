@@ -497,7 +497,8 @@ pub fn aggregate(errors: &[String]) -> String {
     }
 }
 
-fn type_name(v: &Cel) -> &'static str {
+/// The name cel-go gives a value's type.
+pub fn type_name(v: &Cel) -> &'static str {
     match v {
         Cel::Null => "null_type",
         Cel::Bool(_) => "bool",
@@ -508,6 +509,8 @@ fn type_name(v: &Cel) -> &'static str {
         Cel::Bytes(_) => "bytes",
         Cel::List(_) => "list",
         Cel::Map(_) => "map",
+        Cel::Duration(_) => "google.protobuf.Duration",
+        Cel::Timestamp(_) => "google.protobuf.Timestamp",
         _ => "dyn",
     }
 }

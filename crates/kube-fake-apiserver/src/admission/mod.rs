@@ -13,6 +13,7 @@ mod mutating;
 pub mod policies;
 mod reinvocation;
 mod review;
+pub mod typecheck;
 mod webhooks;
 
 use std::sync::Arc;

@@ -223,9 +223,10 @@ pub(super) fn namespace_object(config: &Config, attrs: &Attributes) -> Value {
     ns
 }
 
-/// Evaluates one binding with one param: the failed validations, with their actions applied
-/// by the caller.
-fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Vec<Decision> {
+/// Evaluates one binding with one param (`validator.Validate`): the failed validations, with
+/// their actions applied by the caller, then the errors of the audit annotations, which deny
+/// whatever the actions.
+fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Evaluation {
     let on_error = |message: String| -> Vec<Decision> {
         if ignore {
             Vec::new()
@@ -242,8 +243,13 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Vec<Dec
     // Match conditions: any false skips the binding; errors go by the failure policy.
     match composition.match_conditions(spec, &vars) {
         Ok(true) => {}
-        Ok(false) => return Vec::new(),
-        Err(e) => return on_error(e),
+        Ok(false) => return Evaluation::default(),
+        Err(e) => {
+            return Evaluation {
+                decisions: on_error(e),
+                annotation_errors: Vec::new(),
+            };
+        }
     }
     let mut out = Vec::new();
     for v in spec
@@ -288,7 +294,51 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Vec<Dec
             ))),
         }
     }
-    out
+    Evaluation {
+        decisions: out,
+        annotation_errors: audit_annotation_errors(spec, ignore, &composition, &vars),
+    }
+}
+
+/// What one binding's evaluation with one param decided.
+#[derive(Default)]
+struct Evaluation {
+    decisions: Vec<Decision>,
+    /// Audit annotations that failed (`AuditAnnotationActionError`).
+    annotation_errors: Vec<Decision>,
+}
+
+/// The policy's `auditAnnotations`, evaluated (`validator.Validate`): a string value is
+/// published (trimmed; empty excluded), `null` excluded; an evaluation error is excluded under
+/// `failurePolicy: Ignore` and an error otherwise; a value of another type is always an error.
+/// This server keeps no audit log, so published values go nowhere; the errors deny.
+fn audit_annotation_errors(
+    spec: &Value,
+    ignore: bool,
+    composition: &cel::Composition,
+    vars: &[(&'static str, Cel)],
+) -> Vec<Decision> {
+    let error = |message: String| Decision {
+        message,
+        reason: "Invalid".into(),
+    };
+    spec.get("auditAnnotations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let expr = str_of(a.get("valueExpression"));
+            match cel::compile(expr).and_then(|e| composition.eval(&e, vars)) {
+                Ok(Cel::String(_) | Cel::Null) => None,
+                Ok(other) => Some(error(format!(
+                    "valueExpression '{expr}' resulted in unsupported return type: {}. Return type must be either string or null.",
+                    cel::type_name(&other)
+                ))),
+                Err(_) if ignore => None,
+                Err(e) => Some(error(format!("expression '{expr}' resulted in error: {e}"))),
+            }
+        })
+        .collect()
 }
 
 /// The status code a denial's reason carries (`reasonToCode`).
@@ -396,7 +446,8 @@ pub async fn validate(
         for param in &params {
             let mut vars = base.to_vec();
             vars.push(("params", cel::to_cel(param)));
-            for d in cel::on_a_deep_stack(|| evaluate(&spec, ignore, &vars)) {
+            let evaluation = cel::on_a_deep_stack(|| evaluate(&spec, ignore, &vars));
+            for d in evaluation.decisions {
                 if actions.iter().any(|a| a == "Warn") {
                     attrs.warnings.lock().push(format!(
                         "Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}': {}",
@@ -406,6 +457,10 @@ pub async fn validate(
                 if actions.iter().any(|a| a == "Deny") && denied.is_none() {
                     denied = Some((policy_name.clone(), Some(binding_name.clone()), d));
                 }
+            }
+            // An audit annotation's error denies whatever the binding's actions.
+            for d in evaluation.annotation_errors {
+                denied.get_or_insert((policy_name.clone(), Some(binding_name.clone()), d));
             }
         }
     }

@@ -1,6 +1,6 @@
 //! The in-process controllers a cluster runs next to its API server: garbage collector,
-//! namespace controller, CRD naming/establishing and finalizing, ClusterRole aggregation, and
-//! workload status stand-ins.
+//! namespace controller, CRD naming/establishing and finalizing, ClusterRole aggregation, the
+//! ValidatingAdmissionPolicy status (type checking) and workload status stand-ins.
 //! One task runs them after every change of the store and when a delay they set runs out. A
 //! round looks only at the objects the store's events named since the last one and at the
 //! timers due, so a write costs the controllers what it touched, not the store (a scan of every
@@ -18,6 +18,7 @@ mod crd_finalizer;
 mod crds;
 mod gc;
 mod namespaces;
+mod policy_status;
 mod workloads;
 
 use std::collections::HashSet;
@@ -132,6 +133,7 @@ struct Controllers {
     crds: crds::Pending,
     /// ClusterRole aggregation.
     aggregation: clusterroles::Aggregation,
+    policy_status: policy_status::PolicyStatus,
     /// One timer set per workload stand-in, in `WorkloadDelays::each`'s order.
     workloads: [workloads::Due; 5],
 }
@@ -150,6 +152,7 @@ impl Controllers {
             crd_finalizer: Default::default(),
             crds: Default::default(),
             aggregation: Default::default(),
+            policy_status: Default::default(),
             workloads: Default::default(),
         }
     }
@@ -188,6 +191,7 @@ impl Controllers {
         self.namespaces.reconcile(db, &changed);
         self.crd_finalizer.reconcile(db, &changed);
         self.aggregation.reconcile(db, &changed);
+        self.policy_status.reconcile(db, &changed);
         let (_, next) = self
             .crds
             .reconcile(db, self.settings.crd_establish_delay, &changed, at);
@@ -213,6 +217,7 @@ impl Controllers {
             + std::mem::take(&mut self.crd_finalizer.visited)
             + std::mem::take(&mut self.crds.visited)
             + std::mem::take(&mut self.aggregation.visited)
+            + std::mem::take(&mut self.policy_status.visited)
             + self
                 .workloads
                 .iter_mut()

@@ -7,11 +7,13 @@
 mod meta;
 mod operations;
 mod proto_v2;
+mod resolve;
 
 use serde_json::{Map, Value, json};
 
 use meta::meta_schemas;
 use operations::resource_paths;
+pub use resolve::resolved_kind_schema;
 
 /// What the OpenAPI builders need to know about one served resource version.
 #[derive(Debug, Clone, PartialEq)]

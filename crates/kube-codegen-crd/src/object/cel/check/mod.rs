@@ -16,6 +16,7 @@ mod functions;
 pub(crate) mod schema;
 #[cfg(test)]
 mod tests;
+pub(crate) mod typed;
 mod walk;
 
 /// kube-apiserver's limits (`k8s.io/apiserver/pkg/apis/cel/config.go` and

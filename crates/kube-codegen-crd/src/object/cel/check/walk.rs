@@ -13,6 +13,9 @@ const CREATE_LIST: u64 = 10;
 const CREATE_MAP: u64 = 30;
 const CREATE_STRUCT: u64 = 40;
 
+/// Declared fields by name, each with its value.
+pub(super) type Fields<H> = std::rc::Rc<Vec<(String, Abs<H>)>>;
+
 /// An abstract value: its kind, its size when known, and where its fields come from.
 #[derive(Clone)]
 pub(super) struct Abs<H> {
@@ -21,6 +24,9 @@ pub(super) struct Abs<H> {
     pub shape: Option<H>,
     /// Items of a list (or values of a map) built by the rule itself.
     pub elem: Option<Box<Abs<H>>>,
+    /// The declared fields of a value typed by the caller rather than by a schema (a
+    /// policy's `variables`): any other field is undefined.
+    pub fields: Option<Fields<H>>,
 }
 
 impl<H> Abs<H> {
@@ -30,6 +36,7 @@ impl<H> Abs<H> {
             size: None,
             shape: None,
             elem: None,
+            fields: None,
         }
     }
 
@@ -82,6 +89,11 @@ impl<'s, S: Shapes> Walker<'s, S> {
         self.env.push(("self".into(), abs));
     }
 
+    /// Declares `name` as `abs` (outside any rule's `self`).
+    pub(super) fn bind(&mut self, name: &str, abs: Abs<S::H>) {
+        self.env.push((name.to_string(), abs));
+    }
+
     pub(super) fn into_errors(self) -> Vec<TypeError> {
         self.errors
     }
@@ -92,6 +104,7 @@ impl<'s, S: Shapes> Walker<'s, S> {
             size: self.shapes.size(&h),
             shape: Some(h),
             elem: None,
+            fields: None,
         }
     }
 
@@ -254,6 +267,14 @@ impl<'s, S: Shapes> Walker<'s, S> {
 
     /// `operand.name`.
     fn select(&mut self, operand: &Abs<S::H>, name: &str) -> Abs<S::H> {
+        if let Some(fields) = &operand.fields {
+            if let Some((_, a)) = fields.iter().find(|(n, _)| n == name) {
+                return a.clone();
+            }
+            let at = select_offset(self.source, name).unwrap_or(0);
+            self.error(format!("undefined field '{name}'"), at);
+            return Abs::of(Kind::Dyn);
+        }
         if let Some(h) = &operand.shape {
             return match self.shapes.field(h, name) {
                 Field::Known(h) => self.abs_of_shape(h),
@@ -306,6 +327,7 @@ pub(super) fn join<H: Clone>(a: Abs<H>, b: Abs<H>) -> Abs<H> {
         size,
         shape: a.shape.or(b.shape),
         elem: a.elem.or(b.elem),
+        fields: a.fields.or(b.fields),
     }
 }
 
