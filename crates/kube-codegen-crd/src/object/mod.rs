@@ -32,7 +32,7 @@ pub mod scale;
 mod tests;
 
 pub use cel::check::typed::{Declared, type_check};
-pub use cel::{RuleIssue, RuleIssueKind};
+pub use cel::{RuleIssue, RuleIssueKind, cel_go_runtime_error};
 pub use defaults::default_of;
 
 /// Hostile inputs can nest objects arbitrarily deep; every walk stops here instead of

@@ -349,7 +349,7 @@ fn eval_here(expr: &Expression, vars: &[(&str, Cel)]) -> Result<Cel, String> {
         for (name, value) in vars {
             ctx.add_variable_from_value(*name, value.clone());
         }
-        Cel::resolve(expr, &ctx).map_err(|e| e.to_string())
+        Cel::resolve(expr, &ctx).map_err(|e| kube_codegen_crd::object::cel_go_runtime_error(&e))
     })
 }
 

@@ -128,6 +128,21 @@ fn invalid_typed(path: Option<&str>, s: Option<Node<'_>>, detail: &str) -> Cause
     )
 }
 
+/// A runtime error as cel-go's evaluation returns it to admission (`expression '...' resulted
+/// in error: <this>`): the overload family is cel-go's `no such overload`.
+pub fn cel_go_runtime_error(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchOverload
+        | ExecutionError::UnsupportedBinaryOperator(..)
+        | ExecutionError::UnsupportedUnaryOperator(..)
+        | ExecutionError::ValuesNotComparable(..)
+        | ExecutionError::UnexpectedType { .. }
+        | ExecutionError::UnsupportedTargetType { .. }
+        | ExecutionError::NotSupportedAsMethod { .. } => "no such overload".into(),
+        other => cel_go_error(other),
+    }
+}
+
 /// cel-go's wording of the common runtime errors.
 fn cel_go_error(e: &ExecutionError) -> String {
     match e {

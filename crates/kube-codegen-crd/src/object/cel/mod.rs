@@ -20,6 +20,7 @@ use crate::validate::cel_syntax;
 
 pub(crate) mod check;
 mod messages;
+pub use messages::cel_go_runtime_error;
 mod value;
 
 /// Why a rule is not evaluated.
