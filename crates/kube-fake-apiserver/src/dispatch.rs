@@ -37,17 +37,31 @@ fn verb_of(route: &Route, req: &Req) -> String {
     }
 }
 
-/// Handles one request end to end (recording, injected faults and latency, routing).
+/// Handles one request end to end (recording, injected faults and latency, routing), and
+/// audits it when an audit log is on.
 pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> {
+    let received = jiff::Timestamp::now();
     let peer = req
         .extensions()
         .get::<crate::auth::PeerCertificate>()
         .cloned();
     let mut req = Req::from_parts(req);
+    let resp = respond(&shared, &mut req, peer).await;
+    match &shared.audit {
+        Some(auditor) => crate::http::audit::log(auditor, &req, received, resp).await,
+        None => resp,
+    }
+}
+
+async fn respond(
+    shared: &Arc<Shared>,
+    req: &mut Req,
+    peer: Option<crate::auth::PeerCertificate>,
+) -> Response<Body> {
     let route = router::parse(&req.path);
     if shared.faults.recording.load(Ordering::Relaxed) {
         shared.requests.lock().push(RecordedRequest {
-            verb: verb_of(&route, &req),
+            verb: verb_of(&route, req),
             method: req.method.to_string(),
             path: req.path.clone(),
             query: req.raw_query.clone(),
@@ -62,14 +76,14 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
         return error_response(&ApiError::injected(code));
     }
     // Authentication, impersonation and authorization, before anything is looked up.
-    match crate::auth::gate(&shared, &req, peer.as_ref()) {
+    match crate::auth::gate(shared, req, peer.as_ref()) {
         Ok(user) => req.user = user,
         Err(e) => return error_response(&e),
     }
     if let Route::Resource(t) = &route
         && crate::auth::reviews::serves(t)
     {
-        return crate::auth::reviews::answer(&shared, &req, t, req.user.as_deref())
+        return crate::auth::reviews::answer(shared, req, t, req.user.as_deref())
             .unwrap_or_else(|e| error_response(&e));
     }
     let proto = match &route {
@@ -80,14 +94,14 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
                 .registry
                 .lookup(&t.group, &t.version, &t.plural);
             match res {
-                Some(res) => protobuf_answers(&res, &t.version, &req),
+                Some(res) => protobuf_answers(&res, &t.version, req),
                 // The 404 `Status` of an unknown resource.
                 None => crate::proto::wanted(req.header(header::ACCEPT), true) == Wanted::Protobuf,
             }
         }
         _ => false,
     };
-    let mut resp = match route_request(&shared, route, &req).await {
+    let mut resp = match route_request(shared, route, req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
     };

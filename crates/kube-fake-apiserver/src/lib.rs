@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod admission;
+mod audit;
 mod auth;
 mod auth_config;
 mod builtin;
@@ -114,6 +115,9 @@ pub enum Error {
     /// The token file was malformed, or RBAC was asked for without the built-in kinds.
     #[error("authentication setup: {0}")]
     Auth(String),
+    /// The audit policy was refused or the audit log could not be opened.
+    #[error("audit setup: {0}")]
+    Audit(String),
     /// A CRD given to `register_crd`, or a kind given to `register_kind`, was refused (the
     /// message is the `Status` message the API would answer).
     #[error("CRD rejected ({code}): {message}")]
@@ -144,6 +148,8 @@ pub struct ServerBuilder {
     token_file: Option<String>,
     gates: feature_gates::FeatureGates,
     beta_versions: Vec<String>,
+    /// The audit policy's text and the log's path.
+    audit: Option<(String, std::path::PathBuf)>,
 }
 
 impl Default for ServerBuilder {
@@ -164,6 +170,7 @@ impl Default for ServerBuilder {
             token_file: None,
             gates: feature_gates::FeatureGates::default(),
             beta_versions: Vec::new(),
+            audit: None,
         }
     }
 }
@@ -334,6 +341,17 @@ impl ServerBuilder {
         self.token_file = Some(csv.to_string());
         self
     }
+    /// kube-apiserver's `--audit-policy-file` (the policy's YAML or JSON text) and
+    /// `--audit-log-path` (`-`: standard output): every request the policy gives a level is
+    /// appended to the log as `audit.k8s.io/v1` `Event` JSON lines, with the annotations
+    /// authorization and admission add (ValidatingAdmissionPolicies' `auditAnnotations` and
+    /// `Audit` action, webhooks' `auditAnnotations`). A policy kube-apiserver would refuse, or
+    /// a log that cannot be opened, is an [`Error::Audit`] at [`start`](Self::start). Off by
+    /// default.
+    pub fn audit(mut self, policy: &str, log_path: impl Into<std::path::PathBuf>) -> Self {
+        self.audit = Some((policy.to_string(), log_path.into()));
+        self
+    }
     /// Port on 127.0.0.1 (0: any free port).
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -348,7 +366,14 @@ impl ServerBuilder {
             tokens.extend(rows);
             self.auth.tokens = Arc::new(tokens);
         }
+        let audit = match &self.audit {
+            Some((policy, path)) => Some(Arc::new(
+                audit::Auditor::open(policy, path).map_err(Error::Audit)?,
+            )),
+            None => None,
+        };
         let shared = Shared::new(&state::Settings {
+            audit,
             history_limit: self.history_limit,
             builtins: self.builtins,
             require_namespaces: self.require_namespaces,

@@ -93,6 +93,14 @@ struct Args {
     /// kube-apiserver's static token file: CSV rows `token,user,uid[,"group1,group2"]`.
     #[arg(long)]
     token_auth_file: Option<PathBuf>,
+    /// kube-apiserver's audit policy (`audit.k8s.io/v1` `Policy`, YAML or JSON); with
+    /// `--audit-log-path`, the requests it selects are logged.
+    #[arg(long)]
+    audit_policy_file: Option<PathBuf>,
+    /// Where audit events go, as JSON lines (`-`: standard output); nothing is logged
+    /// without `--audit-policy-file`.
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
 }
 
 /// `<integer><unit>` with unit `ms`, `s` or `m`.
@@ -165,6 +173,11 @@ async fn main() -> anyhow::Result<()> {
         let csv = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
         builder = builder.token_auth_file(&csv);
+    }
+    if let (Some(policy), Some(log)) = (&args.audit_policy_file, &args.audit_log_path) {
+        let text = std::fs::read_to_string(policy)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", policy.display()))?;
+        builder = builder.audit(&text, log);
     }
     let server = builder
         .port(args.port)
@@ -252,8 +265,14 @@ mod tests {
             "--anonymous-auth=false",
             "--token-auth-file",
             "tokens.csv",
+            "--audit-policy-file",
+            "policy.yaml",
+            "--audit-log-path",
+            "-",
         ])
         .unwrap();
+        assert_eq!(a.audit_policy_file, Some(PathBuf::from("policy.yaml")));
+        assert_eq!(a.audit_log_path, Some(PathBuf::from("-")));
         assert_eq!(a.authorization_mode, "RBAC");
         assert!(!a.anonymous_auth);
         assert_eq!(a.token_auth_file, Some(PathBuf::from("tokens.csv")));

@@ -30,6 +30,8 @@ pub(crate) struct Db {
 /// What [`Shared::new`] sets up, from the builder.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
+    /// Where audit events go (`--audit-policy-file`, `--audit-log-path`).
+    pub audit: Option<Arc<crate::audit::Auditor>>,
     pub history_limit: usize,
     pub builtins: bool,
     pub require_namespaces: bool,
@@ -66,6 +68,8 @@ pub(crate) struct Shared {
     pub shard_selectors: bool,
     /// Authentication and authorization (read by `auth`).
     pub auth: crate::auth_config::AuthConfig,
+    /// The audit log, when on.
+    pub audit: Option<Arc<crate::audit::Auditor>>,
 }
 
 impl Shared {
@@ -108,6 +112,7 @@ impl Shared {
             resolver: settings.resolver.clone(),
             shard_selectors: settings.shard_selectors,
             auth: settings.auth.clone(),
+            audit: settings.audit.clone(),
         })
     }
 

@@ -6,6 +6,7 @@ mod common;
 
 mod admission;
 mod api;
+mod audit;
 mod behaviour;
 mod builtin_rules;
 mod conversion;

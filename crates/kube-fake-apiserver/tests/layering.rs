@@ -31,6 +31,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tls",
             "conversion_config",
             "auth_config",
+            "audit",
             "builtin_schemas",
             "strategic_merge",
             "printers",

@@ -64,6 +64,8 @@ pub struct Attributes {
     pub user_info: Value,
     /// Where `Warning` headers go.
     pub warnings: Arc<parking_lot::Mutex<Vec<String>>>,
+    /// The request's audit event (annotations).
+    pub audit: crate::audit::Context,
 }
 
 impl Attributes {

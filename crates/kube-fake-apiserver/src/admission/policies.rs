@@ -124,6 +124,8 @@ pub(super) fn resources_match(
 struct Decision {
     message: String,
     reason: String,
+    /// The validation's index (`expressionIndex` of an `Audit` action's annotation).
+    index: usize,
 }
 
 /// The params a binding evaluates with (`[Null]`: the policy has no `paramKind`), or the
@@ -234,6 +236,7 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Evaluat
             vec![Decision {
                 message,
                 reason: "Invalid".into(),
+                index: 0,
             }]
         }
     };
@@ -247,16 +250,17 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Evaluat
         Err(e) => {
             return Evaluation {
                 decisions: on_error(e),
-                annotation_errors: Vec::new(),
+                ..Evaluation::default()
             };
         }
     }
     let mut out = Vec::new();
-    for v in spec
+    for (index, v) in spec
         .get("validations")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .enumerate()
     {
         let expr = str_of(v.get("expression"));
         match cel::compile(expr)
@@ -287,16 +291,21 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Evaluat
                 out.push(Decision {
                     message,
                     reason: if reason.is_empty() { "Invalid" } else { reason }.to_string(),
+                    index,
                 });
             }
-            Err(e) => out.extend(on_error(format!(
-                "expression '{expr}' resulted in error: {e}"
-            ))),
+            Err(e) => out.extend(
+                on_error(format!("expression '{expr}' resulted in error: {e}"))
+                    .into_iter()
+                    .map(|d| Decision { index, ..d }),
+            ),
         }
     }
+    let (annotations, annotation_errors) = audit_annotations(spec, ignore, &composition, &vars);
     Evaluation {
         decisions: out,
-        annotation_errors: audit_annotation_errors(spec, ignore, &composition, &vars),
+        annotations,
+        annotation_errors,
     }
 }
 
@@ -304,41 +313,71 @@ fn evaluate(spec: &Value, ignore: bool, base: &[(&'static str, Cel)]) -> Evaluat
 #[derive(Default)]
 struct Evaluation {
     decisions: Vec<Decision>,
+    /// Audit annotations to publish (key, value).
+    annotations: Vec<(String, String)>,
     /// Audit annotations that failed (`AuditAnnotationActionError`).
     annotation_errors: Vec<Decision>,
 }
 
+/// `maxAuditAnnotationValueLength`: longer values are cut.
+const MAX_ANNOTATION_VALUE: usize = 10 * 1024;
+
 /// The policy's `auditAnnotations`, evaluated (`validator.Validate`): a string value is
-/// published (trimmed; empty excluded), `null` excluded; an evaluation error is excluded under
-/// `failurePolicy: Ignore` and an error otherwise; a value of another type is always an error.
-/// This server keeps no audit log, so published values go nowhere; the errors deny.
-fn audit_annotation_errors(
+/// published (trimmed, cut at 10 KiB; empty excluded), `null` excluded; an evaluation error is
+/// excluded under `failurePolicy: Ignore` and an error otherwise; a value of another type is
+/// always an error. Returns the values to publish and the errors.
+fn audit_annotations(
     spec: &Value,
     ignore: bool,
     composition: &cel::Composition,
     vars: &[(&'static str, Cel)],
-) -> Vec<Decision> {
+) -> (Vec<(String, String)>, Vec<Decision>) {
     let error = |message: String| Decision {
         message,
         reason: "Invalid".into(),
+        index: 0,
     };
-    spec.get("auditAnnotations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|a| {
-            let expr = str_of(a.get("valueExpression"));
-            match cel::compile(expr).and_then(|e| composition.eval(&e, vars)) {
-                Ok(Cel::String(_) | Cel::Null) => None,
-                Ok(other) => Some(error(format!(
-                    "valueExpression '{expr}' resulted in unsupported return type: {}. Return type must be either string or null.",
-                    cel::type_name(&other)
-                ))),
-                Err(_) if ignore => None,
-                Err(e) => Some(error(format!("expression '{expr}' resulted in error: {e}"))),
+    let (mut published, mut errors) = (Vec::new(), Vec::new());
+    let annotations = spec.get("auditAnnotations").and_then(Value::as_array);
+    for a in annotations.into_iter().flatten() {
+        let expr = str_of(a.get("valueExpression"));
+        match cel::compile(expr).and_then(|e| composition.eval(&e, vars)) {
+            Ok(Cel::String(s)) => {
+                let mut value = s.trim().to_string();
+                if value.is_empty() {
+                    continue;
+                }
+                if value.len() > MAX_ANNOTATION_VALUE {
+                    let mut end = MAX_ANNOTATION_VALUE;
+                    while !value.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    value.truncate(end);
+                }
+                published.push((str_of(a.get("key")).to_string(), value));
             }
-        })
-        .collect()
+            Ok(Cel::Null) => {}
+            Ok(other) => errors.push(error(format!(
+                "valueExpression '{expr}' resulted in unsupported return type: {}. Return type must be either string or null.",
+                cel::type_name(&other)
+            ))),
+            Err(_) if ignore => {}
+            Err(e) => errors.push(error(format!("expression '{expr}' resulted in error: {e}"))),
+        }
+    }
+    (published, errors)
+}
+
+/// `publishValidationFailureAnnotation`: an `Audit` action's record of a failed validation.
+fn validation_failure(policy: &str, binding: &str, actions: &[String], d: &Decision) -> String {
+    json!([{
+        "message": d.message,
+        "policy": policy,
+        "binding": binding,
+        "expressionIndex": d.index,
+        "validationActions": actions,
+    }])
+    .to_string()
 }
 
 /// The status code a denial's reason carries (`reasonToCode`).
@@ -352,7 +391,8 @@ fn code_of(reason: &str) -> u16 {
 }
 
 /// Every bound policy that matches judges the request; warnings for `Warn`, the first denial
-/// for `Deny` (`Audit` writes to an audit log this server does not keep).
+/// for `Deny`, a `validation_failure` audit annotation for `Audit`; the policies' audit
+/// annotations are published as `<policy>/<key>`.
 pub async fn validate(
     shared: &Shared,
     config: &Config,
@@ -361,6 +401,8 @@ pub async fn validate(
     // (policy, binding — none for an error of the policy —, decision)
     let mut denied: Option<(String, Option<String>, Decision)> = None;
     let mut policy_errors: Vec<String> = Vec::new();
+    // `<policy>/<key>` -> the distinct values its bindings and params gave.
+    let mut published: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for (i, bound) in config.policies.iter().enumerate() {
         let policy_name = name_of(&bound.policy).to_string();
         let binding_name = name_of(&bound.binding).to_string();
@@ -384,6 +426,7 @@ pub async fn validate(
                 let d = Decision {
                     message: e.message.clone(),
                     reason: "Invalid".into(),
+                    index: 0,
                 };
                 denied.get_or_insert((policy_name, None, d));
             }
@@ -405,6 +448,7 @@ pub async fn validate(
                 let d = Decision {
                     message: e.message,
                     reason: "Invalid".into(),
+                    index: 0,
                 };
                 denied.get_or_insert((policy_name, Some(binding_name), d));
                 continue;
@@ -448,6 +492,13 @@ pub async fn validate(
             vars.push(("params", cel::to_cel(param)));
             let evaluation = cel::on_a_deep_stack(|| evaluate(&spec, ignore, &vars));
             for d in evaluation.decisions {
+                if actions.iter().any(|a| a == "Audit") {
+                    crate::audit::annotate(
+                        &attrs.audit,
+                        "validation.policy.admission.k8s.io/validation_failure",
+                        &validation_failure(&policy_name, &binding_name, &actions, &d),
+                    );
+                }
                 if actions.iter().any(|a| a == "Warn") {
                     attrs.warnings.lock().push(format!(
                         "Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}': {}",
@@ -458,11 +509,21 @@ pub async fn validate(
                     denied = Some((policy_name.clone(), Some(binding_name.clone()), d));
                 }
             }
+            for (key, value) in evaluation.annotations {
+                let values = published.entry(format!("{policy_name}/{key}")).or_default();
+                if !values.contains(&value) {
+                    values.push(value);
+                }
+            }
             // An audit annotation's error denies whatever the binding's actions.
             for d in evaluation.annotation_errors {
                 denied.get_or_insert((policy_name.clone(), Some(binding_name.clone()), d));
             }
         }
+    }
+    // Published whether or not the request is denied (several values: comma-separated).
+    for (key, values) in published {
+        crate::audit::annotate(&attrs.audit, &key, &values.join(", "));
     }
     let Some((policy, binding, d)) = denied else {
         return Ok(());

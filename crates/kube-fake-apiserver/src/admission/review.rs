@@ -81,6 +81,8 @@ pub struct Verdict {
     /// The decoded JSON patch (mutating webhooks only).
     pub patch: Option<Vec<u8>>,
     pub warnings: Vec<String>,
+    /// `response.auditAnnotations`.
+    pub audit_annotations: Vec<(String, String)>,
 }
 
 /// Checks a webhook's answer as `VerifyAdmissionResponse` does; the error is its text.
@@ -141,5 +143,12 @@ pub fn verify(
         status: r.get("status").filter(|s| s.is_object()).cloned(),
         patch,
         warnings: crate::util::str_list(r.get("warnings")),
+        audit_annotations: r
+            .get("auditAnnotations")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect(),
     })
 }

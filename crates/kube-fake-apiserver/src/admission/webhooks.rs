@@ -247,6 +247,10 @@ async fn call(
             format!("received invalid webhook response: {e}"),
         ))
     })?;
+    // Audit annotations go on the event under the webhook's name, allowed or not.
+    for (k, v) in &verdict.audit_annotations {
+        crate::audit::annotate(&attrs.audit, &format!("{}/{k}", hook.name), v);
+    }
     attrs
         .warnings
         .lock()

@@ -57,12 +57,23 @@ pub fn gate(
     peer: Option<&PeerCertificate>,
 ) -> Result<Option<Arc<User>>, ApiError> {
     if !shared.auth.rbac {
+        if shared.audit.is_some() {
+            // AlwaysAllow: nobody is refused, but who asked still goes on the audit event.
+            req.audit.lock().user = authenticate(shared, req, peer).ok();
+            audit_decision(req, true, "");
+        }
         return Ok(None);
     }
     let user = authenticate(shared, req, peer)?;
+    req.audit.lock().user = Some(user.clone());
+    let impersonating = req.headers.contains_key("impersonate-user");
     let user = impersonate(shared, req, user)?;
+    if impersonating {
+        req.audit.lock().impersonated = Some(user.clone());
+    }
     let attrs = request_info::read(&req.method, &req.path, &req.query);
     let decision = rbac::authorize(&shared.db.lock(), &user, &attrs);
+    audit_decision(req, decision.allowed, &decision.reason);
     if !decision.allowed {
         return Err(forbidden(&user, &attrs, &decision.reason));
     }
@@ -75,6 +86,13 @@ pub fn gate(
         escalation::check(&shared.db.lock(), &user, &attrs, &body)?;
     }
     Ok(Some(Arc::new(user)))
+}
+
+/// The authorization filter's audit annotations.
+fn audit_decision(req: &Req, allowed: bool, reason: &str) {
+    let decision = if allowed { "allow" } else { "forbid" };
+    crate::audit::annotate(&req.audit, "authorization.k8s.io/decision", decision);
+    crate::audit::annotate(&req.audit, "authorization.k8s.io/reason", reason);
 }
 
 /// The union of kube-apiserver's authenticators: a client certificate, then a bearer token

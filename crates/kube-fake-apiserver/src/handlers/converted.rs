@@ -245,6 +245,7 @@ fn attributes(ctx: &Ctx<'_>, opts: &WriteOpts, old: Option<Value>) -> admission:
         options,
         user_info: admission::user_info(ctx.req.user.as_deref(), &ctx.req.headers),
         warnings: opts.warnings.clone(),
+        audit: ctx.req.audit.clone(),
     }
 }
 

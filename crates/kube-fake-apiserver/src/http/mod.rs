@@ -1,5 +1,7 @@
-//! HTTP: transport types ([`transport`]), path routing ([`router`]) and the listener ([`serve`]).
+//! HTTP: transport types ([`transport`]), path routing ([`router`]), the listener ([`serve`])
+//! and a request's audit events ([`audit`]).
 //! What a request does is decided in [`crate::dispatch`].
+pub mod audit;
 pub mod router;
 pub mod serve;
 pub mod transport;
