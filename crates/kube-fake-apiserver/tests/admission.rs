@@ -811,6 +811,95 @@ async fn the_status_controller_type_checks_policies_against_the_matched_kinds() 
 }
 
 #[tokio::test]
+async fn policies_ask_the_authorizer_about_the_requests_user() {
+    let srv = FakeApiServer::builder()
+        .rbac(true)
+        .token_auth_file("bob-token,bob,1002\n")
+        .start()
+        .await
+        .expect("server starts");
+    let admin = srv.client();
+    // bob may create ConfigMaps in default, and nothing else.
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "cm-writer", "namespace": "default"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]});
+    assert_eq!(
+        post(
+            &admin,
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+            role
+        )
+        .await
+        .code,
+        201
+    );
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "bob", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
+    assert_eq!(
+        post(
+            &admin,
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            binding
+        )
+        .await
+        .code,
+        201
+    );
+    policy(
+        &admin,
+        "secret-readers",
+        json!({
+            "matchConstraints": configmap_rules(),
+            "validations": [
+                {"expression": "authorizer.requestResource.check('create').allowed()"},
+                {"expression": "!authorizer.serviceAccount('kube-system', 'nobody').group('apps').resource('deployments').check('list').allowed()"},
+                {"expression": "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()",
+                 "messageExpression": "'only secret readers may write this: ' + authorizer.group('').resource('secrets').namespace('default').check('get').reason()"},
+            ],
+        }),
+        json!({"policyName": "secret-readers", "validationActions": ["Deny"]}),
+    )
+    .await;
+    // The admin (system:masters) passes every check.
+    assert_eq!(post(&admin, CM, configmap("by-admin")).await.code, 201);
+    let bob = kube::Client::try_from(srv.client_config_with_token("bob-token")).unwrap();
+    let r = post(&bob, CM, configmap("by-bob")).await;
+    assert_eq!(r.code, 422, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "configmaps \"by-bob\" is forbidden: ValidatingAdmissionPolicy 'secret-readers' with binding 'secret-readers-binding' denied request: only secret readers may write this:"
+    );
+    // With the right to read Secrets, bob passes (the reason names the binding).
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "secret-reader", "namespace": "default"},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]});
+    assert_eq!(
+        post(
+            &admin,
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+            role
+        )
+        .await
+        .code,
+        201
+    );
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "bob-secrets", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "secret-reader"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
+    assert_eq!(
+        post(
+            &admin,
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            binding
+        )
+        .await
+        .code,
+        201
+    );
+    let r = post(&bob, CM, configmap("by-bob")).await;
+    assert_eq!(r.code, 201, "{}", r.body);
+}
+
+#[tokio::test]
 async fn equivalent_versions_are_converted_and_subresources_matched() {
     let hook_server = Webhook::start().await;
     let (_srv, c) = common::with_widgets().await;

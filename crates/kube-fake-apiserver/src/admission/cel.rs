@@ -19,6 +19,7 @@ thread_local! {
         ctx.add_function(ESCAPE_KEY, |key: std::sync::Arc<String>| {
             key.replace('~', "~0").replace('/', "~1")
         });
+        super::authz::register(&mut ctx);
         ctx
     });
 }
@@ -348,6 +349,9 @@ fn eval_here(expr: &Expression, vars: &[(&str, Cel)]) -> Result<Cel, String> {
         let mut ctx = base.new_inner_scope();
         for (name, value) in vars {
             ctx.add_variable_from_value(*name, value.clone());
+        }
+        if let Some(a) = super::authz::variable() {
+            ctx.add_variable_from_value("authorizer", a);
         }
         Cel::resolve(expr, &ctx).map_err(|e| kube_codegen_crd::object::cel_go_runtime_error(&e))
     })

@@ -7,6 +7,7 @@
 //! The configuration is read from the store at the start of every write ([`Config::load`]),
 //! so a configuration created a moment ago applies at once. Writes to the
 //! `admissionregistration.k8s.io` kinds themselves are exempt, as on the real server.
+pub mod authz;
 mod cel;
 mod matching;
 mod mutating;
@@ -66,6 +67,8 @@ pub struct Attributes {
     pub warnings: Arc<parking_lot::Mutex<Vec<String>>>,
     /// The request's audit event (annotations).
     pub audit: crate::audit::Context,
+    /// The `authorizer` its expressions see.
+    pub authorizer: authz::Authorizer,
 }
 
 impl Attributes {

@@ -115,7 +115,9 @@ pub async fn mutate(
                 namespace: policies::namespace_object(config, attrs),
                 param: param.clone(),
             };
-            match cel::on_a_deep_stack(|| matches(&spec, &base, &object)) {
+            match super::authz::with(&attrs.authorizer, || {
+                cel::on_a_deep_stack(|| matches(&spec, &base, &object))
+            }) {
                 Ok(true) => {}
                 Ok(false) => continue,
                 Err(e) => {
@@ -133,7 +135,9 @@ pub async fn mutate(
                 .into_iter()
                 .flatten()
             {
-                match cel::on_a_deep_stack(|| apply(attrs, &version, m, &base, &object)) {
+                match super::authz::with(&attrs.authorizer, || {
+                    cel::on_a_deep_stack(|| apply(attrs, &version, m, &base, &object))
+                }) {
                     Ok(Some(mut new)) => {
                         // `dispatchOne` defaults what a mutation returns before the next one.
                         crate::objects::apply_kind_defaults(&attrs.res, &version, &mut new);

@@ -490,7 +490,9 @@ pub async fn validate(
         for param in &params {
             let mut vars = base.to_vec();
             vars.push(("params", cel::to_cel(param)));
-            let evaluation = cel::on_a_deep_stack(|| evaluate(&spec, ignore, &vars));
+            let evaluation = super::authz::with(&attrs.authorizer, || {
+                cel::on_a_deep_stack(|| evaluate(&spec, ignore, &vars))
+            });
             for d in evaluation.decisions {
                 if actions.iter().any(|a| a == "Audit") {
                     crate::audit::annotate(

@@ -279,8 +279,10 @@ async fn invocation(
     }
     let (object, old) = objects_in(shared, attrs, &version).await?;
     let request = review::request(&uid(), attrs, &version, object.as_ref(), old.as_ref());
-    if !cel::on_a_deep_stack(|| {
-        conditions_match(hook, attrs, &request, object.as_ref(), old.as_ref())
+    if !super::authz::with(&attrs.authorizer, || {
+        cel::on_a_deep_stack(|| {
+            conditions_match(hook, attrs, &request, object.as_ref(), old.as_ref())
+        })
     })? {
         return Ok(None);
     }

@@ -88,6 +88,68 @@ pub fn gate(
     Ok(Some(Arc::new(user)))
 }
 
+/// The `authorizer` of the request's admission CEL: its checks go to RBAC as `user` (or the
+/// ServiceAccount a check names), or are all allowed when authorization is off.
+pub fn cel_authorizer(
+    shared: &Arc<Shared>,
+    user: Option<Arc<User>>,
+    request: crate::admission::authz::Check,
+) -> crate::admission::authz::Authorizer {
+    use crate::admission::authz::{Authorizer, Check, Decision};
+    if !shared.auth.rbac {
+        return Authorizer::always_allow(request);
+    }
+    let shared = shared.clone();
+    let authorize = move |c: &Check| -> Decision {
+        let sa_user;
+        let who = match &c.service_account {
+            Some((ns, name)) => {
+                sa_user = User {
+                    name: format!("system:serviceaccount:{ns}:{name}"),
+                    groups: vec![
+                        "system:serviceaccounts".into(),
+                        format!("system:serviceaccounts:{ns}"),
+                        AUTHENTICATED.into(),
+                    ],
+                    ..User::default()
+                };
+                Some(&sa_user)
+            }
+            None => user.as_deref(),
+        };
+        let Some(who) = who else {
+            return Decision::default();
+        };
+        let attrs = match &c.path {
+            Some(path) => Attributes {
+                verb: c.verb.clone(),
+                path: path.clone(),
+                ..Default::default()
+            },
+            None => Attributes {
+                resource_request: true,
+                verb: c.verb.clone(),
+                api_group: c.group.clone(),
+                api_version: "*".into(),
+                namespace: c.namespace.clone(),
+                resource: c.resource.clone(),
+                subresource: c.subresource.clone(),
+                name: c.name.clone(),
+                ..Default::default()
+            },
+        };
+        let d = rbac::authorize(&shared.db.lock(), who, &attrs);
+        Decision {
+            allowed: d.allowed,
+            reason: d.reason,
+        }
+    };
+    Authorizer {
+        authorize: Arc::new(authorize),
+        request,
+    }
+}
+
 /// The authorization filter's audit annotations.
 fn audit_decision(req: &Req, allowed: bool, reason: &str) {
     let decision = if allowed { "allow" } else { "forbid" };

@@ -246,6 +246,18 @@ fn attributes(ctx: &Ctx<'_>, opts: &WriteOpts, old: Option<Value>) -> admission:
         user_info: admission::user_info(ctx.req.user.as_deref(), &ctx.req.headers),
         warnings: opts.warnings.clone(),
         audit: ctx.req.audit.clone(),
+        authorizer: crate::auth::cel_authorizer(
+            ctx.shared,
+            ctx.req.user.clone(),
+            admission::authz::Check {
+                group: ctx.res.group.clone(),
+                resource: ctx.res.plural.clone(),
+                subresource: ctx.t.sub.clone().unwrap_or_default(),
+                namespace: ctx.ns().unwrap_or("").to_string(),
+                name: ctx.name().to_string(),
+                ..Default::default()
+            },
+        ),
     }
 }
 
