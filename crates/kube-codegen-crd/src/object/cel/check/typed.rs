@@ -149,6 +149,10 @@ mod tests {
             "params.whatever > 1 && request.operation == 'CREATE'",
             "object.metadata.labels.all(k, k.startsWith('a'))",
             "variables.count < 3 && variables.spec.replicas > 0",
+            // Kubernetes' CEL compares numbers across types.
+            "object.spec.replicas > 1.5 && object.spec.replicas < 10u",
+            "object.spec.replicas in [1, 2, 3] && string(object.spec.replicas) != ''",
+            "object.metadata.name.size() < 64 && object.metadata.name.matches('^[a-z]+$')",
         ] {
             assert_eq!(
                 check(
