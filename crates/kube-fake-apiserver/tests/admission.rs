@@ -810,6 +810,24 @@ async fn the_status_controller_type_checks_policies_against_the_matched_kinds() 
     assert_eq!(policy["status"]["typeChecking"], json!({}));
 }
 
+/// A Role allowing `verb` on `resource` in `default`, bound to the user `bob`.
+async fn grant_bob(admin: &kube::Client, resource: &str, verb: &str) {
+    let rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/default";
+    let name = format!("bob-{resource}-{verb}");
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": "default"},
+        "rules": [{"apiGroups": [""], "resources": [resource], "verbs": [verb]}]});
+    assert_eq!(post(admin, &format!("{rbac}/roles"), role).await.code, 201);
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name, "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
+    assert_eq!(
+        post(admin, &format!("{rbac}/rolebindings"), binding)
+            .await
+            .code,
+        201
+    );
+}
+
 #[tokio::test]
 async fn policies_ask_the_authorizer_about_the_requests_user() {
     let srv = FakeApiServer::builder()
@@ -820,31 +838,7 @@ async fn policies_ask_the_authorizer_about_the_requests_user() {
         .expect("server starts");
     let admin = srv.client();
     // bob may create ConfigMaps in default, and nothing else.
-    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "cm-writer", "namespace": "default"},
-        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]});
-    assert_eq!(
-        post(
-            &admin,
-            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
-            role
-        )
-        .await
-        .code,
-        201
-    );
-    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "bob", "namespace": "default"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
-    assert_eq!(
-        post(
-            &admin,
-            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
-            binding
-        )
-        .await
-        .code,
-        201
-    );
+    grant_bob(&admin, "configmaps", "create").await;
     policy(
         &admin,
         "secret-readers",
@@ -869,32 +863,8 @@ async fn policies_ask_the_authorizer_about_the_requests_user() {
         r.body["message"],
         "configmaps \"by-bob\" is forbidden: ValidatingAdmissionPolicy 'secret-readers' with binding 'secret-readers-binding' denied request: only secret readers may write this:"
     );
-    // With the right to read Secrets, bob passes (the reason names the binding).
-    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "secret-reader", "namespace": "default"},
-        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]});
-    assert_eq!(
-        post(
-            &admin,
-            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
-            role
-        )
-        .await
-        .code,
-        201
-    );
-    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "bob-secrets", "namespace": "default"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "secret-reader"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
-    assert_eq!(
-        post(
-            &admin,
-            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
-            binding
-        )
-        .await
-        .code,
-        201
-    );
+    // With the right to read Secrets, bob passes.
+    grant_bob(&admin, "secrets", "get").await;
     let r = post(&bob, CM, configmap("by-bob")).await;
     assert_eq!(r.code, 201, "{}", r.body);
 }

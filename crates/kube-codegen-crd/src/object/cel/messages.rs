@@ -74,17 +74,12 @@ pub(super) fn runtime_error(
     e: &ExecutionError,
 ) -> Cause {
     let rule_text = rule_error_string(rule);
-    let detail = match e {
-        ExecutionError::NoSuchOverload
-        | ExecutionError::UnsupportedBinaryOperator(..)
-        | ExecutionError::UnsupportedUnaryOperator(..)
-        | ExecutionError::ValuesNotComparable(..)
-        | ExecutionError::UnexpectedType { .. }
-        | ExecutionError::UnsupportedTargetType { .. }
-        | ExecutionError::NotSupportedAsMethod { .. } => format!(
+    let detail = if no_such_overload(e) {
+        format!(
             "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {rule_text}"
-        ),
-        other => format!("{} evaluating rule: {rule_text}", cel_go_error(other)),
+        )
+    } else {
+        format!("{} evaluating rule: {rule_text}", cel_go_error(e))
     };
     invalid_typed(path, s, &detail)
 }
@@ -131,16 +126,26 @@ fn invalid_typed(path: Option<&str>, s: Option<Node<'_>>, detail: &str) -> Cause
 /// A runtime error as cel-go's evaluation returns it to admission (`expression '...' resulted
 /// in error: <this>`): the overload family is cel-go's `no such overload`.
 pub fn cel_go_runtime_error(e: &ExecutionError) -> String {
-    match e {
-        ExecutionError::NoSuchOverload
-        | ExecutionError::UnsupportedBinaryOperator(..)
-        | ExecutionError::UnsupportedUnaryOperator(..)
-        | ExecutionError::ValuesNotComparable(..)
-        | ExecutionError::UnexpectedType { .. }
-        | ExecutionError::UnsupportedTargetType { .. }
-        | ExecutionError::NotSupportedAsMethod { .. } => "no such overload".into(),
-        other => cel_go_error(other),
+    if no_such_overload(e) {
+        "no such overload".into()
+    } else {
+        cel_go_error(e)
     }
+}
+
+/// The interpreter's errors cel-go reports as `no such overload` (operands or a target no
+/// function takes).
+fn no_such_overload(e: &ExecutionError) -> bool {
+    matches!(
+        e,
+        ExecutionError::NoSuchOverload
+            | ExecutionError::UnsupportedBinaryOperator(..)
+            | ExecutionError::UnsupportedUnaryOperator(..)
+            | ExecutionError::ValuesNotComparable(..)
+            | ExecutionError::UnexpectedType { .. }
+            | ExecutionError::UnsupportedTargetType { .. }
+            | ExecutionError::NotSupportedAsMethod { .. }
+    )
 }
 
 /// cel-go's wording of the common runtime errors.
