@@ -76,6 +76,9 @@ async fn requests_are_logged_at_the_policys_levels_and_stages() {
             .code,
         201
     );
+    let patch = json!({"metadata": {"labels": {"rotated": "yes"}}});
+    let r = common::merge_patch(&c, "/api/v1/namespaces/default/secrets/token", patch).await;
+    assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(common::get(&c, "/healthz").await.code, 200);
     assert_eq!(
         common::delete(&c, "/api/v1/namespaces/default/configmaps/settings")
@@ -145,6 +148,17 @@ async fn requests_are_logged_at_the_policys_levels_and_stages() {
             .get("managedFields")
             .is_none(),
         "omitManagedFields"
+    );
+
+    // A patch is logged as sent.
+    let patched = event_of(&all, "patch", "/api/v1/namespaces/default/secrets/token");
+    assert_eq!(
+        patched["requestObject"],
+        json!({"metadata": {"labels": {"rotated": "yes"}}})
+    );
+    assert_eq!(
+        patched["responseObject"]["metadata"]["labels"]["rotated"],
+        "yes"
     );
 
     let denied = event_of(&all, "list", "/api/v1/namespaces/default/pods");

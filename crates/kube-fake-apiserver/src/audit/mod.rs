@@ -11,8 +11,8 @@
 //! a request's events.
 //!
 //! Left out: a request refused by authentication (a 401) is not logged, the source IP is always
-//! `127.0.0.1`, protobuf bodies are not decoded for `requestObject` / `responseObject`, and
-//! there is no log rotation.
+//! `127.0.0.1`, protobuf answers are not decoded for `responseObject`, and there is no log
+//! rotation (ARCHITECTURE.md lists the rest).
 pub mod policy;
 
 use std::collections::BTreeMap;

@@ -93,9 +93,15 @@ pub async fn log(
     if !agent.is_empty() {
         base.insert("userAgent".into(), json!(agent));
     }
-    let request_object = matches!(attrs.verb.as_str(), "create" | "update" | "patch")
-        .then(|| crate::handlers::decode_body(req).ok())
-        .flatten();
+    let request_object = match attrs.verb.as_str() {
+        "create" | "update" => crate::handlers::decode_body(req).ok(),
+        // `LogRequestPatch`: the patch as sent (JSON, or an apply's YAML).
+        "patch" => serde_json::from_slice(&req.body).ok().or_else(|| {
+            let text = std::str::from_utf8(&req.body).ok()?;
+            kube_codegen_crd::read::yaml_value("patch", text).ok()
+        }),
+        _ => None,
+    };
     if attrs.resource_request {
         base.insert("objectRef".into(), object_ref(&attrs, None));
     }
