@@ -95,11 +95,29 @@ async fn requests_are_logged_at_the_policys_levels_and_stages() {
         403
     );
 
-    let all = events(&log);
+    // A watch the server ends: logged when it starts and when its stream ends.
+    let watch = "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1";
+    let (_, _) = common::watch(&c, watch, 100, std::time::Duration::from_secs(5)).await;
+    let watch_stages = |all: &[Value]| -> Vec<Value> {
+        all.iter()
+            .filter(|e| e["requestURI"] == watch)
+            .map(|e| e["stage"].clone())
+            .collect()
+    };
+    let all = common::eventually("the watch's end in the log", || {
+        let all = events(&log);
+        async move { (watch_stages(&all).len() == 2).then_some(all) }
+    })
+    .await;
+    assert_eq!(
+        watch_stages(&all),
+        vec![json!("ResponseStarted"), json!("ResponseComplete")]
+    );
     // RequestReceived is omitted by the policy; /healthz is level None; the delete's only
     // stage is omitted by its rule.
     assert!(
-        all.iter().all(|e| e["stage"] == "ResponseComplete"),
+        all.iter()
+            .all(|e| e["stage"] == "ResponseComplete" || e["requestURI"] == watch),
         "{all:#?}"
     );
     assert!(all.iter().all(|e| e["requestURI"] != "/healthz"));

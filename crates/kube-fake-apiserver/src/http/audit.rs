@@ -1,5 +1,7 @@
 //! One request's audit events (see [`crate::audit`]): built from the request, what its
 //! handling recorded and its response, at the level and stages the policy gives.
+use std::sync::Arc;
+
 use http::{Response, header};
 use http_body_util::BodyExt;
 use serde_json::{Map, Value, json};
@@ -55,7 +57,7 @@ fn request_of(a: &Attributes) -> policy::Request<'_> {
 /// Writes the request's events (its level permitting) and hands the response back (read
 /// whole for `responseObject` at `RequestResponse`).
 pub async fn log(
-    auditor: &Auditor,
+    auditor: &Arc<Auditor>,
     req: &Req,
     received: jiff::Timestamp,
     resp: Response<Body>,
@@ -105,7 +107,7 @@ pub async fn log(
     if attrs.resource_request {
         base.insert("objectRef".into(), object_ref(&attrs, None));
     }
-    let stamp = |ev: &mut Map<String, Value>, stage: Stage, at: jiff::Timestamp| {
+    let stamp = move |ev: &mut Map<String, Value>, stage: Stage, at: jiff::Timestamp| {
         ev.insert("stage".into(), json!(stage.as_str()));
         ev.insert(
             "requestReceivedTimestamp".into(),
@@ -120,12 +122,12 @@ pub async fn log(
         auditor.write(&Value::Object(ev));
     }
     let watch = attrs.verb == "watch";
-    let last = if watch {
-        Stage::ResponseStarted
-    } else {
-        Stage::ResponseComplete
-    };
-    if omitted(last) {
+    // A watch is also logged when its response starts; its stream ends later.
+    let stages: Vec<Stage> = [Stage::ResponseStarted, Stage::ResponseComplete]
+        .into_iter()
+        .filter(|s| (watch || *s == Stage::ResponseComplete) && !omitted(*s))
+        .collect();
+    if stages.is_empty() {
         return resp;
     }
     let mut ev = base;
@@ -184,12 +186,63 @@ pub async fn log(
         }
         ev.insert("responseObject".into(), o);
     }
-    stamp(&mut ev, last, jiff::Timestamp::now());
     if !record.annotations.is_empty() {
         ev.insert("annotations".into(), json!(record.annotations));
     }
-    auditor.write(&Value::Object(ev));
+    let mut body = body;
+    for stage in stages {
+        let mut ev = ev.clone();
+        if watch && stage == Stage::ResponseComplete {
+            // Written when the stream ends (the client left or the server closed it).
+            let auditor = auditor.clone();
+            body = Completing {
+                inner: body,
+                on_end: Some(Box::new(move || {
+                    stamp(&mut ev, stage, jiff::Timestamp::now());
+                    auditor.write(&Value::Object(ev));
+                })),
+            }
+            .boxed_unsync();
+        } else {
+            stamp(&mut ev, stage, jiff::Timestamp::now());
+            auditor.write(&Value::Object(ev));
+        }
+    }
     Response::from_parts(parts, body)
+}
+
+/// A response body that runs `on_end` once it is dropped: at the end of a watch's stream.
+struct Completing {
+    inner: Body,
+    on_end: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl hyper::body::Body for Completing {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Completing {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_end.take() {
+            f();
+        }
+    }
 }
 
 /// `objectRef`: what the request names, completed from the request's object (a create's name
