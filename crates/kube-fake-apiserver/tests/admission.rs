@@ -59,6 +59,7 @@ async fn answer(path: &str, review: &Value) -> Value {
             response["patchType"] = json!("JSONPatch");
             response["patch"] = json!(patch_of(ops));
             response["warnings"] = json!(["labelled by the test webhook"]);
+            response["auditAnnotations"] = json!({"labelled": "patched"});
         }
         "/annotate" if req["object"]["metadata"]["annotations"]["annotated"].is_null() => {
             let ops = if req["object"]["metadata"]["annotations"].is_object() {
@@ -373,6 +374,92 @@ async fn a_mutating_webhook_patches_and_warns_and_validation_sees_the_result() {
     assert_eq!(seen["request"]["object"], Value::Null);
     assert_eq!(seen["request"]["oldObject"]["metadata"]["name"], "cm");
     assert_eq!(seen["request"]["options"]["kind"], "DeleteOptions");
+}
+
+#[tokio::test]
+async fn webhook_calls_are_annotated_on_the_audit_event() {
+    let hook_server = Webhook::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.log");
+    // Metadata for ConfigMaps in `default`, Request in `team`: the patch annotation is a
+    // Request-level one.
+    let policy = "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Request\n  namespaces: [team]\n- level: Metadata\n  resources: [{group: '', resources: [configmaps]}]\n";
+    let srv = FakeApiServer::builder()
+        .audit(policy, &log)
+        .start()
+        .await
+        .expect("server starts");
+    let c = srv.client();
+    configure(
+        &c,
+        "MutatingWebhookConfiguration",
+        "labels",
+        vec![hook(
+            "label.example.com",
+            hook_server.client_config("/label"),
+            json!(["CREATE"]),
+            json!({}),
+        )],
+    )
+    .await;
+    assert_eq!(post(&c, CM, configmap("audited")).await.code, 201);
+    assert_eq!(
+        post(
+            &c,
+            "/api/v1/namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+        )
+        .await
+        .code,
+        201
+    );
+    assert_eq!(
+        post(
+            &c,
+            "/api/v1/namespaces/team/configmaps",
+            configmap("audited")
+        )
+        .await
+        .code,
+        201
+    );
+    let events: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &Value| e["verb"] == "create" && e["objectRef"]["resource"] == "configmaps")
+        .collect();
+    assert_eq!(events.len(), 2, "{events:#?}");
+    let mutation =
+        json!({"configuration": "labels", "webhook": "label.example.com", "mutated": true});
+    for e in &events {
+        let a = &e["annotations"];
+        assert_eq!(a["label.example.com/labelled"], "patched", "{e:#}");
+        let m: Value = serde_json::from_str(
+            a["mutation.webhook.admission.k8s.io/round_0_index_0"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(m, mutation);
+    }
+    assert!(
+        events[0]["annotations"]
+            .get("patch.webhook.admission.k8s.io/round_0_index_0")
+            .is_none(),
+        "Metadata level"
+    );
+    let patch: Value = serde_json::from_str(
+        events[1]["annotations"]["patch.webhook.admission.k8s.io/round_0_index_0"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        patch,
+        json!({"configuration": "labels", "webhook": "label.example.com", "patchType": "JSONPatch",
+               "patch": [{"op": "add", "path": "/metadata/labels/patched", "value": "yes"}]})
+    );
 }
 
 #[tokio::test]

@@ -19,6 +19,8 @@ use crate::util::{str_list, str_of, uid};
 #[derive(Debug, Clone)]
 pub struct Hook {
     pub name: String,
+    /// The configuration's name.
+    configuration: String,
     /// `<configuration>/<index>`: who the webhook is for reinvocation.
     id: String,
     client: Arc<conversion_config::Webhook>,
@@ -49,6 +51,7 @@ pub fn parse(config: &Value, mutating: bool) -> Vec<Hook> {
             let (target, ca_bundle) = conversion_config::client_config(w.get("clientConfig"));
             Hook {
                 name: str_of(w.get("name")).to_string(),
+                configuration: config_name.to_string(),
                 id: format!("{config_name}/{i}"),
                 client: Arc::new(conversion_config::Webhook {
                     target,
@@ -300,17 +303,34 @@ pub async fn mutate(
 ) -> Result<bool, ApiError> {
     state.begin(reinvoke, attrs.object.as_ref());
     let mut changed_any = false;
-    for hook in &config.mutating {
+    for (index, hook) in config.mutating.iter().enumerate() {
         if !state.runs(reinvoke, &hook.id) {
             continue;
         }
         let Some((version, request)) = invocation(shared, config, hook, attrs).await? else {
             continue;
         };
+        let annotator = Annotator {
+            hook,
+            key: format!("round_{}_index_{index}", u8::from(reinvoke)),
+            audit: attrs.audit.clone(),
+        };
         let changed = match call(shared, hook, attrs, request.clone(), true).await {
-            Ok(verdict) => apply_patch(shared, hook, attrs, &version, &request, verdict).await?,
-            Err(Ok(refusal)) => return Err(refusal),
+            Ok(verdict) => {
+                let applied = apply_patch(shared, hook, attrs, &version, &request, verdict).await;
+                annotator.mutation(applied.as_ref().is_ok_and(|(changed, _)| *changed));
+                let (changed, patch) = applied?;
+                if let Some(patch) = patch {
+                    annotator.patch(patch);
+                }
+                changed
+            }
+            Err(Ok(refusal)) => {
+                annotator.mutation(false);
+                return Err(refusal);
+            }
             Err(Err(e)) if hook.ignore_failures => {
+                annotator.mutation(false);
                 tracing::warn!(
                     "failed calling webhook, failing open {}: {}",
                     hook.name,
@@ -318,7 +338,10 @@ pub async fn mutate(
                 );
                 false
             }
-            Err(Err(e)) => return Err(fail_closed(e)),
+            Err(Err(e)) => {
+                annotator.mutation(false);
+                return Err(fail_closed(e));
+            }
         };
         changed_any |= changed;
         state.ran(&hook.id, changed, hook.reinvoke_if_needed);
@@ -327,7 +350,47 @@ pub async fn mutate(
     Ok(changed_any)
 }
 
-/// Applies a webhook's JSON patch to the object it was sent; whether the object changed.
+/// The audit annotations of one mutating webhook's call (`webhookAnnotator`):
+/// `mutation.webhook.admission.k8s.io/round_<r>_index_<i>` whenever it was called, and
+/// `patch.webhook.admission.k8s.io/...` (at level `Request`) when its patch was applied.
+struct Annotator<'a> {
+    hook: &'a Hook,
+    key: String,
+    audit: crate::audit::Context,
+}
+
+impl Annotator<'_> {
+    fn mutation(&self, mutated: bool) {
+        let value = json!({
+            "configuration": self.hook.configuration,
+            "webhook": self.hook.name,
+            "mutated": mutated,
+        });
+        crate::audit::annotate(
+            &self.audit,
+            &format!("mutation.webhook.admission.k8s.io/{}", self.key),
+            &value.to_string(),
+        );
+    }
+
+    fn patch(&self, patch: Value) {
+        let value = json!({
+            "configuration": self.hook.configuration,
+            "webhook": self.hook.name,
+            "patch": patch,
+            "patchType": "JSONPatch",
+        });
+        crate::audit::annotate_at(
+            &self.audit,
+            &format!("patch.webhook.admission.k8s.io/{}", self.key),
+            &value.to_string(),
+            crate::audit::policy::Level::Request,
+        );
+    }
+}
+
+/// Applies a webhook's JSON patch to the object it was sent: whether the object changed, and
+/// the patch when one was applied.
 async fn apply_patch(
     shared: &Shared,
     hook: &Hook,
@@ -335,9 +398,9 @@ async fn apply_patch(
     version: &str,
     request: &Value,
     verdict: review::Verdict,
-) -> Result<bool, ApiError> {
+) -> Result<(bool, Option<Value>), ApiError> {
     let Some(patch) = verdict.patch else {
-        return Ok(false);
+        return Ok((false, None));
     };
     let ops: json_patch::Patch = serde_json::from_slice(&patch).map_err(|e| {
         fail_closed(failed_calling(
@@ -346,7 +409,7 @@ async fn apply_patch(
         ))
     })?;
     if ops.0.is_empty() {
-        return Ok(false);
+        return Ok((false, None));
     }
     let Some(mut obj) = request.get("object").filter(|o| !o.is_null()).cloned() else {
         return Err(ApiError::new(
@@ -372,7 +435,7 @@ async fn apply_patch(
     }
     let changed = attrs.object.as_ref() != Some(&obj);
     attrs.object = Some(obj);
-    Ok(changed)
+    Ok((changed, serde_json::from_slice(&patch).ok()))
 }
 
 /// The validating webhooks, called at once; the first refusal in configuration order wins.

@@ -31,7 +31,8 @@ use policy::Policy;
 pub struct Record {
     pub user: Option<User>,
     pub impersonated: Option<User>,
-    pub annotations: BTreeMap<String, String>,
+    /// Each with the least level of the events it goes on.
+    pub annotations: BTreeMap<String, (String, policy::Level)>,
 }
 
 /// A request's [`Record`].
@@ -40,10 +41,16 @@ pub type Context = Arc<Mutex<Record>>;
 /// Adds an annotation to the request's event (`AddAuditAnnotation`: the first value of a key
 /// stays).
 pub fn annotate(ctx: &Context, key: &str, value: &str) {
+    annotate_at(ctx, key, value, policy::Level::Metadata);
+}
+
+/// Adds an annotation that goes only on events of `level` or more
+/// (`AddAnnotationWithLevel`).
+pub fn annotate_at(ctx: &Context, key: &str, value: &str, level: policy::Level) {
     ctx.lock()
         .annotations
         .entry(key.to_string())
-        .or_insert_with(|| value.to_string());
+        .or_insert_with(|| (value.to_string(), level));
 }
 
 /// The policy and where its events go.

@@ -186,8 +186,14 @@ pub async fn log(
         }
         ev.insert("responseObject".into(), o);
     }
-    if !record.annotations.is_empty() {
-        ev.insert("annotations".into(), json!(record.annotations));
+    let annotations: Map<String, Value> = record
+        .annotations
+        .iter()
+        .filter(|(_, (_, level))| decision.level >= *level)
+        .map(|(k, (v, _))| (k.clone(), json!(v)))
+        .collect();
+    if !annotations.is_empty() {
+        ev.insert("annotations".into(), Value::Object(annotations));
     }
     let mut body = body;
     for stage in stages {
