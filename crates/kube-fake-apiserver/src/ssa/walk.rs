@@ -33,8 +33,7 @@ fn granular(lt: &ListType) -> bool {
 }
 
 /// The fields `v` sets, below `at`, as kube-apiserver counts them: every scalar, atomic list and
-/// atomic map; every element of a granular list; every entry of a map that is not a declared
-/// field, and every null or empty map.
+/// atomic map; every element of a granular list; every entry of a map that is not a declared field.
 pub fn field_set(v: &Value, shape: Shape<'_>, at: &mut Path, out: &mut FieldSet) {
     if at.len() > MAX_DEPTH {
         return;
@@ -45,10 +44,7 @@ pub fn field_set(v: &Value, shape: Shape<'_>, at: &mut Path, out: &mut FieldSet)
                 let (cs, declared) = shape.child(k);
                 at.push(Element::field(k));
                 field_set(child, cs, at, out);
-                // structured-merge-diff counts a null or an empty map itself, declared or not
-                // (`typeChecking: {}` applied is owned).
-                let empty = child.is_null() || child.as_object().is_some_and(|m| m.is_empty());
-                if !declared || empty {
+                if !declared {
                     out.insert(at.clone());
                 }
                 at.pop();
