@@ -963,6 +963,9 @@ async fn policies_ask_the_authorizer_about_the_requests_user() {
             "validations": [
                 {"expression": "authorizer.requestResource.check('create').allowed()"},
                 {"expression": "!authorizer.serviceAccount('kube-system', 'nobody').group('apps').resource('deployments').check('list').allowed()"},
+                // `serviceAccount()` is `serviceaccount.UserInfo`: not in `system:authenticated`,
+                // so `system:discovery`'s binding does not let it read `/api`.
+                {"expression": "!authorizer.serviceAccount('kube-system', 'nobody').path('/api').check('get').allowed()"},
                 {"expression": "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()",
                  "messageExpression": "'only secret readers may write this: ' + authorizer.group('').resource('secrets').namespace('default').check('get').reason()"},
             ],

@@ -3,7 +3,8 @@
 //! [.namespace(ns)][.name(n)].check(verb)`, `authorizer.path(p).check(verb)`,
 //! `authorizer.serviceAccount(ns, name)` for another user, and `authorizer.requestResource` (the
 //! request's own resource); a decision answers `allowed()`, `reason()`, `errored()` and
-//! `error()`. The checks go to the server's authorizer (RBAC, or everything allowed), handed
+//! `error()` (functions and messages as `apiserver/pkg/cel/library/authz.go` has them). The
+//! checks go to the server's authorizer (RBAC, or everything allowed), handed
 //! in by whoever builds the request's [`super::Attributes`].
 //!
 //! The values are CEL maps tagged with their type under [`TAG`]; the functions are registered
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use kube_cel::cel::extractors::This;
 use kube_cel::cel::objects::{Key, Map};
 use kube_cel::cel::{Context, ExecutionError, ResolveResult, Value as Cel};
+use kube_codegen_crd::k8s_validation::{dns1123_label, dns1123_subdomain};
 
 /// The key of a value's type name: no CEL field name can spell it.
 const TAG: &str = "@authz";
@@ -200,6 +202,19 @@ pub fn register(ctx: &mut Context<'static>) {
     ctx.add_function(
         "serviceAccount",
         |This(this): This<Cel>, ns: Arc<String>, name: Arc<String>| {
+            // `authorizerServiceAccount`: the name a DNS subdomain, the namespace a label.
+            if !dns1123_subdomain(&name).is_empty() {
+                return Err(ExecutionError::function_error(
+                    "serviceAccount",
+                    "Invalid service account name",
+                ));
+            }
+            if !dns1123_label(&ns).is_empty() {
+                return Err(ExecutionError::function_error(
+                    "serviceAccount",
+                    "Invalid service account namespace",
+                ));
+            }
             step(&this, &[AUTHORIZER], AUTHORIZER, |c| {
                 c.service_account = Some((ns.to_string(), name.to_string()));
             })
@@ -211,6 +226,12 @@ pub fn register(ctx: &mut Context<'static>) {
         })
     });
     ctx.add_function("resource", |This(this): This<Cel>, r: Arc<String>| {
+        if r.trim().is_empty() {
+            return Err(ExecutionError::function_error(
+                "resource",
+                "resource must not be empty",
+            ));
+        }
         step(&this, &[GROUP_CHECK], RESOURCE_CHECK, |c| {
             c.resource = r.to_string()
         })
@@ -309,6 +330,15 @@ mod tests {
                 "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').name('p').check('get').errored()"
             ),
             Ok(Cel::Bool(false))
+        );
+        // The library's own argument checks.
+        assert_eq!(
+            run("authorizer.serviceAccount('ns', 'Not_A_Name').path('/').check('get').allowed()"),
+            Err("Invalid service account name".to_string())
+        );
+        assert_eq!(
+            run("authorizer.group('').resource(' ').check('get').allowed()"),
+            Err("resource must not be empty".to_string())
         );
         // A step out of order is cel-go's no such overload.
         assert_eq!(

@@ -104,15 +104,7 @@ pub fn cel_authorizer(
         let sa_user;
         let who = match &c.service_account {
             Some((ns, name)) => {
-                sa_user = User {
-                    name: format!("system:serviceaccount:{ns}:{name}"),
-                    groups: vec![
-                        "system:serviceaccounts".into(),
-                        format!("system:serviceaccounts:{ns}"),
-                        AUTHENTICATED.into(),
-                    ],
-                    ..User::default()
-                };
+                sa_user = tokens::service_account_user(ns, name);
                 Some(&sa_user)
             }
             None => user.as_deref(),
@@ -260,10 +252,7 @@ fn impersonate(shared: &Shared, req: &Req, real: User) -> Result<User, ApiError>
         Some((ns, sa)) => {
             checks.push(check("serviceaccounts", "", "", ns, sa));
             if groups.is_empty() {
-                user_groups = vec![
-                    "system:serviceaccounts".into(),
-                    format!("system:serviceaccounts:{ns}"),
-                ];
+                user_groups = tokens::service_account_user(ns, sa).groups;
             }
         }
         None => checks.push(check("users", "", "", "", &name)),

@@ -79,16 +79,9 @@ pub fn authenticate(secret: &[u8; 32], db: &Db, token: &str, now: i64) -> Option
     if crate::util::meta_str(sa, "uid") != uid || crate::util::is_deleting(sa) {
         return None;
     }
-    let mut user = User {
-        name: format!("system:serviceaccount:{ns}:{name}"),
-        uid: uid.to_string(),
-        groups: vec![
-            "system:serviceaccounts".into(),
-            format!("system:serviceaccounts:{ns}"),
-            AUTHENTICATED.into(),
-        ],
-        ..User::default()
-    };
+    let mut user = service_account_user(ns, name);
+    user.uid = uid.to_string();
+    user.groups.push(AUTHENTICATED.into());
     user.extra.insert(
         "authentication.kubernetes.io/credential-id".into(),
         vec![format!(
@@ -97,4 +90,18 @@ pub fn authenticate(secret: &[u8; 32], db: &Db, token: &str, now: i64) -> Option
         )],
     );
     Some(user)
+}
+
+/// `serviceaccount.UserInfo(ns, name, "")`: `system:serviceaccount:<ns>:<name>` in
+/// `system:serviceaccounts` and `system:serviceaccounts:<ns>` (authentication adds
+/// `system:authenticated`; the CEL authorizer's `serviceAccount()` does not).
+pub fn service_account_user(ns: &str, name: &str) -> User {
+    User {
+        name: format!("system:serviceaccount:{ns}:{name}"),
+        groups: vec![
+            "system:serviceaccounts".into(),
+            format!("system:serviceaccounts:{ns}"),
+        ],
+        ..User::default()
+    }
 }
