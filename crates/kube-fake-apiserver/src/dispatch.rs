@@ -46,6 +46,7 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Bytes>) -> Response<Body> 
         .get::<crate::auth::PeerCertificate>()
         .cloned();
     let mut req = Req::from_parts(req);
+    req.audit = crate::audit::context(shared.audit.as_ref());
     let resp = respond(&shared, &mut req, peer).await;
     match &shared.audit {
         Some(auditor) => crate::http::audit::log(auditor, &req, received, resp).await,

@@ -495,10 +495,11 @@ pub async fn validate(
             });
             for d in evaluation.decisions {
                 if actions.iter().any(|a| a == "Audit") {
-                    crate::audit::annotate(
+                    crate::audit::annotate_with(
                         &attrs.audit,
                         "validation.policy.admission.k8s.io/validation_failure",
-                        &validation_failure(&policy_name, &binding_name, &actions, &d),
+                        crate::audit::policy::Level::Metadata,
+                        || validation_failure(&policy_name, &binding_name, &actions, &d),
                     );
                 }
                 if actions.iter().any(|a| a == "Warn") {
@@ -511,10 +512,13 @@ pub async fn validate(
                     denied = Some((policy_name.clone(), Some(binding_name.clone()), d));
                 }
             }
-            for (key, value) in evaluation.annotations {
-                let values = published.entry(format!("{policy_name}/{key}")).or_default();
-                if !values.contains(&value) {
-                    values.push(value);
+            // Published only to an audit log.
+            if attrs.audit.is_some() {
+                for (key, value) in evaluation.annotations {
+                    let values = published.entry(format!("{policy_name}/{key}")).or_default();
+                    if !values.contains(&value) {
+                        values.push(value);
+                    }
                 }
             }
             // An audit annotation's error denies whatever the binding's actions.

@@ -312,7 +312,8 @@ pub async fn mutate(
         };
         let annotator = Annotator {
             hook,
-            key: format!("round_{}_index_{index}", u8::from(reinvoke)),
+            round: u8::from(reinvoke),
+            index,
             audit: attrs.audit.clone(),
         };
         let changed = match call(shared, hook, attrs, request.clone(), true).await {
@@ -321,7 +322,7 @@ pub async fn mutate(
                 annotator.mutation(applied.as_ref().is_ok_and(|(changed, _)| *changed));
                 let (changed, patch) = applied?;
                 if let Some(patch) = patch {
-                    annotator.patch(patch);
+                    annotator.patch(&patch);
                 }
                 changed
             }
@@ -355,42 +356,61 @@ pub async fn mutate(
 /// `patch.webhook.admission.k8s.io/...` (at level `Request`) when its patch was applied.
 struct Annotator<'a> {
     hook: &'a Hook,
-    key: String,
+    round: u8,
+    index: usize,
     audit: crate::audit::Context,
 }
 
 impl Annotator<'_> {
     fn mutation(&self, mutated: bool) {
-        let value = json!({
-            "configuration": self.hook.configuration,
-            "webhook": self.hook.name,
-            "mutated": mutated,
-        });
-        crate::audit::annotate(
+        if self.audit.is_none() {
+            return;
+        }
+        crate::audit::annotate_with(
             &self.audit,
-            &format!("mutation.webhook.admission.k8s.io/{}", self.key),
-            &value.to_string(),
+            &format!(
+                "mutation.webhook.admission.k8s.io/round_{}_index_{}",
+                self.round, self.index
+            ),
+            crate::audit::policy::Level::Metadata,
+            || {
+                json!({
+                    "configuration": self.hook.configuration,
+                    "webhook": self.hook.name,
+                    "mutated": mutated,
+                })
+                .to_string()
+            },
         );
     }
 
-    fn patch(&self, patch: Value) {
-        let value = json!({
-            "configuration": self.hook.configuration,
-            "webhook": self.hook.name,
-            "patch": patch,
-            "patchType": "JSONPatch",
-        });
-        crate::audit::annotate_at(
+    /// `patch`: the JSON patch as the webhook sent it.
+    fn patch(&self, patch: &[u8]) {
+        if self.audit.is_none() {
+            return;
+        }
+        crate::audit::annotate_with(
             &self.audit,
-            &format!("patch.webhook.admission.k8s.io/{}", self.key),
-            &value.to_string(),
+            &format!(
+                "patch.webhook.admission.k8s.io/round_{}_index_{}",
+                self.round, self.index
+            ),
             crate::audit::policy::Level::Request,
+            || {
+                json!({
+                    "configuration": self.hook.configuration,
+                    "webhook": self.hook.name,
+                    "patch": serde_json::from_slice::<Value>(patch).unwrap_or(Value::Null),
+                    "patchType": "JSONPatch",
+                })
+                .to_string()
+            },
         );
     }
 }
 
 /// Applies a webhook's JSON patch to the object it was sent: whether the object changed, and
-/// the patch when one was applied.
+/// the patch (as sent) when one was applied.
 async fn apply_patch(
     shared: &Shared,
     hook: &Hook,
@@ -398,7 +418,7 @@ async fn apply_patch(
     version: &str,
     request: &Value,
     verdict: review::Verdict,
-) -> Result<(bool, Option<Value>), ApiError> {
+) -> Result<(bool, Option<Vec<u8>>), ApiError> {
     let Some(patch) = verdict.patch else {
         return Ok((false, None));
     };
@@ -435,7 +455,7 @@ async fn apply_patch(
     }
     let changed = attrs.object.as_ref() != Some(&obj);
     attrs.object = Some(obj);
-    Ok((changed, serde_json::from_slice(&patch).ok()))
+    Ok((changed, Some(patch)))
 }
 
 /// The validating webhooks, called at once; the first refusal in configuration order wins.

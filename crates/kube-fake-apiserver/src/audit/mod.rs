@@ -35,22 +35,40 @@ pub struct Record {
     pub annotations: BTreeMap<String, (String, policy::Level)>,
 }
 
-/// A request's [`Record`].
-pub type Context = Arc<Mutex<Record>>;
+/// A request's [`Record`]; `None` when no audit log is on, so nothing is recorded or built.
+pub type Context = Option<Arc<Mutex<Record>>>;
+
+/// A request's context: recording only when `auditor` is on.
+pub fn context(auditor: Option<&Arc<Auditor>>) -> Context {
+    auditor.map(|_| Arc::default())
+}
+
+/// Runs `f` on the record, if there is one.
+pub fn record(ctx: &Context, f: impl FnOnce(&mut Record)) {
+    if let Some(r) = ctx {
+        f(&mut r.lock());
+    }
+}
 
 /// Adds an annotation to the request's event (`AddAuditAnnotation`: the first value of a key
 /// stays).
 pub fn annotate(ctx: &Context, key: &str, value: &str) {
-    annotate_at(ctx, key, value, policy::Level::Metadata);
+    annotate_with(ctx, key, policy::Level::Metadata, || value.to_string());
 }
 
 /// Adds an annotation that goes only on events of `level` or more
-/// (`AddAnnotationWithLevel`).
-pub fn annotate_at(ctx: &Context, key: &str, value: &str, level: policy::Level) {
-    ctx.lock()
-        .annotations
-        .entry(key.to_string())
-        .or_insert_with(|| (value.to_string(), level));
+/// (`AddAnnotationWithLevel`); its value is made only when there is a record.
+pub fn annotate_with(
+    ctx: &Context,
+    key: &str,
+    level: policy::Level,
+    value: impl FnOnce() -> String,
+) {
+    record(ctx, |r| {
+        r.annotations
+            .entry(key.to_string())
+            .or_insert_with(|| (value(), level));
+    });
 }
 
 /// The policy and where its events go.

@@ -59,17 +59,18 @@ pub fn gate(
     if !shared.auth.rbac {
         if shared.audit.is_some() {
             // AlwaysAllow: nobody is refused, but who asked still goes on the audit event.
-            req.audit.lock().user = authenticate(shared, req, peer).ok();
+            let user = authenticate(shared, req, peer).ok();
+            crate::audit::record(&req.audit, |r| r.user = user);
             audit_decision(req, true, "");
         }
         return Ok(None);
     }
     let user = authenticate(shared, req, peer)?;
-    req.audit.lock().user = Some(user.clone());
+    crate::audit::record(&req.audit, |r| r.user = Some(user.clone()));
     let impersonating = req.headers.contains_key("impersonate-user");
     let user = impersonate(shared, req, user)?;
     if impersonating {
-        req.audit.lock().impersonated = Some(user.clone());
+        crate::audit::record(&req.audit, |r| r.impersonated = Some(user.clone()));
     }
     let attrs = request_info::read(&req.method, &req.path, &req.query);
     let decision = rbac::authorize(&shared.db.lock(), &user, &attrs);

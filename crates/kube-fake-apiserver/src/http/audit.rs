@@ -63,9 +63,10 @@ pub async fn log(
     resp: Response<Body>,
 ) -> Response<Body> {
     let attrs = crate::auth::request_info::read(&req.method, &req.path, &req.query);
-    let record = std::mem::take(&mut *req.audit.lock());
+    let mut record = crate::audit::Record::default();
+    crate::audit::record(&req.audit, |r| record = std::mem::take(r));
     // Nobody authenticated (a 401): not logged.
-    let Some(user) = record.user.clone() else {
+    let Some(user) = record.user.take() else {
         return resp;
     };
     let decision = auditor.decide(&user, &request_of(&attrs));
@@ -78,7 +79,6 @@ pub async fn log(
     base.insert("apiVersion".into(), json!("audit.k8s.io/v1"));
     base.insert("level".into(), json!(decision.level.as_str()));
     base.insert("auditID".into(), json!(id));
-    base.insert("stage".into(), json!(""));
     let uri = if req.raw_query.is_empty() {
         req.path.clone()
     } else {

@@ -31,7 +31,8 @@ pub struct Req {
     pub warnings: Arc<parking_lot::Mutex<Vec<String>>>,
     /// Who the request runs as (after impersonation); `None` when authorization is off.
     pub user: Option<Arc<crate::auth_config::User>>,
-    /// What the request's handling learns for its audit event.
+    /// What the request's handling learns for its audit event (set by `dispatch` when an audit
+    /// log is on).
     pub audit: crate::audit::Context,
 }
 
@@ -48,7 +49,7 @@ impl Req {
             body,
             warnings: Arc::default(),
             user: None,
-            audit: Arc::default(),
+            audit: None,
         }
     }
     pub fn q(&self, k: &str) -> Option<&str> {
