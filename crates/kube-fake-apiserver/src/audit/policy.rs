@@ -59,7 +59,7 @@ impl Stage {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct GroupResources {
     #[serde(default)]
     group: String,
@@ -70,7 +70,7 @@ struct GroupResources {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct Rule {
     level: Level,
     #[serde(default)]
@@ -115,17 +115,24 @@ pub struct Decision {
 }
 
 impl Policy {
-    /// Reads a policy file (YAML or JSON), refusing what kube-apiserver's loader refuses: another
-    /// kind or version, unknown fields in a rule, unknown levels or stages, and no rules.
+    /// Reads a policy file (YAML or JSON) as `policy/reader.go` loads it: another group, version
+    /// or kind refused (1.35 reads only `audit.k8s.io/v1`), unknown fields ignored (its
+    /// universal decoder is not strict), an unknown level or stage refused (decoding here,
+    /// `ValidatePolicy` there, so the wording differs), and no rules refused.
     pub fn parse(text: &str) -> Result<Policy, String> {
         let value = kube_codegen_crd::read::yaml_value("audit policy", text)
             .map_err(|e| format!("failed decoding audit policy: {e}"))?;
         let p: Policy = serde_json::from_value(value)
             .map_err(|e| format!("failed decoding audit policy: {e}"))?;
-        if p.kind != "Policy" || !matches!(p.api_version.as_str(), "audit.k8s.io/v1") {
+        if p.kind != "Policy" || p.api_version != "audit.k8s.io/v1" {
+            // `schema.GroupVersionKind`'s `String()`.
+            let (group, version) = p
+                .api_version
+                .rsplit_once('/')
+                .unwrap_or(("", &p.api_version));
             return Err(format!(
-                "unknown group version field {:?} in policy (kind {:?})",
-                p.api_version, p.kind
+                "unknown group version field {group}/{version}, Kind={} in policy",
+                p.kind
             ));
         }
         if p.rules.is_empty() {
@@ -166,7 +173,7 @@ impl Rule {
         {
             return false;
         }
-        if !self.verbs.iter().any(|v| v == a.verb) && !self.verbs.is_empty() {
+        if !self.verbs.is_empty() && !self.verbs.iter().any(|v| v == a.verb) {
             return false;
         }
         if !self.namespaces.is_empty() || !self.resources.is_empty() {
@@ -321,20 +328,27 @@ rules:
                 "0 rules",
             ),
             (
-                "apiVersion: v1\nkind: Policy\nrules: [{level: None}]\n",
-                "unknown group version",
+                "apiVersion: audit.k8s.io/v1beta1\nkind: Policy\nrules: [{level: None}]\n",
+                "unknown group version field audit.k8s.io/v1beta1, Kind=Policy in policy",
             ),
             (
                 "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Loud}]\n",
                 "unknown variant",
             ),
-            (
-                "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: None, verb: [get]}]\n",
-                "unknown field",
-            ),
         ] {
             let e = Policy::parse(text).unwrap_err();
             assert!(e.contains(why), "{text}: {e}");
         }
+        // Unknown fields are ignored, as the universal decoder ignores them.
+        let p = Policy::parse(
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nmetadata: {name: x}\nrules: [{level: Metadata, verb: [get]}]\n",
+        )
+        .unwrap();
+        let anyone = User::default();
+        let list = Request {
+            verb: "list",
+            ..Default::default()
+        };
+        assert_eq!(p.decide(&anyone, &list).level, Level::Metadata);
     }
 }
