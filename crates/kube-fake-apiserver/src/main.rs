@@ -174,10 +174,18 @@ async fn main() -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
         builder = builder.token_auth_file(&csv);
     }
-    if let (Some(policy), Some(log)) = (&args.audit_policy_file, &args.audit_log_path) {
-        let text = std::fs::read_to_string(policy)
-            .map_err(|e| anyhow::anyhow!("reading {}: {e}", policy.display()))?;
-        builder = builder.audit(&text, log);
+    match (&args.audit_policy_file, &args.audit_log_path) {
+        (Some(policy), Some(log)) => {
+            let text = std::fs::read_to_string(policy)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", policy.display()))?;
+            builder = builder.audit(&text, log);
+        }
+        // kube-apiserver runs on without auditing too; say so rather than log nothing silently.
+        (Some(_), None) => eprintln!("--audit-policy-file without --audit-log-path: no audit log"),
+        (None, Some(_)) => {
+            eprintln!("--audit-log-path without --audit-policy-file: no events will be recorded")
+        }
+        (None, None) => {}
     }
     let server = builder
         .port(args.port)

@@ -8,7 +8,6 @@
 //! Only certain type errors are refused: maps, `x-kubernetes-preserve-unknown-fields`,
 //! int-or-string and everything whose type is not known here are taken as dynamic, so a valid
 //! rule is never refused.
-use super::cel_syntax;
 use super::model::{Items, Schema};
 use super::path::Path;
 use crate::object::cel::check::schema::{
@@ -49,13 +48,7 @@ pub(crate) fn compile(
             true,
         )
     });
-    let errors = (!errors.is_empty()).then(|| {
-        errors
-            .iter()
-            .map(|e| cel_syntax::render_at(source, e.offset, &e.message))
-            .collect::<Vec<_>>()
-            .join("\n")
-    });
+    let errors = check::render(source, &errors);
     let wanted = if message_expression {
         check::Kind::String
     } else {

@@ -29,18 +29,22 @@ fn gvk_string((g, v, k): &Gvk) -> String {
 }
 
 /// The policy's `status.typeChecking.expressionWarnings` (`fieldRef`, `warning`), in
-/// validation order.
-pub fn expression_warnings(registry: &Registry, policy: &Value) -> Vec<Value> {
+/// validation order. `resources` are the registry's served schemas (`Registry::schemas`, taken
+/// once for all the policies checked together).
+pub fn expression_warnings(
+    registry: &Registry,
+    resources: &[ResourceSchema],
+    policy: &Value,
+) -> Vec<Value> {
     let spec = policy.get("spec").unwrap_or(&Value::Null);
-    let resources = registry.schemas();
     let kinds: Vec<(Gvk, Value)> = types_to_check(registry, spec)
         .into_iter()
         .filter_map(|gvk| {
-            let schema = resolved_kind_schema(&resources, &gvk.0, &gvk.1, &gvk.2)?;
+            let schema = resolved_kind_schema(resources, &gvk.0, &gvk.1, &gvk.2)?;
             Some((gvk, schema))
         })
         .collect();
-    let params = param_schema(&resources, spec);
+    let params = param_schema(resources, spec);
     let variables: Vec<(&str, &str)> = spec
         .get("variables")
         .and_then(Value::as_array)
@@ -273,7 +277,10 @@ mod tests {
             .map(|e| json!({"expression": e, "messageExpression": "'replicas: ' + string(object.spec.replicas)"}))
             .collect();
         let p = policy(json!(["deployments", "statefulsets"]), json!(validations));
-        assert_eq!(expression_warnings(&r, &p), Vec::<Value>::new());
+        assert_eq!(
+            expression_warnings(&r, &r.schemas(), &p),
+            Vec::<Value>::new()
+        );
     }
 
     #[test]
@@ -291,7 +298,7 @@ mod tests {
         );
         // ConfigMaps have no spec; the subresource and the wildcard are skipped.
         assert_eq!(
-            expression_warnings(&r, &p),
+            expression_warnings(&r, &r.schemas(), &p),
             vec![json!({
                 "fieldRef": "spec.validations[0].expression",
                 "warning": "/v1, Kind=ConfigMap: ERROR: <input>:1:7: undefined field 'spec'\n | object.spec.replicas > 1\n | ......^\n",

@@ -1,11 +1,12 @@
 //! Audit logging as kube-apiserver's `--audit-policy-file` and `--audit-log-path` do it: every
 //! request the policy gives a level is written as `audit.k8s.io/v1` `Event` JSON lines, at
 //! `RequestReceived` and `ResponseComplete` (and `ResponseStarted` for a watch, whose
-//! `ResponseComplete` is written when its stream ends), less the policy's omitted stages, with the user (and
-//! the impersonated one), the object reference, the response status, the request and response
-//! bodies at the `Request` / `RequestResponse` levels, and the annotations authorization and
-//! admission add (the decision and its reason; ValidatingAdmissionPolicies' audit annotations
-//! and `validation_failure`; webhooks' `auditAnnotations`).
+//! `ResponseComplete` is written when its stream ends), less the policy's omitted stages, with
+//! the user (and the impersonated one), the object reference, the response status, the request
+//! and response bodies at the `Request` / `RequestResponse` levels, and the annotations
+//! authorization and admission add (the decision and its reason; ValidatingAdmissionPolicies'
+//! audit annotations and `validation_failure`; webhooks' `auditAnnotations` and mutation
+//! records).
 //!
 //! This module holds the policy, the log and each request's [`Record`]; `http::audit` writes
 //! a request's events.

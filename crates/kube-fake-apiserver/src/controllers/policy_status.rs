@@ -55,10 +55,15 @@ impl PolicyStatus {
         {
             self.visited += stale.len();
         }
+        if stale.is_empty() {
+            return;
+        }
         let version = res.storage_version().to_string();
+        let resources = db.registry.schemas();
         for policy in stale {
             let name = meta_str(&policy, "name").to_string();
-            let warnings = crate::admission::typecheck::expression_warnings(&db.registry, &policy);
+            let warnings =
+                crate::admission::typecheck::expression_warnings(&db.registry, &resources, &policy);
             let type_checking = if warnings.is_empty() {
                 json!({})
             } else {
@@ -85,12 +90,19 @@ impl PolicyStatus {
                 operation: Operation::Apply,
             };
             let live = objects::view(&res, &version, &policy);
-            // A failed write (the policy changed under it cannot happen under the lock) is
-            // retried by the next change of the policy, as the real controller requeues.
-            let _ = write
+            // Under the store lock nothing changes the policy meanwhile; a write refused all
+            // the same is tried again at the policy's next change (the real controller requeues
+            // it with backoff).
+            if let Err(e) = write
                 .writer(Mode::Status)
                 .apply(&live, &applied, true)
-                .and_then(|merged| write.update(db, &name, merged, Mode::Status, &applied));
+                .and_then(|merged| write.update(db, &name, merged, Mode::Status, &applied))
+            {
+                tracing::warn!(
+                    "writing the status of ValidatingAdmissionPolicy {name}: {}",
+                    e.message
+                );
+            }
         }
     }
 }

@@ -203,14 +203,30 @@ pub(crate) fn analyse<S: Shapes>(
     let mut w = walk::Walker::new(shapes, source, strict);
     w.bind_self(this, old);
     let (abs, cost) = w.visit(expr, 0);
-    let mut errors = w.into_errors();
-    errors.sort_by_key(|e| e.offset);
-    errors.dedup();
     Analysis {
         kind: abs.kind,
         cost,
-        errors,
+        errors: in_order(w.into_errors()),
     }
+}
+
+/// Errors in source order, each once (cel-go's issues are sorted by location).
+pub(super) fn in_order(mut errors: Vec<TypeError>) -> Vec<TypeError> {
+    errors.sort_by_key(|e| e.offset);
+    errors.dedup();
+    errors
+}
+
+/// Errors as cel-go's `Issues.String()` renders them: each `ERROR: <input>:l:c: msg` with the
+/// source line and a caret, joined by line breaks; `None` without errors.
+pub(crate) fn render(source: &str, errors: &[TypeError]) -> Option<String> {
+    (!errors.is_empty()).then(|| {
+        errors
+            .iter()
+            .map(|e| crate::validate::cel_syntax::render_at(source, e.offset, &e.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
 }
 
 /// `getCostErrorMessage`: how far over its limit a cost is, in the server's words.

@@ -12,7 +12,6 @@ use super::walk::{Abs, Walker};
 use super::{Kind, Shapes};
 use crate::object::cel::{on_a_deep_stack, syntax_tree};
 use crate::object::node::Node;
-use crate::validate::cel_syntax::render_at;
 
 /// How a variable is declared to the checker.
 #[derive(Clone, Copy, Debug)]
@@ -52,16 +51,7 @@ pub fn type_check(
         }
         let mut w = walker(&shapes, source, declared, &fields);
         w.visit(&tree, 0);
-        let mut errors = w.into_errors();
-        errors.sort_by_key(|e| e.offset);
-        errors.dedup();
-        (!errors.is_empty()).then(|| {
-            errors
-                .iter()
-                .map(|e| render_at(source, e.offset, &e.message))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
+        super::render(source, &super::in_order(w.into_errors()))
     })
 }
 
