@@ -402,6 +402,23 @@ async fn webhook_calls_are_annotated_on_the_audit_event() {
         )],
     )
     .await;
+    // Webhooks nobody answers, under `Ignore`: each leaves a failed-open annotation.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let down = json!({
+        "url": format!("https://127.0.0.1:{closed}/x"),
+        "caBundle": base64::engine::general_purpose::STANDARD.encode(&hook_server.ca_pem),
+    });
+    let ignore = json!({"failurePolicy": "Ignore"});
+    for (kind, name) in [
+        ("MutatingWebhookConfiguration", "mdown.example.com"),
+        ("ValidatingWebhookConfiguration", "vdown.example.com"),
+    ] {
+        let h = hook(name, down.clone(), json!(["CREATE"]), ignore.clone());
+        configure(&c, kind, "z-down", vec![h]).await;
+    }
     assert_eq!(post(&c, CM, configmap("audited")).await.code, 201);
     assert_eq!(
         post(
@@ -442,6 +459,22 @@ async fn webhook_calls_are_annotated_on_the_audit_event() {
         )
         .unwrap();
         assert_eq!(m, mutation);
+        // The second mutating webhook (index 1, in configuration-name order) failed open.
+        assert_eq!(
+            a["failed-open.mutation.webhook.admission.k8s.io/round_0_index_1"],
+            "mdown.example.com"
+        );
+        let m: Value = serde_json::from_str(
+            a["mutation.webhook.admission.k8s.io/round_0_index_1"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(m["mutated"], false);
+        assert_eq!(
+            a["failed-open.validating.webhook.admission.k8s.io/round_0_index_0"],
+            "vdown.example.com"
+        );
     }
     assert!(
         events[0]["annotations"]

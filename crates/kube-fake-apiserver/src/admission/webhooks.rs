@@ -332,6 +332,7 @@ pub async fn mutate(
             }
             Err(Err(e)) if hook.ignore_failures => {
                 annotator.mutation(false);
+                failed_open(&attrs.audit, "mutation", annotator.round, index, hook);
                 tracing::warn!(
                     "failed calling webhook, failing open {}: {}",
                     hook.name,
@@ -349,6 +350,18 @@ pub async fn mutate(
     }
     state.end(attrs.object.as_ref());
     Ok(changed_any)
+}
+
+/// `failed-open.<mutation|validating>.webhook.admission.k8s.io/round_<r>_index_<i>`: the
+/// webhook's name, when its call failed and `failurePolicy: Ignore` let the request through.
+fn failed_open(audit: &crate::audit::Context, kind: &str, round: u8, index: usize, hook: &Hook) {
+    if audit.is_some() {
+        crate::audit::annotate(
+            audit,
+            &format!("failed-open.{kind}.webhook.admission.k8s.io/round_{round}_index_{index}"),
+            &hook.name,
+        );
+    }
 }
 
 /// The audit annotations of one mutating webhook's call (`webhookAnnotator`):
@@ -465,13 +478,14 @@ pub async fn validate(
     attrs: &Attributes,
 ) -> Result<(), ApiError> {
     let mut calls = Vec::new();
-    for hook in &config.validating {
+    for (index, hook) in config.validating.iter().enumerate() {
         if let Some((_, request)) = invocation(shared, config, hook, attrs).await? {
             calls.push(async move {
                 match call(shared, hook, attrs, request, false).await {
                     Ok(_) => Ok(()),
                     Err(Ok(refusal)) => Err(refusal),
                     Err(Err(e)) if hook.ignore_failures => {
+                        failed_open(&attrs.audit, "validating", 0, index, hook);
                         tracing::warn!(
                             "failed calling webhook, failing open {}: {}",
                             hook.name,
